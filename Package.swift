@@ -1,0 +1,61 @@
+// swift-tools-version: 6.0
+// depthpose — offline depth and pose analytics for iPhone LiDAR scans.
+import PackageDescription
+
+/// Hot-path modules are optimised even in debug builds, so `swift test` stays fast
+/// (SIMD and pointer loops are 50-1000x slower unoptimised; see shared/PLATFORM.md).
+let optimisedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
+func system(_ name: String, _ pkgConfig: String, apt: [String]) -> Target {
+    .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt(apt)])
+}
+
+let package = Package(
+    name: "depthpose",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "depthpose", targets: ["depthpose"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // MARK: - Native libraries (Debian packages)
+        system("CZlib", "zlib", apt: ["zlib1g-dev"]),
+        system("CLZ4", "liblz4", apt: ["liblz4-dev"]),
+        system("CLibDeflate", "libdeflate", apt: ["libdeflate-dev"]),
+        system("CLibPNG", "libpng", apt: ["libpng-dev"]),
+        system("COpenBLAS", "openblas", apt: ["libopenblas-dev"]),
+
+        .target(name: "CPNGBridge", dependencies: ["CLibPNG"]),
+
+        // MARK: - Library modules, one concern each
+        .target(name: "IOSupport", swiftSettings: optimisedInDebug),
+        .target(name: "Codecs", dependencies: ["IOSupport", "CZlib", "CLZ4", "CLibDeflate", "CPNGBridge"],
+                swiftSettings: optimisedInDebug),
+        .target(name: "LinearAlgebra", dependencies: ["COpenBLAS"]),
+        .target(name: "Geometry", dependencies: ["LinearAlgebra"], swiftSettings: optimisedInDebug),
+        .target(name: "ScanFormats", dependencies: ["IOSupport", "Codecs", "Geometry"],
+                swiftSettings: optimisedInDebug),
+        .target(name: "Synthesis", dependencies: ["IOSupport", "Geometry", "ScanFormats"],
+                swiftSettings: optimisedInDebug),
+        .target(name: "Stages", dependencies: ["IOSupport", "Codecs", "Geometry", "ScanFormats"],
+                swiftSettings: optimisedInDebug),
+
+        // MARK: - Command line
+        .executableTarget(name: "depthpose", dependencies: [
+            "IOSupport", "ScanFormats", "Synthesis", "Stages",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        // MARK: - Tests (mirror the modules; EndToEnd runs the built binary)
+        .target(name: "TestSupport", dependencies: ["IOSupport", "ScanFormats", "Synthesis"], path: "Tests/TestSupport"),
+        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "TestSupport"]),
+        .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra"]),
+        .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
+        .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "TestSupport"]),
+        .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
+        .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
+    ]
+)

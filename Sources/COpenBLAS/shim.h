@@ -1,0 +1,23 @@
+/* LAPACK routines exported by libopenblas (gfortran calling convention: every argument
+ * by pointer; one hidden size_t length per CHARACTER argument, appended at the end).
+ * Debian's OpenBLAS ships no lapack.h, so the few symbols we use are declared here. */
+#ifndef DEPTHPOSE_COPENBLAS_SHIM_H
+#define DEPTHPOSE_COPENBLAS_SHIM_H
+#include <stddef.h>
+
+/* Singular value decomposition A = U * diag(S) * VT (column-major). */
+void dgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n, double *a,
+             const int *lda, double *s, double *u, const int *ldu, double *vt, const int *ldvt,
+             double *work, const int *lwork, int *info, size_t jobu_len, size_t jobvt_len);
+
+/* Symmetric eigen decomposition (divide and conquer), eigenvalues ascending. */
+void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
+             double *w, double *work, const int *lwork, int *iwork, const int *liwork,
+             int *info, size_t jobz_len, size_t uplo_len);
+
+/* Linear least squares min ||A x - B|| via QR/LQ (full-rank A). */
+void dgels_(const char *trans, const int *m, const int *n, const int *nrhs, double *a,
+            const int *lda, double *b, const int *ldb, double *work, const int *lwork,
+            int *info, size_t trans_len);
+
+#endif

@@ -1,0 +1,25 @@
+/* A thin C layer over libpng for 8/16-bit grayscale images. libpng reports errors by
+ * longjmp, which Swift cannot set up; these functions own the setjmp and return 0 on
+ * success or -1 with a message in `err`. */
+#ifndef DEPTHPOSE_PNG_BRIDGE_H
+#define DEPTHPOSE_PNG_BRIDGE_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* Encodes a grayscale image (bit_depth 8 or 16; 16-bit samples in host byte order)
+ * into a malloc'ed PNG in *out (free with dp_png_free). */
+int dp_png_encode_gray(const void *pixels, int width, int height, int bit_depth,
+                       int compression_level, uint8_t **out, size_t *out_len,
+                       char *err, size_t err_len);
+
+/* Reads the header of a PNG held in memory. */
+int dp_png_info(const uint8_t *data, size_t len, int *width, int *height, int *bit_depth,
+                int *color_type, char *err, size_t err_len);
+
+/* Decodes a grayscale PNG (no alpha) of exactly width*height pixels into `pixels`
+ * (16-bit samples in host byte order), whose capacity is `capacity` bytes. */
+int dp_png_decode_gray(const uint8_t *data, size_t len, int width, int height, int bit_depth,
+                       void *pixels, size_t capacity, char *err, size_t err_len);
+
+void dp_png_free(void *p);
+#endif

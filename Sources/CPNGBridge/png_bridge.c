@@ -1,0 +1,138 @@
+#include "png_bridge.h"
+#include <png.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { char *msg; size_t len; } err_sink;
+
+static void on_error(png_structp png, png_const_charp msg) {
+    err_sink *e = (err_sink *)png_get_error_ptr(png);
+    if (e && e->msg && e->len) snprintf(e->msg, e->len, "%s", msg);
+    png_longjmp(png, 1);
+}
+static void on_warning(png_structp png, png_const_charp msg) { (void)png; (void)msg; }
+
+/* ---- writing into a growable memory buffer ---- */
+typedef struct { uint8_t *data; size_t len, cap; int failed; } membuf;
+
+static void mem_write(png_structp png, png_bytep bytes, png_size_t n) {
+    membuf *m = (membuf *)png_get_io_ptr(png);
+    if (m->len + n > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 65536;
+        while (cap < m->len + n) cap *= 2;
+        uint8_t *p = realloc(m->data, cap);
+        if (!p) png_error(png, "out of memory");
+        m->data = p; m->cap = cap;
+    }
+    memcpy(m->data + m->len, bytes, n);
+    m->len += n;
+}
+static void mem_flush(png_structp png) { (void)png; }
+
+int dp_png_encode_gray(const void *pixels, int width, int height, int bit_depth,
+                       int compression_level, uint8_t **out, size_t *out_len,
+                       char *err, size_t err_len) {
+    err_sink e = { err, err_len };
+    membuf m = { 0 };
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &e, on_error, on_warning);
+    if (!png) { snprintf(err, err_len, "png_create_write_struct failed"); return -1; }
+    png_infop info = png_create_info_struct(png);
+    volatile png_bytep *rows = NULL;
+    if (!info || setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        free((void *)rows); free(m.data);
+        if (!info) snprintf(err, err_len, "png_create_info_struct failed");
+        return -1;
+    }
+    png_set_write_fn(png, &m, mem_write, mem_flush);
+    png_set_compression_level(png, compression_level);
+    png_set_IHDR(png, info, (png_uint_32)width, (png_uint_32)height, bit_depth, PNG_COLOR_TYPE_GRAY,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    if (bit_depth == 16) png_set_swap(png); /* host little-endian -> PNG big-endian */
+    size_t stride = (size_t)width * (bit_depth == 16 ? 2 : 1);
+    rows = malloc(sizeof(png_bytep) * (size_t)height);
+    if (!rows) png_error(png, "out of memory");
+    for (int y = 0; y < height; y++) rows[y] = (png_bytep)pixels + (size_t)y * stride;
+    png_write_image(png, (png_bytepp)rows);
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    free((void *)rows);
+    *out = m.data; *out_len = m.len;
+    return 0;
+}
+
+/* ---- reading from memory ---- */
+typedef struct { const uint8_t *data; size_t len, pos; } memsrc;
+
+static void mem_read(png_structp png, png_bytep dst, png_size_t n) {
+    memsrc *s = (memsrc *)png_get_io_ptr(png);
+    if (s->pos + n > s->len) png_error(png, "PNG data ends early");
+    memcpy(dst, s->data + s->pos, n);
+    s->pos += n;
+}
+
+static int open_read(const uint8_t *data, size_t len, err_sink *e, png_structp *png, png_infop *info,
+                     memsrc *src) {
+    if (len < 8 || png_sig_cmp(data, 0, 8)) { snprintf(e->msg, e->len, "not a PNG file (bad signature)"); return -1; }
+    *png = png_create_read_struct(PNG_LIBPNG_VER_STRING, e, on_error, on_warning);
+    if (!*png) { snprintf(e->msg, e->len, "png_create_read_struct failed"); return -1; }
+    *info = png_create_info_struct(*png);
+    if (!*info) { png_destroy_read_struct(png, NULL, NULL); snprintf(e->msg, e->len, "out of memory"); return -1; }
+    src->data = data; src->len = len; src->pos = 0;
+    png_set_read_fn(*png, src, mem_read);
+    return 0;
+}
+
+int dp_png_info(const uint8_t *data, size_t len, int *width, int *height, int *bit_depth,
+                int *color_type, char *err, size_t err_len) {
+    err_sink e = { err, err_len };
+    png_structp png; png_infop info; memsrc src;
+    if (open_read(data, len, &e, &png, &info, &src)) return -1;
+    if (setjmp(png_jmpbuf(png))) { png_destroy_read_struct(&png, &info, NULL); return -1; }
+    png_read_info(png, info);
+    *width = (int)png_get_image_width(png, info);
+    *height = (int)png_get_image_height(png, info);
+    *bit_depth = png_get_bit_depth(png, info);
+    *color_type = png_get_color_type(png, info);
+    png_destroy_read_struct(&png, &info, NULL);
+    return 0;
+}
+
+int dp_png_decode_gray(const uint8_t *data, size_t len, int width, int height, int bit_depth,
+                       void *pixels, size_t capacity, char *err, size_t err_len) {
+    err_sink e = { err, err_len };
+    png_structp png; png_infop info; memsrc src;
+    volatile png_bytep *rows = NULL;
+    if (open_read(data, len, &e, &png, &info, &src)) return -1;
+    if (setjmp(png_jmpbuf(png))) { png_destroy_read_struct(&png, &info, NULL); free((void *)rows); return -1; }
+    png_read_info(png, info);
+    int w = (int)png_get_image_width(png, info), h = (int)png_get_image_height(png, info);
+    int bd = png_get_bit_depth(png, info), ct = png_get_color_type(png, info);
+    if (ct != PNG_COLOR_TYPE_GRAY) png_error(png, "expected a grayscale PNG without alpha");
+    if (bd != bit_depth) {
+        char msg[96]; snprintf(msg, sizeof msg, "expected %d-bit samples, found %d-bit", bit_depth, bd);
+        png_error(png, msg);
+    }
+    if (w != width || h != height) {
+        char msg[128]; snprintf(msg, sizeof msg, "expected %dx%d pixels, found %dx%d", width, height, w, h);
+        png_error(png, msg);
+    }
+    size_t stride = (size_t)width * (bit_depth == 16 ? 2 : 1);
+    if (stride * (size_t)height > capacity) png_error(png, "destination buffer too small");
+    if (bit_depth == 16) png_set_swap(png);
+    if (png_get_interlace_type(png, info) != PNG_INTERLACE_NONE) png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    rows = malloc(sizeof(png_bytep) * (size_t)height);
+    if (!rows) png_error(png, "out of memory");
+    for (int y = 0; y < height; y++) rows[y] = (png_bytep)pixels + (size_t)y * stride;
+    png_read_image(png, (png_bytepp)rows);
+    png_read_end(png, NULL);
+    png_destroy_read_struct(&png, &info, NULL);
+    free((void *)rows);
+    return 0;
+}
+
+void dp_png_free(void *p) { free(p); }

@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A read-only file accessed by offset (`pread`), safe to share between threads.
+/// Reads never allocate: the caller passes the destination buffer.
+public final class PositionalFile: @unchecked Sendable {
+    public let path: String
+    public let size: Int
+    private let fd: Int32
+
+    /// Opens `path`; `what` names the file's role for the "missing" message.
+    public init(path: String, what: String = "file") throws(IOError) {
+        self.path = path
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { throw .missing(path: path, what: what) }
+            throw .unreadable(path: path, reason: errnoText())
+        }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            let reason = errnoText(); close(fd)
+            throw .unreadable(path: path, reason: reason)
+        }
+        if (st.st_mode & S_IFMT) == S_IFDIR {
+            close(fd)
+            throw .unreadable(path: path, reason: "is a directory")
+        }
+        self.fd = fd
+        self.size = Int(st.st_size)
+        #if os(Linux)
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
+        #endif
+    }
+
+    deinit { close(fd) }
+
+    /// Reads exactly `buffer.count` bytes at `offset`, or throws `truncated`.
+    public func read(at offset: Int, into buffer: UnsafeMutableRawBufferPointer, frame: Int? = nil,
+                     expected: @autoclosure () -> String) throws(IOError) {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .unreadable(path: path, reason: errnoText())
+            }
+            if n == 0 {
+                throw .truncated(InputLocation(file: path, frame: frame, byteOffset: offset + done), expected: expected())
+            }
+            done += n
+        }
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`; returns how many were read (0 at end).
+    public func readSome(at offset: Int, into buffer: UnsafeMutableRawBufferPointer) throws(IOError) -> Int {
+        while true {
+            let n = pread(fd, buffer.baseAddress!, buffer.count, off_t(offset))
+            if n >= 0 { return n }
+            if errno != EINTR { throw .unreadable(path: path, reason: errnoText()) }
+        }
+    }
+
+    /// Little-endian `UInt32` at `offset`, or nil when fewer than 4 bytes remain.
+    public func uint32LE(at offset: Int) throws(IOError) -> UInt32? {
+        guard offset >= 0, offset + 4 <= size else { return nil }
+        var v: UInt32 = 0
+        try withUnsafeMutableBytes(of: &v) { (b) throws(IOError) in
+            try read(at: offset, into: b, expected: "a 4-byte size prefix")
+        }
+        return UInt32(littleEndian: v)
+    }
+}

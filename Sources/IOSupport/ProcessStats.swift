@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// Facts about the running process used by benchmarks.
+public enum ProcessStats {
+    /// Peak resident set size so far, in MB (10^6 bytes).
+    public static func peakRSSMegabytes() -> Double {
+        var usage = rusage()
+        #if os(Linux)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        #else
+        getrusage(RUSAGE_SELF, &usage)
+        #endif
+        #if os(Linux)
+        return Double(usage.ru_maxrss) * 1024 / 1e6  // KiB on Linux
+        #else
+        return Double(usage.ru_maxrss) / 1e6  // bytes on macOS
+        #endif
+    }
+
+    /// Monotonic seconds, for measuring intervals.
+    public static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+    }
+
+    /// Number of active processor cores.
+    public static var cores: Int { ProcessInfo.processInfo.activeProcessorCount }
+}

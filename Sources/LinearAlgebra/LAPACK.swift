@@ -1,0 +1,119 @@
+import COpenBLAS
+
+/// Errors from the LAPACK routines.
+public enum LinearAlgebraError: Error, Equatable, CustomStringConvertible {
+    /// An argument was illegal (LAPACK `info < 0`): a bug in the caller.
+    case illegalArgument(routine: String, index: Int)
+    /// The algorithm did not converge (`info > 0` for SVD/eigen).
+    case noConvergence(routine: String, info: Int)
+    /// The matrix is rank deficient where full rank is required (`dgels`).
+    case rankDeficient(routine: String, info: Int)
+    /// Non-finite input (NaN/Inf): LAPACK's results would be meaningless.
+    case nonFinite(routine: String)
+
+    public var description: String {
+        switch self {
+        case let .illegalArgument(r, i): return "\(r): illegal argument \(i)"
+        case let .noConvergence(r, i): return "\(r): did not converge (info \(i))"
+        case let .rankDeficient(r, i): return "\(r): matrix is rank deficient (zero diagonal element \(i) of R)"
+        case let .nonFinite(r): return "\(r): input contains NaN or infinity"
+        }
+    }
+}
+
+/// Singular value decomposition `A = U * diag(S) * Vt`.
+public struct SVD: Sendable {
+    /// `m`x`m` left singular vectors (columns).
+    public var u: Matrix
+    /// Singular values, descending, `min(m, n)` of them.
+    public var singularValues: [Double]
+    /// `n`x`n`, rows are the right singular vectors.
+    public var vt: Matrix
+}
+
+/// Eigen decomposition of a symmetric matrix: `A = V * diag(values) * V^T`.
+public struct SymmetricEigen: Sendable {
+    /// Eigenvalues, ascending.
+    public var values: [Double]
+    /// Orthonormal eigenvectors as columns, in the order of `values`.
+    public var vectors: Matrix
+}
+
+/// Dense solves through LAPACK (OpenBLAS's `dgesvd_`, `dsyevd_`, `dgels_`).
+/// Each call does LAPACK's workspace query (`lwork = -1`) first. Thread-safe.
+public enum LAPACK {
+    /// Full SVD of `a` (`dgesvd`, JOBU = JOBVT = 'A').
+    public static func svd(_ a: Matrix) throws(LinearAlgebraError) -> SVD {
+        try requireFinite(a, "dgesvd")
+        var m = Int32(a.rows), n = Int32(a.cols)
+        var work = a.storage
+        var lda = max(1, m), ldu = max(1, m), ldvt = max(1, n)
+        var s = [Double](repeating: 0, count: Int(min(m, n)))
+        var u = Matrix(rows: a.rows, cols: a.rows), vt = Matrix(rows: a.cols, cols: a.cols)
+        var job: CChar = 65  // "A"
+        var info: Int32 = 0
+        var lwork: Int32 = -1
+        var query = 0.0
+        dgesvd_(&job, &job, &m, &n, &work, &lda, &s, &u.storage, &ldu, &vt.storage, &ldvt, &query, &lwork, &info, 1, 1)
+        try check(info, "dgesvd", positive: .noConvergence(routine: "dgesvd", info: Int(info)))
+        lwork = Int32(query)
+        var scratch = [Double](repeating: 0, count: Int(lwork))
+        dgesvd_(&job, &job, &m, &n, &work, &lda, &s, &u.storage, &ldu, &vt.storage, &ldvt, &scratch, &lwork, &info, 1, 1)
+        try check(info, "dgesvd", positive: .noConvergence(routine: "dgesvd", info: Int(info)))
+        return SVD(u: u, singularValues: s, vt: vt)
+    }
+
+    /// Eigenvalues (ascending) and eigenvectors of the symmetric matrix `a` (`dsyevd`,
+    /// lower triangle read).
+    public static func symmetricEigen(_ a: Matrix) throws(LinearAlgebraError) -> SymmetricEigen {
+        precondition(a.rows == a.cols, "symmetricEigen needs a square matrix")
+        try requireFinite(a, "dsyevd")
+        var n = Int32(a.rows), lda = max(1, n)
+        var v = a
+        var w = [Double](repeating: 0, count: a.rows)
+        var jobz: CChar = 86, uplo: CChar = 76  // "V", "L"
+        var info: Int32 = 0, lwork: Int32 = -1, liwork: Int32 = -1
+        var query = 0.0
+        var iquery: Int32 = 0
+        dsyevd_(&jobz, &uplo, &n, &v.storage, &lda, &w, &query, &lwork, &iquery, &liwork, &info, 1, 1)
+        try check(info, "dsyevd", positive: .noConvergence(routine: "dsyevd", info: Int(info)))
+        lwork = Int32(query); liwork = iquery
+        var work = [Double](repeating: 0, count: Int(lwork))
+        var iwork = [Int32](repeating: 0, count: Int(liwork))
+        dsyevd_(&jobz, &uplo, &n, &v.storage, &lda, &w, &work, &lwork, &iwork, &liwork, &info, 1, 1)
+        try check(info, "dsyevd", positive: .noConvergence(routine: "dsyevd", info: Int(info)))
+        return SymmetricEigen(values: w, vectors: v)
+    }
+
+    /// Least-squares solution `x` of `a * x ≈ b` for full-rank `a` (`m >= n`), one
+    /// column of `x` per column of `b` (`dgels`, QR factorisation).
+    public static func leastSquares(_ a: Matrix, _ b: Matrix) throws(LinearAlgebraError) -> Matrix {
+        precondition(a.rows == b.rows, "leastSquares: a and b need the same number of rows")
+        precondition(a.rows >= a.cols, "leastSquares: needs at least as many rows as unknowns")
+        try requireFinite(a, "dgels"); try requireFinite(b, "dgels")
+        var m = Int32(a.rows), n = Int32(a.cols), nrhs = Int32(b.cols)
+        var lda = max(1, m), ldb = max(1, m)
+        var aw = a.storage, bw = b.storage
+        var trans: CChar = 78  // "N"
+        var info: Int32 = 0, lwork: Int32 = -1
+        var query = 0.0
+        dgels_(&trans, &m, &n, &nrhs, &aw, &lda, &bw, &ldb, &query, &lwork, &info, 1)
+        try check(info, "dgels", positive: .rankDeficient(routine: "dgels", info: Int(info)))
+        lwork = Int32(query)
+        var work = [Double](repeating: 0, count: Int(lwork))
+        dgels_(&trans, &m, &n, &nrhs, &aw, &lda, &bw, &ldb, &work, &lwork, &info, 1)
+        try check(info, "dgels", positive: .rankDeficient(routine: "dgels", info: Int(info)))
+        var x = Matrix(rows: a.cols, cols: b.cols)
+        for j in 0..<b.cols { for i in 0..<a.cols { x[i, j] = bw[j * a.rows + i] } }
+        return x
+    }
+
+    private static func check(_ info: Int32, _ routine: String, positive: LinearAlgebraError) throws(LinearAlgebraError) {
+        if info < 0 { throw .illegalArgument(routine: routine, index: Int(-info)) }
+        if info > 0 { throw positive }
+    }
+
+    private static func requireFinite(_ a: Matrix, _ routine: String) throws(LinearAlgebraError) {
+        guard a.storage.allSatisfy(\.isFinite) else { throw .nonFinite(routine: routine) }
+    }
+}

@@ -1,0 +1,35 @@
+/// Consecutive decoded depth frames held contiguously in memory (reused between batches:
+/// valid only inside the callback that receives it).
+public struct DepthBatch {
+    /// Index of the first frame in the stream.
+    public let firstIndex: Int
+    public let count: Int
+    public let layout: DepthFrameLayout
+    public let format: DepthSampleFormat
+    /// `count * frameBytes` bytes, frame after frame, rows top first.
+    public let bytes: UnsafeRawBufferPointer
+
+    public init(firstIndex: Int, count: Int, layout: DepthFrameLayout, format: DepthSampleFormat, bytes: UnsafeRawBufferPointer) {
+        self.firstIndex = firstIndex; self.count = count; self.layout = layout; self.format = format; self.bytes = bytes
+    }
+
+    public var frameBytes: Int { layout.pixels * format.bytesPerSample }
+
+    /// The bytes of frame `k` of this batch (0-based within the batch).
+    public func frame(_ k: Int) -> UnsafeRawBufferPointer {
+        precondition(k >= 0 && k < count)
+        return UnsafeRawBufferPointer(rebasing: bytes[k * frameBytes ..< (k + 1) * frameBytes])
+    }
+
+    /// Frame `k` as millimetres (format must be `.uint16Millimetres`).
+    public func millimetres(_ k: Int) -> UnsafeBufferPointer<UInt16> {
+        precondition(format == .uint16Millimetres)
+        return frame(k).assumingMemoryBound(to: UInt16.self)
+    }
+
+    /// Frame `k` as metres (format must be `.float32Metres`).
+    public func metres(_ k: Int) -> UnsafeBufferPointer<Float> {
+        precondition(format == .float32Metres)
+        return frame(k).assumingMemoryBound(to: Float.self)
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import IOSupport
+
+/// One entry of a flat JSON object, in file order.
+public struct FlatJSONEntry: Sendable, Equatable {
+    public var key: String
+    /// The value as text: a string's content, or a number/array literal as written.
+    public var value: String
+    /// 1-based line of the key.
+    public var line: Int
+}
+
+/// Reads the flat JSON objects the capture apps write (`trans.json`, `imu.json`,
+/// `metadata.json`: `{"key": "value", ...}` with string, number or number-array values),
+/// keeping file order, line numbers and duplicate keys — which general JSON readers
+/// silently drop — so problems can be reported precisely.
+public enum FlatJSONMap {
+    public static func read(path: String, what: String) throws(ScanFormatError) -> [FlatJSONEntry] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            if FileManager.default.fileExists(atPath: path) {
+                throw .malformed(InputLocation(file: path), "cannot read \(what)")
+            }
+            throw .missing(path: path, what: what)
+        }
+        return try parse([UInt8](data), path: path)
+    }
+
+    /// Parses `bytes`; `path` names the file in errors.
+    public static func parse(_ bytes: [UInt8], path: String) throws(ScanFormatError) -> [FlatJSONEntry] {
+        var p = Parser(b: bytes, path: path)
+        return try p.object()
+    }
+
+    private struct Parser {
+        let b: [UInt8]
+        let path: String
+        var i = 0
+        var line = 1
+
+        func fail(_ msg: String) -> ScanFormatError {
+            .malformed(InputLocation(file: path, byteOffset: i, line: line), "invalid JSON: \(msg)")
+        }
+
+        mutating func skipSpace() {
+            while i < b.count {
+                switch b[i] {
+                case UInt8(ascii: "\n"): line += 1; i += 1
+                case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"): i += 1
+                default: return
+                }
+            }
+        }
+
+        mutating func expect(_ c: Character) throws(ScanFormatError) {
+            skipSpace()
+            guard i < b.count, b[i] == c.asciiValue! else {
+                throw fail("expected '\(c)'" + (i < b.count ? ", found '\(Character(UnicodeScalar(b[i])))'" : ", found end of file"))
+            }
+            i += 1
+        }
+
+        mutating func object() throws(ScanFormatError) -> [FlatJSONEntry] {
+            if b.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
+            try expect("{")
+            var out: [FlatJSONEntry] = []
+            skipSpace()
+            if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return try end(out) }
+            while true {
+                skipSpace()
+                let keyLine = line
+                let key = try string()
+                try expect(":")
+                skipSpace()
+                let value = try scalar()
+                out.append(FlatJSONEntry(key: key, value: value, line: keyLine))
+                skipSpace()
+                guard i < b.count else { throw fail("object not closed; expected ',' or '}'") }
+                if b[i] == UInt8(ascii: ",") { i += 1; continue }
+                if b[i] == UInt8(ascii: "}") { i += 1; return try end(out) }
+                throw fail("expected ',' or '}' after the value of \"\(key)\"")
+            }
+        }
+
+        mutating func end(_ out: [FlatJSONEntry]) throws(ScanFormatError) -> [FlatJSONEntry] {
+            skipSpace()
+            guard i == b.count else { throw fail("unexpected data after the closing '}'") }
+            return out
+        }
+
+        mutating func string() throws(ScanFormatError) -> String {
+            guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail("expected a string") }
+            i += 1
+            var bytes: [UInt8] = []
+            while i < b.count {
+                let c = b[i]
+                if c == UInt8(ascii: "\"") { i += 1; return String(decoding: bytes, as: UTF8.self) }
+                if c == UInt8(ascii: "\n") { throw fail("line break inside a string") }
+                if c == UInt8(ascii: "\\") {
+                    i += 1
+                    guard i < b.count else { break }
+                    switch b[i] {
+                    case UInt8(ascii: "n"): bytes.append(10)
+                    case UInt8(ascii: "t"): bytes.append(9)
+                    case UInt8(ascii: "r"): bytes.append(13)
+                    case UInt8(ascii: "b"): bytes.append(8)
+                    case UInt8(ascii: "f"): bytes.append(12)
+                    case UInt8(ascii: "u"):
+                        guard i + 4 < b.count, let v = UInt32(String(decoding: b[i + 1 ... i + 4], as: UTF8.self), radix: 16),
+                              let s = UnicodeScalar(v) else { throw fail("bad \\u escape") }
+                        bytes.append(contentsOf: Array(String(Character(s)).utf8)); i += 4
+                    default: bytes.append(b[i])
+                    }
+                    i += 1
+                    continue
+                }
+                bytes.append(c); i += 1
+            }
+            throw fail("string not closed")
+        }
+
+        /// A string, number, literal or (nested) array of numbers, returned as text.
+        mutating func scalar() throws(ScanFormatError) -> String {
+            guard i < b.count else { throw fail("expected a value, found end of file") }
+            if b[i] == UInt8(ascii: "\"") { return try string() }
+            if b[i] == UInt8(ascii: "{") { throw fail("nested objects are not expected in this file") }
+            let start = i
+            var depth = 0
+            while i < b.count {
+                let c = b[i]
+                if c == UInt8(ascii: "[") { depth += 1 } else if c == UInt8(ascii: "]") {
+                    depth -= 1
+                    if depth < 0 { throw fail("unbalanced ']'") }
+                } else if depth == 0 && (c == UInt8(ascii: ",") || c == UInt8(ascii: "}")) { break }
+                if c == UInt8(ascii: "\n") { line += 1 }
+                i += 1
+            }
+            guard depth == 0 else { throw fail("array not closed") }
+            return String(decoding: b[start..<i], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+}
+
+/// Parses number lists written as `"[1.0, 2.0, ...]"` (nested brackets flattened).
+public enum NumberList {
+    /// The numbers in `text`, or nil naming the first token that is not a number.
+    public static func parse(_ text: String) -> Result<[Double], NumberListError> {
+        var out: [Double] = []
+        for token in text.split(whereSeparator: { $0 == "," || $0 == "[" || $0 == "]" || $0 == " " || $0 == "\n" || $0 == "\t" }) {
+            guard let v = Double(token) else { return .failure(NumberListError(token: String(token))) }
+            out.append(v)
+        }
+        return .success(out)
+    }
+}
+
+public struct NumberListError: Error { public var token: String }

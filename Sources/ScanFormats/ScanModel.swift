@@ -1,0 +1,111 @@
+import Geometry
+
+/// The capture layouts depthpose reads.
+public enum ScanLayout: String, Sendable, Codable {
+    case arkitScanner = "arkit-scanner"
+    case stray = "stray-scanner"
+}
+
+/// A camera pose from a scan's pose file, in depthpose's internal convention
+/// (camera-to-world, ARKit camera axes, gravity-aligned +y-up world).
+public struct TimedPose: Sendable, Equatable {
+    /// Seconds on the capture clock (nil when the file only numbers frames).
+    public var time: Double?
+    /// The key or frame number as written in the file.
+    public var key: String
+    public var pose: Pose
+    /// Why the pose is unusable (NaN, not rigid), or nil. Unusable poses keep their slot
+    /// so later frames are never shifted; frames paired with them count as "no pose".
+    public var problem: String?
+}
+
+/// One IMU sample, converted to Core Motion's device frame and units (g, rad/s, rad).
+public struct IMUSample: Sendable, Equatable, Codable {
+    public var time: Double
+    public var rotationRate: Vec3?
+    /// Acceleration without gravity (ARKit-Scanner), g.
+    public var userAcceleration: Vec3?
+    /// Raw accelerometer reading including gravity (Stray Scanner), g.
+    public var acceleration: Vec3?
+    /// Gravity in the device frame, g (points down: about (0, 0, -1) lying face up).
+    public var gravity: Vec3?
+    public var magneticField: Vec3?
+    /// Roll, pitch, yaw, rad.
+    public var attitude: Vec3?
+
+    public init(time: Double, rotationRate: Vec3? = nil, userAcceleration: Vec3? = nil, acceleration: Vec3? = nil,
+                gravity: Vec3? = nil, magneticField: Vec3? = nil, attitude: Vec3? = nil) {
+        self.time = time; self.rotationRate = rotationRate; self.userAcceleration = userAcceleration
+        self.acceleration = acceleration; self.gravity = gravity; self.magneticField = magneticField; self.attitude = attitude
+    }
+}
+
+/// Everything known about one depth frame besides its pixels.
+public struct FrameInfo: Sendable {
+    /// Position in the depth stream (0-based).
+    public var index: Int
+    /// Capture time in seconds, when the scan records it.
+    public var timestamp: Double?
+    /// The usable pose paired with this frame, if any.
+    public var pose: Pose?
+    /// Intrinsics for the depth resolution (per-frame when the scan has them).
+    public var intrinsics: Intrinsics
+    /// Nearest IMU sample within the association tolerance, and its time minus the frame's.
+    public var imu: IMUSample?
+    public var imuOffset: Double?
+}
+
+/// A scan folder opened for reading: sidecars parsed, depth stream recognised.
+/// Depth is streamed in batches; nothing scales with scan length except per-frame
+/// metadata (poses, IMU), which is small.
+public protocol Scan: AnyObject {
+    var path: String { get }
+    var name: String { get }
+    var layout: ScanLayout { get }
+    /// Depth image size and sample format.
+    var depthLayout: DepthFrameLayout { get }
+    var depthFormat: DepthSampleFormat { get }
+    /// How depth is stored, e.g. "lz4-uint16" or "png-uint16".
+    var depthEncoding: String { get }
+    /// Evidence for the depth encoding (variant detection).
+    var depthEvidence: [String] { get }
+    /// Default intrinsics at the depth resolution.
+    var intrinsics: Intrinsics { get }
+    /// Poses in frame order (sorted numerically by time or frame number).
+    var poses: [TimedPose] { get }
+    /// IMU samples sorted by time.
+    var imu: [IMUSample] { get }
+    /// Problems found so far (opening, and streaming once done).
+    var problems: [ScanProblem] { get }
+    /// Number of depth frames (may need a full decode for whole-file deflate).
+    func depthFrameCount() throws -> Int
+    /// Index into `poses` of the pose slot paired with depth frame `index`, if any.
+    func poseSlot(forFrame index: Int) -> Int?
+    /// Metadata of depth frame `index`.
+    func frameInfo(_ index: Int) -> FrameInfo
+    /// Streams depth in consecutive batches.
+    func forEachDepthBatch(threads: Int, _ body: (DepthBatch) throws -> Void) throws
+}
+
+/// A decoded batch plus the metadata of its frames.
+public struct FrameBatch {
+    public let depth: DepthBatch
+    public let infos: [FrameInfo]
+}
+
+extension Scan {
+    /// Streams frames with their poses, intrinsics and IMU in consecutive batches: the
+    /// frame-source API every stage builds on.
+    public func forEachFrameBatch(threads: Int, _ body: (FrameBatch) throws -> Void) throws {
+        try forEachDepthBatch(threads: threads) { batch in
+            let infos = (0..<batch.count).map { frameInfo(batch.firstIndex + $0) }
+            try body(FrameBatch(depth: batch, infos: infos))
+        }
+    }
+
+    /// The usable pose of frame `index`, if paired and valid.
+    public func pose(forFrame index: Int) -> Pose? {
+        guard let s = poseSlot(forFrame: index), poses[s].problem == nil else { return nil }
+        return poses[s].pose
+    }
+}

@@ -1,0 +1,261 @@
+import Codecs
+import Foundation
+import Geometry
+import IOSupport
+
+/// A Stray Scanner export: `camera_matrix.csv`, `odometry.csv`, `imu.csv`,
+/// `depth/NNNNNN.png` (16-bit mm; very old exports `.npy`), `confidence/NNNNNN.png`.
+///
+/// Conventions handled here: odometry rows are read by header name (`timestamp, frame,
+/// x, y, z, qx, qy, qz, qw`, newer exports add per-frame `fx, fy, cx, cy`, preferred);
+/// poses are camera-to-world in ARKit's world but with OpenCV camera axes (x right,
+/// y down, z forward), turned into ARKit camera axes by a 180 degree rotation about x.
+/// Intrinsics are at the colour resolution, which is not stored: it is taken as the
+/// standard iPhone video size whose centre is nearest the principal point.
+/// `imu.csv` acceleration is converted to g: exports in m/s^2 are recognised by the
+/// mean magnitude (~9.81 rather than ~1).
+public final class StrayScan: Scan {
+    public let path: String
+    public let name: String
+    public let layout = ScanLayout.stray
+    public let depthLayout: DepthFrameLayout
+    public let depthFormat = DepthSampleFormat.uint16Millimetres
+    public let depthEncoding: String
+    public let depthEvidence: [String]
+    public let intrinsics: Intrinsics
+    public let poses: [TimedPose]
+    public let imu: [IMUSample]
+    public private(set) var problems: [ScanProblem] = []
+    /// Frame numbers of the depth files, ascending; depth frame i is file `depthFrames[i]`.
+    public let depthFrameNumbers: [Int]
+    /// Colour resolution the intrinsics refer to.
+    public let colorSize: (width: Int, height: Int)
+    private let usesNPY: Bool
+    private let frameNumberToSlot: [Int: Int]
+    private let perFrameIntrinsics: [Int: Intrinsics]
+    private let imuAssociation: IMUAssociation
+
+    /// Standard ARKit video sizes (4:3 and 16:9) considered when inferring the colour size.
+    static let colourSizes = [(1920, 1440), (3840, 2880), (1440, 1080), (1280, 960), (960, 720), (640, 480),
+                              (1920, 1080), (3840, 2160), (1280, 720)]
+
+    public static func looksLike(_ path: String) -> Bool {
+        FileManager.default.fileExists(atPath: path + "/odometry.csv") || FileManager.default.fileExists(atPath: path + "/camera_matrix.csv")
+    }
+
+    public init(path: String, strict: Bool) throws {
+        self.path = path
+        name = URL(fileURLWithPath: path).lastPathComponent
+        var problems: [ScanProblem] = []
+        let fm = FileManager.default
+
+        // Depth files
+        let depthDir = path + "/depth"
+        guard let names = try? fm.contentsOfDirectory(atPath: depthDir) else {
+            throw ScanFormatError.missing(path: depthDir, what: "depth/ folder (16-bit PNG depth frames)")
+        }
+        var pngs: [Int] = [], npys: [Int] = []
+        for n in names {
+            let parts = n.split(separator: ".")
+            guard parts.count == 2, let k = Int(parts[0]) else { continue }
+            if parts[1] == "png" { pngs.append(k) } else if parts[1] == "npy" { npys.append(k) }
+        }
+        usesNPY = pngs.isEmpty && !npys.isEmpty
+        depthFrameNumbers = (usesNPY ? npys : pngs).sorted()
+        guard let first = depthFrameNumbers.first else {
+            throw ScanFormatError.missing(path: depthDir, what: "depth frames (expected depth/000000.png ...)")
+        }
+        depthEncoding = usesNPY ? "npy-uint16" : "png-uint16"
+        // The first frame fixes the size.
+        let firstPath = Self.depthPath(path, first, npy: usesNPY)
+        guard let firstData = fm.contents(atPath: firstPath) else { throw ScanFormatError.missing(path: firstPath, what: "depth frame") }
+        if usesNPY {
+            let h: (dtype: NPYArray.DType, shape: [Int], dataOffset: Int)
+            do { h = try NPYArray.parseHeader(firstData) } catch { throw ScanFormatError.corruptDepth(InputLocation(file: firstPath, frame: 0), "\(error)") }
+            guard h.dtype == .uint16, h.shape.count == 2 else {
+                throw ScanFormatError.corruptDepth(InputLocation(file: firstPath, frame: 0), "expected a 2-D uint16 array, found \(h.dtype.rawValue) \(h.shape)")
+            }
+            depthLayout = DepthFrameLayout(width: h.shape[1], height: h.shape[0])
+        } else {
+            let info: PNGImage.Info
+            do { info = try PNGImage.info(firstData) } catch { throw ScanFormatError.corruptDepth(InputLocation(file: firstPath, frame: 0), "\(error)") }
+            guard info.isGray, info.bitDepth == 16 else {
+                throw ScanFormatError.corruptDepth(InputLocation(file: firstPath, frame: 0), "expected a 16-bit grayscale PNG (millimetres), found \(info.bitDepth)-bit\(info.isGray ? " grayscale" : " colour")")
+            }
+            depthLayout = DepthFrameLayout(width: info.width, height: info.height)
+        }
+        depthEvidence = ["\(depthFrameNumbers.count) files depth/NNNNNN.\(usesNPY ? "npy" : "png"), \(depthLayout.width)x\(depthLayout.height) uint16 millimetres"]
+        let gaps = zip(depthFrameNumbers, depthFrameNumbers.dropFirst()).filter { $1 - $0 != 1 }.count
+        if gaps > 0 { problems.append(ScanProblem(.warning, "depth/", "\(gaps) gaps in the depth frame numbering")) }
+
+        // camera_matrix.csv
+        let kPath = path + "/camera_matrix.csv"
+        var k: Matrix3?
+        if let text = try? String(contentsOfFile: kPath, encoding: .utf8) {
+            guard case let .success(v) = NumberList.parse(text.replacingOccurrences(of: "\n", with: ",")), v.count == 9 else {
+                throw ScanFormatError.malformed(InputLocation(file: kPath), "expected 3 rows of 3 numbers")
+            }
+            k = Matrix3(rowMajor: v)
+        }
+
+        // odometry.csv
+        let odoPath = path + "/odometry.csv"
+        let odo = try CSVTable(path: odoPath, what: "odometry.csv (camera poses)")
+        let cT = try odo.requireColumn("timestamp"), cF = try odo.requireColumn("frame")
+        let cols = try ["x", "y", "z", "qx", "qy", "qz", "qw"].map { (c) throws(ScanFormatError) in try odo.requireColumn(c) }
+        let kCols = ["fx", "fy", "cx", "cy"].compactMap { odo.column($0) }
+        var rows: [(frame: Int, line: Int, pose: TimedPose, k: [Double]?)] = []
+        for (r, line) in zip(odo.rows, odo.lines) {
+            guard let f = Int(exactly: r[cF]), f >= 0 else {
+                throw ScanFormatError.malformed(InputLocation(file: odoPath, line: line), "frame is \(r[cF]); expected a non-negative integer")
+            }
+            let q = Quaternion(x: r[cols[3]], y: r[cols[4]], z: r[cols[5]], w: r[cols[6]])
+            var problem: String?
+            if !(q.norm.isFinite) || abs(q.norm - 1) > 1e-3 { problem = "quaternion norm is \(q.norm); expected 1" }
+            let cvPose = Pose(translation: Vec3(r[cols[0]], r[cols[1]], r[cols[2]]), quaternion: q)
+            problem = problem ?? cvPose.rigidityProblem()
+            if let problem { problems.append(ScanProblem(.error, "odometry.csv:\(line)", "frame \(f): pose \(problem); the frame counts as having no pose")) }
+            rows.append((f, line, TimedPose(time: r[cT], key: String(f), pose: cvPose.flippingCameraYZ, problem: problem),
+                         kCols.count == 4 ? kCols.map { r[$0] } : nil))
+        }
+        if zip(rows, rows.dropFirst()).contains(where: { $0.frame >= $1.frame }) {
+            problems.append(ScanProblem(.warning, "odometry.csv", "rows are not in increasing frame order; sorted by frame"))
+            rows.sort { ($0.frame, $0.line) < ($1.frame, $1.line) }
+        }
+        var slots: [Int: Int] = [:]
+        for (s, row) in rows.enumerated() {
+            if slots[row.frame] != nil {
+                problems.append(ScanProblem(.error, "odometry.csv:\(row.line)", "duplicate frame \(row.frame); the first row is used"))
+            } else { slots[row.frame] = s }
+        }
+        let times = rows.compactMap(\.pose.time)
+        if zip(times, times.dropFirst()).contains(where: { $0 >= $1 }) {
+            problems.append(ScanProblem(.warning, "odometry.csv", "timestamps are not strictly increasing with frame number"))
+        }
+        poses = rows.map(\.pose)
+        frameNumberToSlot = slots
+
+        // Intrinsics: per-frame columns preferred, camera_matrix.csv otherwise.
+        guard let refK = k ?? rows.first(where: { $0.k != nil }).map({ Matrix3(rowMajor: [$0.k![0], 0, $0.k![2], 0, $0.k![1], $0.k![3], 0, 0, 1]) }) else {
+            throw ScanFormatError.missing(path: kPath, what: "camera_matrix.csv (and odometry.csv has no fx, fy, cx, cy)")
+        }
+        let (cw, ch) = Self.colourSize(cx: refK[0, 2], cy: refK[1, 2], depth: depthLayout)
+        colorSize = (cw, ch)
+        problems.append(ScanProblem(.warning, "camera_matrix.csv", "colour resolution not stored; taken as \(cw)x\(ch) (nearest standard size to the principal point)"))
+        let base = Intrinsics(k: refK, width: cw, height: ch)
+        if let p = base.problem { throw ScanFormatError.malformed(InputLocation(file: kPath), p) }
+        intrinsics = base.scaled(toWidth: depthLayout.width, height: depthLayout.height)
+        var perFrame: [Int: Intrinsics] = [:]
+        for row in rows { if let v = row.k {
+            let ki = Intrinsics(fx: v[0], fy: v[1], cx: v[2], cy: v[3], width: cw, height: ch)
+            if ki.problem == nil { perFrame[row.frame] = ki.scaled(toWidth: depthLayout.width, height: depthLayout.height) }
+        } }
+        perFrameIntrinsics = perFrame
+
+        // imu.csv
+        var imu: [IMUSample] = []
+        let imuPath = path + "/imu.csv"
+        if fm.fileExists(atPath: imuPath) {
+            do {
+                let t = try CSVTable(path: imuPath, what: "imu.csv")
+                let c = try ["timestamp", "a_x", "a_y", "a_z", "alpha_x", "alpha_y", "alpha_z"].map { (n) throws(ScanFormatError) in try t.requireColumn(n) }
+                let acc = t.rows.map { Vec3($0[c[1]], $0[c[2]], $0[c[3]]) }
+                let meanNorm = acc.isEmpty ? 1 : length(acc.reduce(.zero, +) / Double(acc.count))
+                let scale = meanNorm > 4 ? 1 / 9.80665 : 1
+                if meanNorm > 4 { problems.append(ScanProblem(.warning, "imu.csv", String(format: "acceleration is in m/s^2 (mean magnitude %.2f); converted to g", meanNorm))) }
+                imu = zip(t.rows, acc).map { r, a in
+                    IMUSample(time: r[c[0]], rotationRate: Vec3(r[c[4]], r[c[5]], r[c[6]]), acceleration: a * scale)
+                }.sorted { $0.time < $1.time }
+            } catch {
+                if strict { throw error }
+                problems.append(ScanProblem(.error, "imu.csv", "\(error); ignoring this file"))
+            }
+        }
+        self.imu = imu
+        imuAssociation = IMUAssociation(times: imu.map(\.time))
+        self.problems = problems
+    }
+
+    static func depthPath(_ scan: String, _ frame: Int, npy: Bool) -> String {
+        scan + "/depth/" + String(format: "%06d", frame) + (npy ? ".npy" : ".png")
+    }
+
+    static func colourSize(cx: Double, cy: Double, depth: DepthFrameLayout) -> (Int, Int) {
+        let aspect = Double(depth.width) / Double(depth.height)
+        let candidates = colourSizes.filter { abs(Double($0.0) / Double($0.1) - aspect) < 0.01 }
+        let pool = candidates.isEmpty ? colourSizes : candidates
+        return pool.min { abs(Double($0.0) / 2 - cx) + abs(Double($0.1) / 2 - cy) < abs(Double($1.0) / 2 - cx) + abs(Double($1.1) / 2 - cy) }!
+    }
+
+    // MARK: - Scan
+
+    public func depthFrameCount() throws -> Int { depthFrameNumbers.count }
+
+    public func poseSlot(forFrame index: Int) -> Int? {
+        guard index < depthFrameNumbers.count else { return nil }
+        return frameNumberToSlot[depthFrameNumbers[index]]
+    }
+
+    public func frameInfo(_ index: Int) -> FrameInfo {
+        let slot = poseSlot(forFrame: index)
+        let tp = slot.map { poses[$0] }
+        var info = FrameInfo(index: index, timestamp: tp?.time, pose: tp?.problem == nil ? tp?.pose : nil,
+                             intrinsics: intrinsics, imu: nil, imuOffset: nil)
+        if index < depthFrameNumbers.count, let k = perFrameIntrinsics[depthFrameNumbers[index]] { info.intrinsics = k }
+        if let t = info.timestamp, let (i, off) = imuAssociation.nearest(to: t) { info.imu = imu[i]; info.imuOffset = off }
+        return info
+    }
+
+    public func forEachDepthBatch(threads: Int, _ body: (DepthBatch) throws -> Void) throws {
+        let batchSize = 64, frameBytes = depthLayout.pixels * 2
+        let out = UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize * frameBytes, alignment: 64)
+        defer { out.deallocate() }
+        let outBox = UncheckedSendable(out)
+        var errors = [ScanFormatError?](repeating: nil, count: batchSize)
+        var start = 0
+        while start < depthFrameNumbers.count {
+            let n = min(batchSize, depthFrameNumbers.count - start)
+            errors.withUnsafeMutableBufferPointer { errs in
+                let errs = UncheckedSendable(errs)
+                parallelFor(n, threads: threads) { k in
+                    let dst = UnsafeMutableRawBufferPointer(rebasing: outBox.value[k * frameBytes ..< (k + 1) * frameBytes])
+                    errs.value[k] = self.readDepth(index: start + k, into: dst)
+                }
+            }
+            if let e = errors[0..<n].lazy.compactMap({ $0 }).first { throw e }
+            try body(DepthBatch(firstIndex: start, count: n, layout: depthLayout, format: depthFormat,
+                                bytes: UnsafeRawBufferPointer(rebasing: out[0 ..< n * frameBytes])))
+            start += n
+        }
+    }
+
+    /// Decodes one depth file into `dst`; returns the error instead of throwing (runs in parallel).
+    private func readDepth(index: Int, into dst: UnsafeMutableRawBufferPointer) -> ScanFormatError? {
+        let p = Self.depthPath(path, depthFrameNumbers[index], npy: usesNPY)
+        let loc = InputLocation(file: p, frame: index)
+        guard let data = FileManager.default.contents(atPath: p) else { return .missing(path: p, what: "depth frame \(index)") }
+        do {
+            if usesNPY {
+                let h = try NPYArray.parseHeader(data)
+                guard h.dtype == .uint16, h.shape == [depthLayout.height, depthLayout.width], data.count - h.dataOffset == dst.count else {
+                    return .corruptDepth(loc, "expected a \(depthLayout.height)x\(depthLayout.width) uint16 array, found \(h.dtype.rawValue) \(h.shape)")
+                }
+                data.withUnsafeBytes { dst.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[h.dataOffset...])) }
+            } else {
+                try PNGImage.decodeGray(data, width: depthLayout.width, height: depthLayout.height, bitDepth: 16, into: dst)
+            }
+        } catch { return .corruptDepth(loc, "\(error)") }
+        return nil
+    }
+
+    /// The confidence map (0 low, 1 medium, 2 high) of depth frame `index`, if exported.
+    public func confidence(frame index: Int) throws -> [UInt8]? {
+        let p = path + "/confidence/" + String(format: "%06d", depthFrameNumbers[index]) + ".png"
+        guard let data = FileManager.default.contents(atPath: p) else { return nil }
+        var out = [UInt8](repeating: 0, count: depthLayout.pixels)
+        do {
+            try out.withUnsafeMutableBytes { try PNGImage.decodeGray(data, width: depthLayout.width, height: depthLayout.height, bitDepth: 8, into: $0) }
+        } catch { throw ScanFormatError.malformed(InputLocation(file: p, frame: index), "\(error)") }
+        return out
+    }
+}
