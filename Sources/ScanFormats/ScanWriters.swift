@@ -1,0 +1,140 @@
+import Codecs
+import Foundation
+import Geometry
+import IOSupport
+
+/// Writes a scan in the ARKit-Scanner layout: `metadata.json`, `depth.bin` (any variant),
+/// `trans.json`, `intri.json`, `imu.json`. Used by `synth` and by tests.
+/// Files are written into `directory`; callers wanting atomicity pass a staging folder.
+public final class ARKitScanWriter {
+    public let directory: String
+    public let variant: DepthVariant
+    public let layout: DepthFrameLayout
+    private let depth: FileHandle
+    private var whole: DeflateStreamWriter?
+    public private(set) var framesWritten = 0
+
+    public init(directory: String, variant: DepthVariant, layout: DepthFrameLayout) throws {
+        self.directory = directory; self.variant = variant; self.layout = layout
+        try AtomicOutput.makeDirectory(directory)
+        let path = directory + "/depth.bin"
+        guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else {
+            throw IOError.cannotWrite(path: path, reason: "cannot create")
+        }
+        depth = h
+        if variant == .wholeFile {
+            whole = DeflateStreamWriter { bytes in try h.write(contentsOf: bytes) }
+        }
+    }
+
+    /// Encodes one frame of metres (0 = no depth) for this variant; thread-safe, so
+    /// frames can be encoded in parallel and appended in order with `append(encoded:)`.
+    public static func encode(metres: UnsafeBufferPointer<Float>, variant: DepthVariant) -> [UInt8] {
+        switch variant {
+        case .lz4:
+            var mm = [UInt16](repeating: 0, count: metres.count)
+            mm.withUnsafeMutableBufferPointer { DepthConversion.millimetres(fromMetres: metres, into: $0) }
+            return mm.withUnsafeBytes { LZ4Block.compress($0) }
+        case .deflate:
+            return RawDeflate.compress(UnsafeRawBufferPointer(metres))
+        case .wholeFile:
+            return Array(UnsafeRawBufferPointer(metres))
+        }
+    }
+
+    /// Appends a frame produced by `encode` (per-frame variants get their size prefix).
+    public func append(encoded: [UInt8]) throws {
+        if let whole {
+            try encoded.withUnsafeBytes { try whole.write($0) }
+        } else {
+            var size = UInt32(encoded.count).littleEndian
+            try depth.write(contentsOf: Data(bytes: &size, count: 4))
+            try depth.write(contentsOf: encoded)
+        }
+        framesWritten += 1
+    }
+
+    /// Ends `depth.bin` and writes the sidecars. Keys are the frames' timestamps.
+    public func finish(sceneName: String, colorSize: (Int, Int), colourIntrinsics: Intrinsics,
+                       poses: [(key: String, pose: Pose)], perFrameIntrinsics: [(key: String, k: Intrinsics)]?,
+                       imu: [IMUSample]) throws {
+        try whole?.finish()
+        try depth.close()
+        let k = colourIntrinsics
+        let meta: [(String, String)] = [
+            ("scene_name", sceneName), ("scene_type", "synthetic room"),
+            ("color_width", "\(colorSize.0)"), ("color_height", "\(colorSize.1)"),
+            ("depth_width", "\(layout.width)"), ("depth_height", "\(layout.height)"),
+            ("intrinsic", Self.list([k.fx, 0, 0, 0, k.fy, 0, k.cx, k.cy, 1])),
+            ("exposure duration", "0.0166"), ("generator", "depthpose synth"),
+        ]
+        try writeMap("metadata.json", meta)
+        try writeMap("trans.json", poses.map { ($0.key, Self.list($0.pose.columnMajor4x4)) })
+        if let perFrameIntrinsics {
+            try writeMap("intri.json", perFrameIntrinsics.map { ($0.key, Self.list([$0.k.fx, 0, 0, 0, $0.k.fy, 0, $0.k.cx, $0.k.cy, 1])) })
+        }
+        if !imu.isEmpty {
+            try writeMap("imu.json", imu.map { s in
+                let r = s.rotationRate ?? .zero, a = s.userAcceleration ?? .zero, m = s.magneticField ?? .zero
+                let att = s.attitude ?? .zero, g = s.gravity ?? .zero
+                return (String(format: "%.6f", s.time), Self.list([r.x, r.y, r.z, a.x, a.y, a.z, m.x, m.y, m.z, att.x, att.y, att.z, g.x, g.y, g.z]))
+            })
+        }
+    }
+
+    /// `[v0, v1, ...]` with round-trip precision.
+    public static func list(_ v: [Double]) -> String { "[" + v.map { "\($0)" }.joined(separator: ", ") + "]" }
+
+    private func writeMap(_ name: String, _ entries: [(String, String)]) throws {
+        var s = "{\n"
+        for (i, (k, v)) in entries.enumerated() {
+            s += "  \"\(k)\": \"\(v)\"" + (i + 1 < entries.count ? ",\n" : "\n")
+        }
+        s += "}\n"
+        try Data(s.utf8).write(to: URL(fileURLWithPath: directory + "/" + name))
+    }
+}
+
+/// Writes a scan in the Stray Scanner layout: `camera_matrix.csv`, `odometry.csv` (with
+/// per-frame fx, fy, cx, cy; OpenCV camera axes), `imu.csv`, `depth/`, `confidence/`.
+public final class StrayScanWriter {
+    public let directory: String
+    public let layout: DepthFrameLayout
+
+    public init(directory: String, layout: DepthFrameLayout) throws {
+        self.directory = directory; self.layout = layout
+        try AtomicOutput.makeDirectory(directory + "/depth")
+        try AtomicOutput.makeDirectory(directory + "/confidence")
+    }
+
+    /// Writes depth (metres, converted to mm PNG) and confidence of frame `index`; thread-safe.
+    public func writeFrame(index: Int, metres: UnsafeBufferPointer<Float>, confidence: [UInt8]) throws {
+        var mm = [UInt16](repeating: 0, count: metres.count)
+        mm.withUnsafeMutableBufferPointer { DepthConversion.millimetres(fromMetres: metres, into: $0) }
+        let name = String(format: "%06d.png", index)
+        let png = try mm.withUnsafeBufferPointer { try PNGImage.encode(gray16: $0, width: layout.width, height: layout.height) }
+        try png.write(to: URL(fileURLWithPath: directory + "/depth/" + name))
+        let conf = try confidence.withUnsafeBufferPointer { try PNGImage.encode(gray8: $0, width: layout.width, height: layout.height) }
+        try conf.write(to: URL(fileURLWithPath: directory + "/confidence/" + name))
+    }
+
+    /// Writes the CSVs. `poses` are in depthpose's convention (ARKit camera axes) and are
+    /// converted to Stray's OpenCV camera axes. `accelerationUnit` is 1 (g) or 9.80665 (m/s^2).
+    public func finish(colourIntrinsics k: Intrinsics, frames: [(time: Double, pose: Pose)], imu: [IMUSample],
+                       accelerationUnit: Double = 9.80665) throws {
+        let km = "\(k.fx), 0.0, \(k.cx)\n0.0, \(k.fy), \(k.cy)\n0.0, 0.0, 1.0\n"
+        try Data(km.utf8).write(to: URL(fileURLWithPath: directory + "/camera_matrix.csv"))
+        var odo = "timestamp, frame, x, y, z, qx, qy, qz, qw, fx, fy, cx, cy\n"
+        for (i, f) in frames.enumerated() {
+            let cv = f.pose.flippingCameraYZ, q = cv.quaternion, t = cv.translation
+            odo += String(format: "%.6f", f.time) + ", \(i), \(t.x), \(t.y), \(t.z), \(q.x), \(q.y), \(q.z), \(q.w), \(k.fx), \(k.fy), \(k.cx), \(k.cy)\n"
+        }
+        try Data(odo.utf8).write(to: URL(fileURLWithPath: directory + "/odometry.csv"))
+        var csv = "timestamp, a_x, a_y, a_z, alpha_x, alpha_y, alpha_z\n"
+        for s in imu {
+            let a = (s.acceleration ?? .zero) * accelerationUnit, r = s.rotationRate ?? .zero
+            csv += String(format: "%.6f", s.time) + ", \(a.x), \(a.y), \(a.z), \(r.x), \(r.y), \(r.z)\n"
+        }
+        try Data(csv.utf8).write(to: URL(fileURLWithPath: directory + "/imu.csv"))
+    }
+}

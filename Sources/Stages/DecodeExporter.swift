@@ -1,0 +1,115 @@
+import Codecs
+import Foundation
+import IOSupport
+import ScanFormats
+
+/// `decode`: depth frames as 16-bit millimetre PNG (`depth/frame_000000.png`, the
+/// ScanNet++ toolkit's layout) or `.npy`, plus `trajectory.tum`, `imu.csv` and
+/// `frames.csv` (which pose and IMU sample each frame was paired with).
+/// Everything is staged in a hidden folder and moved into place at the end.
+public enum DecodeExporter {
+    public enum ImageFormat: String, Sendable, CaseIterable { case png, npy }
+
+    public struct Options: Sendable {
+        public var format = ImageFormat.png
+        /// How float metres become millimetres (uint16 LZ4 depth is written unchanged).
+        public var rounding = DepthConversion.Rounding.nearest
+        public var threads = ProcessStats.cores
+        public init() {}
+    }
+
+    public struct Summary: Sendable {
+        public var frames: Int
+        public var poses: Int
+        public var imuSamples: Int
+    }
+
+    public static func export(scan path: String, to out: String, options: Options) throws -> Summary {
+        let scan = try ScanOpener.open(path, strict: true)
+        let staged = try AtomicOutput.StagedDirectory(target: out)
+        let depthDir = staged.staging + "/depth"
+        try AtomicOutput.makeDirectory(depthDir)
+        var frames = 0
+        var failures = [String?](repeating: nil, count: 256)
+        try scan.forEachDepthBatch(threads: options.threads) { batch in
+            if failures.count < batch.count { failures = [String?](repeating: nil, count: batch.count) }
+            failures.withUnsafeMutableBufferPointer { fails in
+                let fails = UncheckedSendable(fails)
+                parallelRanges(batch.count, threads: options.threads) { range in
+                    var mm = [UInt16](repeating: 0, count: batch.format == .float32Metres ? batch.layout.pixels : 0)
+                    for k in range {
+                        do { try write(batch, k, into: depthDir, options, scratch: &mm) } catch { fails.value[k] = "\(error)" }
+                    }
+                }
+            }
+            if let f = failures[0..<batch.count].compactMap({ $0 }).first { throw IOError.cannotWrite(path: depthDir, reason: f) }
+            frames = batch.firstIndex + batch.count
+        }
+        try AtomicOutput.write(trajectoryTUM(scan), to: staged.staging + "/trajectory.tum")
+        try AtomicOutput.write(imuCSV(scan.imu), to: staged.staging + "/imu.csv")
+        try AtomicOutput.write(framesCSV(scan, frames: frames), to: staged.staging + "/frames.csv")
+        try staged.commit()
+        return Summary(frames: frames, poses: scan.poses.filter { $0.problem == nil }.count, imuSamples: scan.imu.count)
+    }
+
+    private static func write(_ batch: DepthBatch, _ k: Int, into dir: String, _ o: Options, scratch: inout [UInt16]) throws {
+        let index = batch.firstIndex + k
+        let base = dir + "/" + String(format: "frame_%06d", index)
+        let w = batch.layout.width, h = batch.layout.height
+        func emit(_ mm: UnsafeBufferPointer<UInt16>) throws {
+            let data: Data
+            switch o.format {
+            case .png: data = try PNGImage.encode(gray16: mm, width: w, height: h)
+            case .npy: data = NPYArray.file(dtype: .uint16, rows: h, cols: w, elements: UnsafeRawBufferPointer(mm))
+            }
+            try data.write(to: URL(fileURLWithPath: base + "." + o.format.rawValue))
+        }
+        switch batch.format {
+        case .uint16Millimetres:
+            try emit(batch.millimetres(k))
+        case .float32Metres:
+            try scratch.withUnsafeMutableBufferPointer { s in
+                DepthConversion.millimetres(fromMetres: batch.metres(k), into: s, rounding: o.rounding)
+                try emit(UnsafeBufferPointer(s))
+            }
+        }
+    }
+
+    /// Usable poses as TUM lines (timestamp tx ty tz qx qy qz qw), depthpose convention.
+    /// Scans keyed by frame number use the frame number as the timestamp.
+    public static func trajectoryTUM(_ scan: any Scan) -> String {
+        var s = "# \(scan.name): camera-to-world, ARKit camera axes (x right, y up, looking along -z), world +y up\n"
+        s += "# timestamp tx ty tz qx qy qz qw\n"
+        for p in scan.poses where p.problem == nil {
+            let t = p.time ?? Double(p.key) ?? 0, q = p.pose.quaternion, x = p.pose.translation
+            s += String(format: "%.6f %.9f %.9f %.9f %.9f %.9f %.9f %.9f\n", t, x.x, x.y, x.z, q.x, q.y, q.z, q.w)
+        }
+        return s
+    }
+
+    /// IMU samples as CSV in Core Motion's device frame (g, rad/s, rad, uT); empty fields
+    /// where the capture app does not record a quantity.
+    public static func imuCSV(_ imu: [IMUSample]) -> String {
+        var s = "timestamp,rotation_rate_x,rotation_rate_y,rotation_rate_z,user_acceleration_x,user_acceleration_y,user_acceleration_z,"
+        s += "acceleration_x,acceleration_y,acceleration_z,gravity_x,gravity_y,gravity_z,magnetic_field_x,magnetic_field_y,magnetic_field_z,roll,pitch,yaw\n"
+        for m in imu {
+            let fields = [m.rotationRate, m.userAcceleration, m.acceleration, m.gravity, m.magneticField, m.attitude].map { v in
+                v.map { "\($0.x),\($0.y),\($0.z)" } ?? ",,"
+            }
+            s += String(format: "%.6f", m.time) + "," + fields.joined(separator: ",") + "\n"
+        }
+        return s
+    }
+
+    /// One row per depth frame: its timestamp, pose entry and IMU association.
+    public static func framesCSV(_ scan: any Scan, frames: Int) -> String {
+        var s = "frame,timestamp,pose_key,pose_usable,imu_timestamp,imu_offset_s\n"
+        for i in 0..<frames {
+            let info = scan.frameInfo(i)
+            let slot = scan.poseSlot(forFrame: i)
+            s += "\(i),\(info.timestamp.map { String(format: "%.6f", $0) } ?? ""),\(slot.map { scan.poses[$0].key } ?? ""),"
+            s += "\(info.pose != nil ? 1 : 0),\(info.imu.map { String(format: "%.6f", $0.time) } ?? ""),\(info.imuOffset.map { String(format: "%.6f", $0) } ?? "")\n"
+        }
+        return s
+    }
+}

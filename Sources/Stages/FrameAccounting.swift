@@ -1,0 +1,125 @@
+import ScanFormats
+
+/// Which depth frames, poses and IMU samples were paired, dropped or shared, and why —
+/// instead of silently truncating to the shortest stream as `zip()` would.
+public struct FrameAccounting: Sendable, Codable, Equatable {
+    /// How frames and poses were paired.
+    public var pairingRule: String
+    public var depthFrames: Int
+    public var poses: Int
+    /// Depth frames with a usable pose.
+    public var matched: Int
+    /// Depth frames with no pose entry at all.
+    public var depthWithoutPose: [IndexRange]
+    /// Depth frames whose pose entry is unusable (NaN, not rigid).
+    public var depthWithInvalidPose: [IndexRange]
+    /// Pose entries (by position in sorted order) with no depth frame.
+    public var posesWithoutDepth: [IndexRange]
+    public var imuSamples: Int
+    /// Frames with an IMU sample within the tolerance.
+    public var framesWithIMU: Int
+    public var framesWithoutIMU: [IndexRange]
+    /// Distinct samples used, and those used by more than one frame.
+    public var imuSamplesUsed: Int
+    public var imuSamplesShared: Int
+    public var imuTolerance: Double?
+    public var imuMaxAbsOffset: Double?
+    public var imuMedianAbsOffset: Double?
+
+    enum CodingKeys: String, CodingKey {
+        case pairingRule = "pairing_rule", depthFrames = "depth_frames", poses, matched
+        case depthWithoutPose = "depth_without_pose", depthWithInvalidPose = "depth_with_invalid_pose"
+        case posesWithoutDepth = "poses_without_depth", imuSamples = "imu_samples", framesWithIMU = "frames_with_imu"
+        case framesWithoutIMU = "frames_without_imu", imuSamplesUsed = "imu_samples_used", imuSamplesShared = "imu_samples_shared"
+        case imuTolerance = "imu_tolerance_s", imuMaxAbsOffset = "imu_max_abs_offset_s", imuMedianAbsOffset = "imu_median_abs_offset_s"
+    }
+
+    /// Accounts for `depthFrames` frames of `scan`.
+    public init(scan: any Scan, depthFrames: Int) {
+        self.depthFrames = depthFrames
+        poses = scan.poses.count
+        switch scan.layout {
+        case .arkitScanner:
+            pairingRule = (scan as? ARKitScan)?.posesKeyedByFrameNumber == true
+                ? "depth frame i <-> trans.json key i (keys are frame numbers)"
+                : "depth frame i <-> i-th trans.json entry in numeric timestamp order (depth.bin stores no timestamps)"
+        case .stray:
+            pairingRule = "depth/NNNNNN.png <-> odometry.csv row with frame NNNNNN"
+        }
+        var noPose: [Int] = [], invalid: [Int] = [], used = Set<Int>()
+        var withoutIMU: [Int] = [], offsets: [Double] = []
+        var imuUse: [Int: Int] = [:]
+        var matched = 0
+        let imuIndex = Dictionary(scan.imu.enumerated().map { ($1.time, $0) }, uniquingKeysWith: { a, _ in a })
+        for i in 0..<depthFrames {
+            if let s = scan.poseSlot(forFrame: i) {
+                used.insert(s)
+                if scan.poses[s].problem == nil { matched += 1 } else { invalid.append(i) }
+            } else { noPose.append(i) }
+            let info = scan.frameInfo(i)
+            if let sample = info.imu, let off = info.imuOffset {
+                offsets.append(abs(off))
+                imuUse[imuIndex[sample.time] ?? -1, default: 0] += 1
+            } else if !scan.imu.isEmpty { withoutIMU.append(i) }
+        }
+        self.matched = matched
+        depthWithoutPose = IndexRange.ranges(noPose)
+        depthWithInvalidPose = IndexRange.ranges(invalid)
+        posesWithoutDepth = IndexRange.ranges((0..<scan.poses.count).filter { !used.contains($0) })
+        imuSamples = scan.imu.count
+        framesWithIMU = offsets.count
+        framesWithoutIMU = IndexRange.ranges(withoutIMU)
+        imuSamplesUsed = imuUse.count
+        imuSamplesShared = imuUse.values.filter { $0 > 1 }.count
+        imuTolerance = scan.imu.isEmpty ? nil : IMUAssociation(times: scan.imu.map(\.time)).tolerance
+        offsets.sort()
+        imuMaxAbsOffset = offsets.last
+        imuMedianAbsOffset = offsets.isEmpty ? nil : offsets[offsets.count / 2]
+    }
+
+    /// The accounting as a text table.
+    public var table: String {
+        func list(_ r: [IndexRange]) -> String { r.isEmpty ? "" : r.map(\.description).joined(separator: ", ") }
+        let noPose = IndexRange.total(depthWithoutPose), bad = IndexRange.total(depthWithInvalidPose)
+        var rows: [[String]] = [["stream", "total", "matched", "unmatched", "detail"]]
+        var detail: [String] = []
+        if noPose > 0 { detail.append("no pose: frames \(list(depthWithoutPose))") }
+        if bad > 0 { detail.append("unusable pose: frames \(list(depthWithInvalidPose))") }
+        rows.append(["depth frames", "\(depthFrames)", "\(matched)", "\(depthFrames - matched)", detail.joined(separator: "; ")])
+        let orphan = IndexRange.total(posesWithoutDepth)
+        rows.append(["poses", "\(poses)", "\(poses - orphan)", "\(orphan)", orphan > 0 ? "no depth frame: entries \(list(posesWithoutDepth))" : ""])
+        if imuSamples > 0 {
+            var d = "nearest sample per frame within \(fmt(imuTolerance! * 1000)) ms"
+            if let m = imuMedianAbsOffset { d += "; |offset| median \(fmt(m * 1000)) ms, max \(fmt(imuMaxAbsOffset! * 1000)) ms" }
+            if !framesWithoutIMU.isEmpty { d += "; frames without IMU: \(list(framesWithoutIMU))" }
+            if imuSamplesShared > 0 { d += "; \(imuSamplesShared) samples serve several frames" }
+            rows.append(["IMU samples", "\(imuSamples)", "\(imuSamplesUsed)", "\(imuSamples - imuSamplesUsed)", d])
+        } else {
+            rows.append(["IMU samples", "0", "-", "-", "no IMU file"])
+        }
+        let widths = (0..<4).map { c in rows.map { $0[c].count }.max()! }
+        return "pairing: \(pairingRule)\n" + rows.map { r in
+            (0..<4).map { r[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ") + "  " + r[4]
+        }.joined(separator: "\n")
+    }
+
+    private func fmt(_ v: Double) -> String { String(format: "%.1f", v) }
+}
+
+/// A closed range of indices, e.g. frames 298-299.
+public struct IndexRange: Sendable, Codable, Equatable, CustomStringConvertible {
+    public var first: Int, last: Int
+    public var count: Int { last - first + 1 }
+    public var description: String { first == last ? "\(first)" : "\(first)-\(last)" }
+
+    /// Groups sorted indices into runs.
+    public static func ranges(_ sorted: [Int]) -> [IndexRange] {
+        var out: [IndexRange] = []
+        for i in sorted {
+            if let l = out.last, l.last + 1 == i { out[out.count - 1].last = i } else { out.append(IndexRange(first: i, last: i)) }
+        }
+        return out
+    }
+
+    public static func total(_ r: [IndexRange]) -> Int { r.reduce(0) { $0 + $1.count } }
+}

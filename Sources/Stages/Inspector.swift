@@ -1,0 +1,127 @@
+import Foundation
+import Geometry
+import IOSupport
+import ScanFormats
+
+/// The `inspect` report: format, depth variant, counts and pairing, timing, intrinsics,
+/// depth statistics and every problem found. Stable JSON (`version` bumps on change).
+public struct InspectReport: Sendable, Codable {
+    public static let currentVersion = 1
+    public var version = InspectReport.currentVersion
+    public var scan: String
+    public var name: String
+    public var layout: String
+    public var depth: DepthInfo
+    public var intrinsics: Intrinsics
+    public var timing: Timing?
+    public var accounting: FrameAccounting
+    public var depthStatistics: DepthSummary
+    public var problems: [ScanProblem]
+
+    public struct DepthInfo: Sendable, Codable {
+        public var encoding: String
+        public var evidence: [String]
+        public var width: Int, height: Int
+        public var sampleFormat: String
+        public var frames: Int
+        /// Frames fully decoded (less than `frames` when decoding stopped at an error).
+        public var decodedFrames: Int
+        enum CodingKeys: String, CodingKey {
+            case encoding, evidence, width, height, sampleFormat = "sample_format", frames, decodedFrames = "decoded_frames"
+        }
+    }
+
+    public struct Timing: Sendable, Codable {
+        public var firstTimestamp: Double, lastTimestamp: Double, duration: Double
+        public var frameRate: Double, medianInterval: Double, maxInterval: Double
+        /// Intervals longer than 1.5x the median (dropped frames).
+        public var gaps: Int
+        enum CodingKeys: String, CodingKey {
+            case firstTimestamp = "first_timestamp", lastTimestamp = "last_timestamp", duration, frameRate = "frame_rate"
+            case medianInterval = "median_interval", maxInterval = "max_interval", gaps
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version, scan, name, layout, depth, intrinsics, timing, accounting, depthStatistics = "depth_statistics", problems
+    }
+
+    /// True when an error-level problem was found.
+    public var hasErrors: Bool { problems.contains { $0.severity == .error } }
+}
+
+/// Builds `InspectReport`s: opens the scan leniently (bad sidecars become problems),
+/// decodes every depth frame once for statistics, and accounts for every frame.
+public enum Inspector {
+    public static func inspect(_ path: String, threads: Int = ProcessStats.cores) throws -> InspectReport {
+        let scan = try ScanOpener.open(path, strict: false)
+        var stats = DepthStatistics()
+        var streamProblem: ScanProblem?
+        do {
+            try scan.forEachDepthBatch(threads: threads) { stats.add($0, threads: threads) }
+        } catch let e as DepthPoseError {
+            streamProblem = ScanProblem(.error, "depth", "\(e); statistics cover the \(stats.frames) frames before it")
+        }
+        let decoded = stats.frames
+        // When decoding stopped early, count per-frame records from their prefixes if possible.
+        var frames = decoded
+        if streamProblem != nil, let a = scan as? ARKitScan, a.variant.isPerFrame,
+           let n = try? DepthStreamReader(file: a.depthFile, variant: a.variant, layout: a.depthLayout).countRecords() {
+            frames = n
+        }
+        var problems = scan.problems
+        if let streamProblem { problems.append(streamProblem) }
+        let summary = stats.summary
+        if summary.nanPixels + summary.infinitePixels + summary.negativePixels > 0 {
+            problems.append(ScanProblem(.warning, "depth", "\(summary.nanPixels) NaN, \(summary.infinitePixels) infinite and \(summary.negativePixels) negative samples (treated as no depth)"))
+        }
+        if summary.emptyFrames > 0 {
+            problems.append(ScanProblem(.warning, "depth", "\(summary.emptyFrames) frames have no valid depth: \(IndexRange.ranges(stats.emptyFrames).map(\.description).joined(separator: ", "))"))
+        }
+        let accounting = FrameAccounting(scan: scan, depthFrames: frames)
+        if accounting.depthFrames != accounting.poses && !scan.poses.isEmpty {
+            problems.append(ScanProblem(.warning, "pairing", "\(accounting.depthFrames) depth frames but \(accounting.poses) poses; see the accounting table (nothing is shifted)"))
+        }
+        let a = scan as? ARKitScan
+        let layoutName = a.map { "\(scan.layout.rawValue) (\($0.variant.rawValue))" } ?? scan.layout.rawValue
+        return InspectReport(
+            scan: path, name: scan.name, layout: layoutName,
+            depth: .init(encoding: scan.depthEncoding, evidence: scan.depthEvidence, width: scan.depthLayout.width,
+                         height: scan.depthLayout.height, sampleFormat: scan.depthFormat.rawValue, frames: frames, decodedFrames: decoded),
+            intrinsics: scan.intrinsics, timing: timing(scan, frames: frames), accounting: accounting,
+            depthStatistics: summary, problems: problems)
+    }
+
+    static func timing(_ scan: any Scan, frames: Int) -> InspectReport.Timing? {
+        let times = (0..<frames).compactMap { scan.frameInfo($0).timestamp }
+        guard times.count >= 2 else { return nil }
+        let gaps = zip(times.dropFirst(), times).map { $0 - $1 }.sorted()
+        let median = gaps[gaps.count / 2]
+        let duration = times.last! - times.first!
+        return .init(firstTimestamp: times.first!, lastTimestamp: times.last!, duration: duration,
+                     frameRate: Double(times.count - 1) / duration, medianInterval: median, maxInterval: gaps.last!,
+                     gaps: gaps.filter { $0 > 1.5 * median }.count)
+    }
+}
+
+extension InspectReport {
+    /// Human-readable rendering.
+    public var text: String {
+        func f(_ v: Double?, _ digits: Int = 3) -> String { v.map { String(format: "%.\(digits)f", $0) } ?? "-" }
+        var s = "scan        \(scan)\nname        \(name)\nlayout      \(layout)\n"
+        s += "depth       \(depth.width)x\(depth.height) \(depth.sampleFormat), \(depth.frames) frames (\(depth.encoding))\n"
+        for e in depth.evidence { s += "            - \(e)\n" }
+        s += "intrinsics  fx \(f(intrinsics.fx)) fy \(f(intrinsics.fy)) cx \(f(intrinsics.cx)) cy \(f(intrinsics.cy)) at \(intrinsics.width)x\(intrinsics.height)\n"
+        if let t = timing {
+            s += "time        \(f(t.firstTimestamp, 6)) .. \(f(t.lastTimestamp, 6)) s, duration \(f(t.duration)) s, \(f(t.frameRate, 2)) fps"
+            s += t.gaps > 0 ? ", \(t.gaps) gaps (max interval \(f(t.maxInterval)) s)\n" : "\n"
+        } else {
+            s += "time        no frame timestamps\n"
+        }
+        let d = depthStatistics
+        s += "depth stats valid \(f(d.validFraction * 100, 1))%, min \(f(d.min)) m, median \(f(d.median)) m, mean \(f(d.mean)) m, p95 \(f(d.p95)) m, max \(f(d.max)) m\n"
+        s += "\nframe accounting\n" + accounting.table + "\n"
+        s += "\nproblems    " + (problems.isEmpty ? "none\n" : "\(problems.count)\n" + problems.map { "  - \($0)" }.joined(separator: "\n") + "\n")
+        return s
+    }
+}

@@ -1,0 +1,41 @@
+import Geometry
+import ScanFormats
+
+/// Core Motion's device frame versus ARKit's camera frame (see DESIGN.md): camera axes in
+/// device terms are x_c = -y_d, y_c = x_d, z_c = z_d, so a vector maps as
+/// `v_cam = (-v_dev.y, v_dev.x, v_dev.z)` and back as `v_dev = (v_cam.y, -v_cam.x, v_cam.z)`.
+public enum DeviceMotion {
+    public static func cameraFromDevice(_ v: Vec3) -> Vec3 { Vec3(-v.y, v.x, v.z) }
+    public static func deviceFromCamera(_ v: Vec3) -> Vec3 { Vec3(v.y, -v.x, v.z) }
+
+    /// Standard gravity, m/s^2 per g.
+    public static let g = 9.80665
+
+    /// An IMU sample as Core Motion would report it on the path at time `t`: gravity
+    /// (world -y, in g), user acceleration (g), rotation rate (rad/s), a constant magnetic
+    /// field, and attitude as roll/pitch/yaw of the device relative to the world.
+    public static func sample(path: HandheldPath, at t: Double, clockOffset: Double, noise: inout SeededRandom) -> IMUSample {
+        let r = path.rotation(at: t)
+        let rt = r.transposed
+        let gravityCam = rt * Vec3(0, -1, 0)
+        let userCam = rt * (path.acceleration(at: t) / g)
+        let omegaCam = path.angularVelocity(at: t)
+        let magCam = rt * Vec3(0, -38.0, 21.0)
+        func jitter(_ s: Double) -> Vec3 { Vec3(noise.gaussian(), noise.gaussian(), noise.gaussian()) * s }
+        let dev = r * Matrix3(columns: Vec3(0, 1, 0), Vec3(-1, 0, 0), Vec3(0, 0, 1)) // world-from-device
+        let roll = atan2(dev[2, 1], dev[2, 2]), pitch = asin(max(-1, min(1, -dev[2, 0]))), yaw = atan2(dev[1, 0], dev[0, 0])
+        return IMUSample(time: t + clockOffset,
+                         rotationRate: deviceFromCamera(omegaCam) + jitter(0.002),
+                         userAcceleration: deviceFromCamera(userCam) + jitter(0.002),
+                         acceleration: deviceFromCamera(gravityCam + userCam) + jitter(0.002),
+                         gravity: deviceFromCamera(gravityCam),
+                         magneticField: deviceFromCamera(magCam) + jitter(0.3),
+                         attitude: Vec3(roll, pitch, yaw))
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

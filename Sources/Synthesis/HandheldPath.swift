@@ -1,0 +1,83 @@
+import Geometry
+
+/// A smooth handheld camera path through the room: the operator walks an ellipse at
+/// walking-scan speed (0.3 m/s, at most 90% of a lap), looking outward at the walls and
+/// furniture, with sway of the yaw, pitch, roll and a small hand tremor. Camera-to-world
+/// poses in ARKit convention (camera looks along -z, world +y up).
+public struct HandheldPath: Sendable {
+    public let duration: Double
+    private let phases: [Double]
+    private let start: Double
+    private let sweep: Double
+
+    public static let walkingSpeed = 0.3
+    static let radii = (x: 1.1, z: 0.8)
+
+    public init(seed: UInt64, duration: Double) {
+        var rng = SeededRandom(seed: seed, stream: 0xCA11)
+        phases = (0..<12).map { _ in rng.uniform(0 ... 2 * .pi) }
+        start = rng.uniform(0 ... 2 * .pi)
+        self.duration = duration
+        let meanRadius = (Self.radii.x + Self.radii.z) / 2
+        sweep = min(0.9 * 2 * .pi, Self.walkingSpeed * duration / meanRadius)
+    }
+
+    /// Angle along the ellipse at time `t` (smooth start and stop).
+    private func angle(_ t: Double) -> Double {
+        let s = max(0, min(1, t / max(duration, 1e-9)))
+        return start + sweep * (s - sin(2 * .pi * s) / (2 * .pi))
+    }
+
+    private func wave(_ t: Double, _ k: Int, _ hz: Double) -> Double { sin(2 * .pi * hz * t + phases[k]) }
+
+    public func position(at t: Double) -> Vec3 {
+        let a = angle(t)
+        return Vec3(Self.radii.x * cos(a) + 0.01 * wave(t, 0, 1.3) + 0.004 * wave(t, 1, 3.1),
+                    1.35 + 0.03 * wave(t, 2, 0.4) + 0.004 * wave(t, 3, 2.3),
+                    Self.radii.z * sin(a) + 0.01 * wave(t, 4, 1.1) + 0.004 * wave(t, 5, 2.9))
+    }
+
+    public func rotation(at t: Double) -> Matrix3 {
+        let a = angle(t) + 0.45 * wave(t, 6, 0.07)
+        let forward = Vec3(cos(a), 0, sin(a))
+        let yaw = atan2(-forward.x, -forward.z)
+        let pitch = -0.3 + 0.12 * wave(t, 7, 0.05) + 0.01 * wave(t, 8, 1.7)
+        let roll = 0.04 * wave(t, 9, 0.11) + 0.008 * wave(t, 10, 2.1)
+        return Matrix3.rotation(axis: Vec3(0, 1, 0), angle: yaw) * Matrix3.rotation(axis: Vec3(1, 0, 0), angle: pitch)
+            * Matrix3.rotation(axis: Vec3(0, 0, 1), angle: roll)
+    }
+
+    public func pose(at t: Double) -> Pose { Pose(rotation: rotation(at: t), translation: position(at: t)) }
+
+    /// Path length in metres between times 0 and `t` (numerical, 1 ms steps).
+    public func pathLength(to t: Double) -> Double {
+        let steps = max(1, Int(t / 0.001))
+        var total = 0.0, prev = position(at: 0)
+        for k in 1...steps {
+            let p = position(at: t * Double(k) / Double(steps))
+            total += length(p - prev); prev = p
+        }
+        return total
+    }
+
+    /// Angular velocity in the camera frame (rad/s), from `R^T dR/dt`.
+    public func angularVelocity(at t: Double) -> Vec3 {
+        let h = 1e-4
+        let r = rotation(at: t), dr = (rotation(at: t + h).rowMajor, rotation(at: t - h).rowMajor)
+        let d = Matrix3(rowMajor: zip(dr.0, dr.1).map { ($0 - $1) / (2 * h) })
+        let w = r.transposed * d  // skew-symmetric
+        return Vec3((w[2, 1] - w[1, 2]) / 2, (w[0, 2] - w[2, 0]) / 2, (w[1, 0] - w[0, 1]) / 2)
+    }
+
+    /// Linear acceleration in the world frame (m/s^2).
+    public func acceleration(at t: Double) -> Vec3 {
+        let h = 1e-3
+        return (position(at: t + h) - 2 * position(at: t) + position(at: t - h)) / (h * h)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

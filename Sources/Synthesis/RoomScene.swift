@@ -1,0 +1,115 @@
+import Geometry
+
+/// A furnished room in ARKit world coordinates (metres, +y up, floor at y = 0): the
+/// walls, floor and ceiling of an axis-aligned box, boxes (furniture), spheres and
+/// vertical cylinders (curved objects). Ray casting returns the nearest hit.
+public struct RoomScene: Sendable, Codable, Equatable {
+    public struct Box: Sendable, Codable, Equatable { public var name: String; public var min: [Double]; public var max: [Double] }
+    public struct Sphere: Sendable, Codable, Equatable { public var name: String; public var centre: [Double]; public var radius: Double }
+    /// Vertical cylinder standing on `base` (its lowest point's centre).
+    public struct Cylinder: Sendable, Codable, Equatable { public var name: String; public var base: [Double]; public var radius: Double; public var height: Double }
+
+    /// Inside of the room: walls at min/max x and z, floor at min y, ceiling at max y.
+    public var roomMin: [Double]
+    public var roomMax: [Double]
+    public var boxes: [Box]
+    public var spheres: [Sphere]
+    public var cylinders: [Cylinder]
+
+    /// The default furnished room, with furniture positions jittered by `seed`.
+    public static func furnished(seed: UInt64) -> RoomScene {
+        var rng = SeededRandom(seed: seed, stream: 0xF00D)
+        func j(_ s: Double = 0.1) -> Double { rng.uniform(-s ... s) }
+        let cab = j(), sofa = j(), table = j(), ball = j(0.05), bin = j(0.05)
+        return RoomScene(
+            roomMin: [-2.6, 0, -2.1], roomMax: [2.6, 2.6, 2.1],
+            boxes: [
+                Box(name: "cabinet", min: [-2.6, 0, -0.6 + cab], max: [-2.1, 1.9, 0.6 + cab]),
+                Box(name: "sofa", min: [1.2 + sofa, 0, -2.1], max: [2.6, 0.45, -1.2]),
+                Box(name: "sofa back", min: [1.2 + sofa, 0.45, -2.1], max: [2.6, 0.9, -1.85]),
+                Box(name: "table", min: [-0.5 + table, 0.7, 1.0], max: [0.6 + table, 0.76, 1.7]),
+                Box(name: "table base", min: [-0.05 + table, 0, 1.3], max: [0.15 + table, 0.7, 1.4]),
+                Box(name: "box on table", min: [0.1 + table, 0.76, 1.15], max: [0.4 + table, 0.98, 1.4]),
+            ],
+            spheres: [Sphere(name: "ball", centre: [1.4 + ball, 0.3, 1.2], radius: 0.3)],
+            cylinders: [Cylinder(name: "pillar", base: [-1.7 + bin, 0, -1.6], radius: 0.22, height: 2.6)])
+    }
+
+    /// Distance along `dir` (not necessarily unit) from `origin` to the first surface, in
+    /// units of |dir|, and the surface normal there (unit, facing any way).
+    public func cast(origin o: Vec3, direction d: Vec3) -> (t: Double, normal: Vec3) {
+        var best = Double.infinity, normal = Vec3.zero
+        // Room: the ray leaves the box through the nearest exit plane.
+        for axis in 0..<3 where d[axis] != 0 {
+            let plane = d[axis] > 0 ? roomMax[axis] : roomMin[axis]
+            let t = (plane - o[axis]) / d[axis]
+            if t > 0 && t < best { best = t; normal = .zero; normal[axis] = 1 }
+        }
+        for b in boxes {
+            var tNear = -Double.infinity, tFar = Double.infinity, hitAxis = 0
+            var miss = false
+            for axis in 0..<3 {
+                if d[axis] == 0 {
+                    if o[axis] < b.min[axis] || o[axis] > b.max[axis] { miss = true; break }
+                    continue
+                }
+                var t0 = (b.min[axis] - o[axis]) / d[axis], t1 = (b.max[axis] - o[axis]) / d[axis]
+                if t0 > t1 { swap(&t0, &t1) }
+                if t0 > tNear { tNear = t0; hitAxis = axis }
+                tFar = min(tFar, t1)
+            }
+            if !miss && tNear <= tFar && tNear > 0 && tNear < best {
+                best = tNear; normal = .zero; normal[hitAxis] = 1
+            }
+        }
+        for s in spheres {
+            let c = Vec3(s.centre[0], s.centre[1], s.centre[2]), oc = o - c
+            let a = dot(d, d), bq = dot(oc, d), cq = dot(oc, oc) - s.radius * s.radius
+            let disc = bq * bq - a * cq
+            if disc >= 0 {
+                let t = (-bq - disc.squareRoot()) / a
+                if t > 0 && t < best { best = t; normal = (oc + t * d) / s.radius }
+            }
+        }
+        for c in cylinders {
+            let ox = o.x - c.base[0], oz = o.z - c.base[2]
+            let a = d.x * d.x + d.z * d.z, bq = ox * d.x + oz * d.z, cq = ox * ox + oz * oz - c.radius * c.radius
+            let disc = bq * bq - a * cq
+            if a > 0 && disc >= 0 {
+                let t = (-bq - disc.squareRoot()) / a
+                let y = o.y + t * d.y
+                if t > 0 && t < best && y >= c.base[1] && y <= c.base[1] + c.height {
+                    best = t; normal = Vec3(ox + t * d.x, 0, oz + t * d.z) / c.radius
+                }
+            }
+        }
+        return (best, normal)
+    }
+
+    /// Distance from a world point to the nearest surface of the scene (for checking
+    /// reconstructed points against the truth).
+    public func distanceToSurface(_ p: Vec3) -> Double {
+        var best = Double.infinity
+        for axis in 0..<3 { best = min(best, abs(p[axis] - roomMin[axis]), abs(p[axis] - roomMax[axis])) }
+        for b in boxes {
+            let lo = Vec3(b.min[0], b.min[1], b.min[2]), hi = Vec3(b.max[0], b.max[1], b.max[2])
+            let q = Vec3(max(lo.x - p.x, 0, p.x - hi.x), max(lo.y - p.y, 0, p.y - hi.y), max(lo.z - p.z, 0, p.z - hi.z))
+            let outside = length(q)
+            let inside = min(p.x - lo.x, hi.x - p.x, p.y - lo.y, hi.y - p.y, p.z - lo.z, hi.z - p.z)
+            best = min(best, outside > 0 ? outside : inside)
+        }
+        for s in spheres { best = min(best, abs(length(p - Vec3(s.centre[0], s.centre[1], s.centre[2])) - s.radius)) }
+        for c in cylinders {
+            let r = length(Vec3(p.x - c.base[0], 0, p.z - c.base[2]))
+            let dy = max(c.base[1] - p.y, 0, p.y - c.base[1] - c.height)
+            best = min(best, (pow(abs(r - c.radius), 2) + dy * dy).squareRoot())
+        }
+        return best
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -1,0 +1,174 @@
+import Foundation
+import Geometry
+import IOSupport
+import ScanFormats
+
+/// Options of `depthpose synth`.
+public struct SynthOptions: Sendable {
+    public enum Layout: String, Sendable, CaseIterable { case lz4, deflate, wholefile, stray }
+    public var frames = 300
+    public var fps = 30.0
+    public var seed: UInt64 = 1
+    /// Written poses drift by this many metres per metre travelled (plus yaw, see `DriftModel`).
+    public var drift = 0.0
+    public var gestures = 0
+    public var layout = Layout.lz4
+    public var width = 256, height = 192
+    /// First frame's timestamp (seconds since boot).
+    public var startTime = 18966.0
+    public var imuRate = 100.0
+    public var noise = true
+    public var threads = ProcessStats.cores
+    public init() {}
+
+    var variant: DepthVariant? {
+        switch layout {
+        case .lz4: return .lz4
+        case .deflate: return .deflate
+        case .wholefile: return .wholeFile
+        case .stray: return nil
+        }
+    }
+}
+
+/// The drift injected into written poses: after `s` metres of travel the written pose is
+/// `Ry(yawPerMetre * rate * s) * truth` shifted by `rate * s * direction` (world frame).
+/// Yaw is the direction visual-inertial odometry drifts in; gravity stays observable.
+public struct DriftModel: Sendable {
+    public var rate: Double
+    public static let direction = normalize(Vec3(0.8, 0, 0.6))
+    public static let yawPerMetre = 0.5
+
+    public func apply(_ truth: Pose, travelled s: Double) -> Pose {
+        let d = Pose(rotation: Matrix3.rotation(axis: Vec3(0, 1, 0), angle: Self.yawPerMetre * rate * s),
+                     translation: rate * s * Self.direction)
+        return d * truth
+    }
+}
+
+/// What `synth` wrote.
+public struct SynthSummary: Sendable {
+    public var directory: String
+    public var frames: Int
+    public var pathLength: Double
+    public var gestureEvents: [GestureScript.Event]
+}
+
+/// Generates a deterministic synthetic scan with ground truth (see README "synth").
+public enum Synthesizer {
+    /// Colour intrinsics of the virtual camera (an iPhone-like 1920x1440 stream).
+    public static let colourIntrinsics = Intrinsics(fx: 1456.2087, fy: 1456.2087, cx: 962.67816, cy: 717.8443, width: 1920, height: 1440)
+
+    public static func write(_ o: SynthOptions, to directory: String) throws -> SynthSummary {
+        precondition(o.frames > 0 && o.fps > 0 && o.width > 0 && o.height > 0)
+        let staged = try AtomicOutput.StagedDirectory(target: directory)
+        let dir = staged.staging
+        let duration = Double(o.frames) / o.fps
+        let path = HandheldPath(seed: o.seed, duration: duration)
+        let scene = RoomScene.furnished(seed: o.seed)
+        let kDepth = colourIntrinsics.scaled(toWidth: o.width, height: o.height)
+        var renderer = DepthRenderer(scene: scene, intrinsics: kDepth, seed: o.seed)
+        renderer.addNoise = o.noise
+        if !o.noise { renderer.dropoutRate = 0 }
+        let gestures = GestureScript(count: o.gestures, duration: duration, seed: o.seed)
+        let drift = DriftModel(rate: o.drift)
+        let layout = DepthFrameLayout(width: o.width, height: o.height)
+
+        // Truth and written poses, and travelled distance per frame.
+        var truth: [Pose] = [], written: [Pose] = [], times: [Double] = []
+        var travelled = 0.0, prev = path.position(at: 0)
+        for i in 0..<o.frames {
+            let t = Double(i) / o.fps
+            let p = path.pose(at: t)
+            travelled += length(p.translation - prev); prev = p.translation
+            truth.append(p); written.append(drift.apply(p, travelled: travelled)); times.append(t)
+        }
+
+        // Depth, in parallel batches appended in order.
+        let arkit = try o.variant.map { try ARKitScanWriter(directory: dir, variant: $0, layout: layout) }
+        let stray = o.variant == nil ? try StrayScanWriter(directory: dir, layout: layout) : nil
+        let batch = 32
+        var encoded = [[UInt8]](repeating: [], count: batch)
+        var failures = [String?](repeating: nil, count: batch)
+        for start in stride(from: 0, to: o.frames, by: batch) {
+            let n = min(batch, o.frames - start)
+            encoded.withUnsafeMutableBufferPointer { enc in
+                failures.withUnsafeMutableBufferPointer { fail in
+                    let enc = UncheckedSendable(enc), fail = UncheckedSendable(fail)
+                    parallelFor(n, threads: o.threads) { k in
+                        let i = start + k
+                        var depth = [Float](repeating: 0, count: layout.pixels)
+                        var conf = [UInt8](repeating: 0, count: layout.pixels)
+                        depth.withUnsafeMutableBufferPointer { d in conf.withUnsafeMutableBufferPointer { c in
+                            renderer.render(index: i, pose: truth[i], occluder: gestures.occluder(at: times[i]), depth: d, confidence: c)
+                        } }
+                        if let v = o.variant {
+                            enc.value[k] = depth.withUnsafeBufferPointer { ARKitScanWriter.encode(metres: $0, variant: v) }
+                        } else {
+                            do { try depth.withUnsafeBufferPointer { try stray!.writeFrame(index: i, metres: $0, confidence: conf) } } catch {
+                                fail.value[k] = "\(error)"
+                            }
+                        }
+                    }
+                }
+            }
+            if let f = failures[0..<n].compactMap({ $0 }).first { throw IOError.cannotWrite(path: dir, reason: f) }
+            if let arkit { for k in 0..<n { try arkit.append(encoded: encoded[k]) } }
+        }
+
+        // IMU on its own clock, never equal to frame times.
+        var imuNoise = SeededRandom(seed: o.seed, stream: 0x1A0)
+        let imuCount = Int((duration + 0.4) * o.imuRate)
+        let imu = (0..<imuCount).map { k in
+            DeviceMotion.sample(path: path, at: -0.2 + Double(k) / o.imuRate + 0.0031, clockOffset: o.startTime, noise: &imuNoise)
+        }
+
+        let keys = times.map { String(format: "%.6f", o.startTime + $0) }
+        if let arkit {
+            try arkit.finish(sceneName: URL(fileURLWithPath: directory).lastPathComponent, colorSize: (1920, 1440),
+                             colourIntrinsics: colourIntrinsics, poses: zip(keys, written).map { ($0, $1) },
+                             perFrameIntrinsics: nil, imu: imu)
+        } else {
+            try stray!.finish(colourIntrinsics: colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu)
+        }
+
+        // Ground truth.
+        var tum = "# depthpose synth ground truth: timestamp tx ty tz qx qy qz qw (camera-to-world, ARKit camera axes)\n"
+        for (t, p) in zip(times, truth) {
+            let q = p.quaternion, x = p.translation
+            tum += String(format: "%.6f %.9f %.9f %.9f %.9f %.9f %.9f %.9f\n", o.startTime + t, x.x, x.y, x.z, q.x, q.y, q.z, q.w)
+        }
+        try Data(tum.utf8).write(to: URL(fileURLWithPath: dir + "/groundtruth.tum"))
+        let events = gestures.events(fps: o.fps, startTime: o.startTime, frames: o.frames)
+        try writeJSON(GestureTruth(version: 1, events: events), to: dir + "/gestures_truth.json")
+        try writeJSON(SceneTruth(version: 1, generator: "depthpose synth", seed: o.seed, frames: o.frames, fps: o.fps,
+                                 layout: o.layout.rawValue, startTime: o.startTime, drift: o.drift,
+                                 driftDirection: [DriftModel.direction.x, DriftModel.direction.y, DriftModel.direction.z],
+                                 driftYawPerMetre: DriftModel.yawPerMetre, pathLength: travelled,
+                                 noiseSigma: [renderer.noise.a, renderer.noise.b, renderer.noise.c], noise: o.noise,
+                                 maxRange: renderer.maxRange, dropoutRate: renderer.dropoutRate,
+                                 depthIntrinsics: kDepth, scene: scene), to: dir + "/scene.json")
+        try staged.commit()
+        return SynthSummary(directory: directory, frames: o.frames, pathLength: travelled, gestureEvents: events)
+    }
+
+    struct GestureTruth: Codable { var version: Int; var events: [GestureScript.Event] }
+
+    /// `scene.json`: everything needed to check a reconstruction against the truth.
+    public struct SceneTruth: Codable, Sendable {
+        public var version: Int
+        public var generator: String
+        public var seed: UInt64, frames: Int, fps: Double, layout: String, startTime: Double
+        public var drift: Double, driftDirection: [Double], driftYawPerMetre: Double, pathLength: Double
+        /// sigma(d) = a + b d + c d^2.
+        public var noiseSigma: [Double], noise: Bool, maxRange: Double, dropoutRate: Double
+        public var depthIntrinsics: Intrinsics
+        public var scene: RoomScene
+    }
+
+    static func writeJSON<T: Encodable>(_ value: T, to path: String) throws {
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try enc.encode(value).write(to: URL(fileURLWithPath: path))
+    }
+}

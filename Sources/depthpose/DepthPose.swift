@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import IOSupport
+
+/// The `depthpose` command tree.
+@main
+struct DepthPose: ParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "depthpose",
+        abstract: "Offline depth and pose analytics for iPhone LiDAR scans.",
+        discussion: """
+        Exit codes: 0 success, 3 some scans of a batch failed, 64 bad command line, \
+        65 malformed input data, 66 missing input, 70 internal error, 73 cannot create output, 74 I/O error.
+        """,
+        version: version,
+        subcommands: [InspectCommand.self, DecodeCommand.self, SynthCommand.self, BenchCommand.self])
+
+    /// Runs the command; known failures print one line and exit with their documented code.
+    static func main() {
+        let command: ParsableCommand
+        do { command = try parseAsRoot() } catch { exit(withError: error) }
+        do {
+            var c = command
+            try c.run()
+        } catch let e as DepthPoseError {
+            FileHandle.standardError.write(Data("depthpose: error: \(e)\n".utf8))
+            Foundation.exit(e.exitStatus.rawValue)
+        } catch let e as ExitCode {
+            exit(withError: e)
+        } catch let e as CleanExit {
+            exit(withError: e)
+        } catch {
+            FileHandle.standardError.write(Data("depthpose: internal error: \(error)\n".utf8))
+            Foundation.exit(ExitStatus.software.rawValue)
+        }
+    }
+}
+
+/// Options shared by the stages that decode depth.
+struct ThreadOptions: ParsableArguments {
+    @Option(name: [.customShort("j"), .long], help: "Worker threads (default: all cores).")
+    var threads: Int = ProcessStats.cores
+
+    func validate() throws {
+        guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
+    }
+}
+
+/// Writes `text` to standard output.
+func emit(_ text: String) {
+    FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+}
+
+/// Pretty, key-sorted JSON of `value`.
+func jsonText<T: Encodable>(_ value: T) throws -> String {
+    let enc = JSONEncoder()
+    enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    enc.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+    return String(decoding: try enc.encode(value), as: UTF8.self)
+}
