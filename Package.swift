@@ -56,6 +56,6 @@ let package = Package(
         .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "TestSupport"]),
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "depthpose"]),
     ]
 )

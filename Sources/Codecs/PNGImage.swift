@@ -6,6 +6,9 @@ public enum PNGImage {
     /// Header fields of a PNG.
     public struct Info: Equatable, Sendable {
         public var width: Int, height: Int, bitDepth: Int, isGray: Bool
+        public init(width: Int, height: Int, bitDepth: Int, isGray: Bool) {
+            self.width = width; self.height = height; self.bitDepth = bitDepth; self.isGray = isGray
+        }
     }
 
     /// Encodes 16-bit grayscale samples (row-major, top row first) as a PNG file's bytes.

@@ -109,6 +109,7 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
 /// A closed range of indices, e.g. frames 298-299.
 public struct IndexRange: Sendable, Codable, Equatable, CustomStringConvertible {
     public var first: Int, last: Int
+    public init(first: Int, last: Int) { self.first = first; self.last = last }
     public var count: Int { last - first + 1 }
     public var description: String { first == last ? "\(first)" : "\(first)-\(last)" }
 

@@ -36,6 +36,7 @@ public struct SynthOptions: Sendable {
 /// Yaw is the direction visual-inertial odometry drifts in; gravity stays observable.
 public struct DriftModel: Sendable {
     public var rate: Double
+    public init(rate: Double) { self.rate = rate }
     public static let direction = normalize(Vec3(0.8, 0, 0.6))
     public static let yawPerMetre = 0.5
 

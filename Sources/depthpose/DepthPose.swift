@@ -27,10 +27,8 @@ struct DepthPose: ParsableCommand {
         } catch let e as DepthPoseError {
             FileHandle.standardError.write(Data("depthpose: error: \(e)\n".utf8))
             Foundation.exit(e.exitStatus.rawValue)
-        } catch let e as ExitCode {
-            exit(withError: e)
-        } catch let e as CleanExit {
-            exit(withError: e)
+        } catch where error is ExitCode || error is CleanExit || String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") {
+            exit(withError: error)  // help, version, usage errors and explicit exit codes
         } catch {
             FileHandle.standardError.write(Data("depthpose: internal error: \(error)\n".utf8))
             Foundation.exit(ExitStatus.software.rawValue)

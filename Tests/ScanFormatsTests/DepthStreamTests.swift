@@ -1,0 +1,174 @@
+import Codecs
+import IOSupport
+import ScanFormats
+import Synthesis
+import TestSupport
+import XCTest
+
+/// Reads every depth frame of a scan as millimetres (nearest rounding for float variants).
+func allMillimetres(_ scan: any Scan, threads: Int = 2) throws -> [[UInt16]] {
+    var out: [[UInt16]] = []
+    try scan.forEachDepthBatch(threads: threads) { b in
+        for k in 0..<b.count {
+            if b.format == .uint16Millimetres { out.append(Array(b.millimetres(k))) } else {
+                var mm = [UInt16](repeating: 0, count: b.layout.pixels)
+                mm.withUnsafeMutableBufferPointer { DepthConversion.millimetres(fromMetres: b.metres(k), into: $0) }
+                out.append(mm)
+            }
+        }
+    }
+    return out
+}
+
+final class DepthVariantTests: XCTestCase {
+    func testEachVariantIsDetectedAndDecodesToTheSameDepth() throws {
+        var decoded: [SynthOptions.Layout: [[UInt16]]] = [:]
+        for layout in SynthOptions.Layout.allCases {
+            let dir = try TestSupport.synthScan(layout: layout, frames: 70)
+            let scan = try ScanOpener.open(dir)
+            XCTAssertEqual(try scan.depthFrameCount(), 70)
+            if let a = scan as? ARKitScan {
+                XCTAssertEqual(a.variant.rawValue, ["lz4": "lz4-uint16", "deflate": "deflate-float32", "wholefile": "wholefile-deflate-float32"][layout.rawValue])
+            }
+            decoded[layout] = try allMillimetres(scan)
+            XCTAssertEqual(decoded[layout]?.count, 70)
+        }
+        // Same seed, same depth: every variant and the Stray PNGs hold identical millimetres.
+        for layout in SynthOptions.Layout.allCases { XCTAssertEqual(decoded[layout], decoded[.lz4], "\(layout)") }
+    }
+
+    func testOneAndTwoThreadsGiveTheSameFrames() throws {
+        let dir = try TestSupport.synthScan(layout: .deflate, frames: 70)
+        let scan = try ScanOpener.open(dir)
+        XCTAssertEqual(try allMillimetres(scan, threads: 1), try allMillimetres(scan, threads: 2))
+    }
+
+    func testDetectionEvidenceNamesTheTest() throws {
+        let scan = try ScanOpener.open(try TestSupport.synthScan(layout: .wholefile, frames: 3)) as! ARKitScan
+        XCTAssertTrue(scan.detection.evidence.joined().contains("raw deflate stream"), "\(scan.detection.evidence)")
+    }
+}
+
+final class DepthBadInputTests: XCTestCase {
+    private func damaged(_ layout: SynthOptions.Layout = .lz4, _ edit: (inout [UInt8]) -> Void) throws -> String {
+        let dir = try TestSupport.synthScan(layout: layout, frames: 6)
+        var b = TestSupport.read(dir + "/depth.bin")
+        edit(&b)
+        TestSupport.write(b, dir + "/depth.bin")
+        return dir
+    }
+
+    /// Opens and decodes every frame; returns the error's text.
+    private func failure(_ dir: String) -> (String, ExitStatus?) {
+        do {
+            let scan = try ScanOpener.open(dir)
+            try scan.forEachDepthBatch(threads: 2) { _ in }
+        } catch {
+            return ("\(error)", (error as? DepthPoseError)?.exitStatus)
+        }
+        XCTFail("expected an error for \(dir)")
+        return ("", nil)
+    }
+
+    func testTruncatedFile() throws {
+        let dir = try damaged { b in b.removeLast(100) }
+        let (msg, status) = failure(dir)
+        XCTAssertTrue(msg.contains("frame 5"), msg)
+        XCTAssertTrue(msg.contains("truncated: size prefix promises"), msg)
+        XCTAssertTrue(msg.contains("byte offset"), msg)
+        XCTAssertEqual(status, .dataError)
+    }
+
+    func testZeroAndHugePrefixes() throws {
+        for (value, text) in [(UInt32(0), "size prefix is 0"), (UInt32(1) << 31, "size prefix 2147483648 exceeds")] {
+            var at = 0
+            let dir = try damaged { b in
+                let r = TestSupport.records(b)
+                at = r[2].offset
+                b.replaceSubrange(at ..< at + 4, with: TestSupport.le32(value))
+            }
+            let (msg, _) = failure(dir)
+            XCTAssertTrue(msg.contains(text), msg)
+            XCTAssertTrue(msg.contains("frame 2 (byte offset \(at))"), msg)
+        }
+    }
+
+    func testStrayBytesAfterLastFrame() throws {
+        let (msg, _) = failure(try damaged { $0 += [1, 2] })
+        XCTAssertTrue(msg.contains("2 stray bytes"), msg)
+    }
+
+    func testCorruptLZ4Block() throws {
+        let dir = try damaged { b in
+            let r = TestSupport.records(b)[3]
+            for i in r.offset + 4 ..< r.offset + 4 + 64 { b[i] = 0xFF }  // tokens claiming huge literal runs
+        }
+        let (msg, _) = failure(dir)
+        XCTAssertTrue(msg.contains("frame 3"), msg)
+        XCTAssertTrue(msg.contains("LZ4"), msg)
+    }
+
+    func testCorruptDeflateFrame() throws {
+        let dir = try damaged(.deflate) { b in
+            let r = TestSupport.records(b)[4]
+            for i in r.offset + 4 ..< r.offset + 4 + 32 { b[i] = 0xFF }
+        }
+        let (msg, _) = failure(dir)
+        XCTAssertTrue(msg.contains("frame 4"), msg)
+        XCTAssertTrue(msg.contains("deflate"), msg)
+    }
+
+    func testFrameOfWrongSize() throws {
+        // Frame 1 replaced by a valid LZ4 block holding only half a frame.
+        let dir = try damaged { b in
+            let r = TestSupport.records(b)[1]
+            let half = [UInt16](repeating: 1000, count: 64 * 48 / 2).withUnsafeBytes { LZ4Block.compress($0) }
+            b.replaceSubrange(r.offset ..< r.offset + 4 + r.size, with: TestSupport.le32(UInt32(half.count)) + half)
+        }
+        let (msg, _) = failure(dir)
+        XCTAssertTrue(msg.contains("frame 1"), msg)
+        XCTAssertTrue(msg.contains("expected 6144 bytes"), msg)
+    }
+
+    func testMetadataSizeDisagreesWithData() throws {
+        let dir = try TestSupport.synthScan(layout: .lz4, frames: 3)
+        let meta = TestSupport.readText(dir + "/metadata.json").replacingOccurrences(of: "\"depth_width\": \"64\"", with: "\"depth_width\": \"32\"")
+        TestSupport.writeText(meta, dir + "/metadata.json")
+        let (msg, _) = failure(dir)
+        XCTAssertTrue(msg.contains("metadata.json"), msg)
+        XCTAssertTrue(msg.contains("6144 bytes"), msg)  // what the data really holds
+    }
+
+    func testWholeFileTruncatedAndPartialFrame() throws {
+        let cut = try damaged(.wholefile) { b in b.removeLast(b.count / 2) }
+        XCTAssertTrue(failure(cut).0.contains("final block"), failure(cut).0)
+
+        // A stream holding 2.5 frames: the half frame is an error naming frame 2.
+        let dir = try TestSupport.synthScan(layout: .wholefile, frames: 1)
+        let floats = [Float](repeating: 1.5, count: 64 * 48 * 5 / 2)
+        var z: [UInt8] = []
+        let w = DeflateStreamWriter { z += $0 }
+        try floats.withUnsafeBytes { try w.write($0) }
+        try w.finish()
+        TestSupport.write(z, dir + "/depth.bin")
+        let (msg, _) = failure(dir)
+        XCTAssertTrue(msg.contains("ends inside frame 2"), msg)
+    }
+
+    func testGarbageFileIsNotGuessed() throws {
+        let dir = try damaged { b in b = (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) } }
+        let (msg, _) = failure(dir)
+        XCTAssertTrue(msg.contains("unrecognised depth.bin"), msg)
+    }
+
+    func testEmptyDepthFile() throws {
+        let (msg, _) = failure(try damaged { $0 = [] })
+        XCTAssertTrue(msg.contains("empty"), msg)
+    }
+
+    func testAllocationIsBoundedByFrameSize() throws {
+        // A prefix of 2^31 must be rejected before any read of that size.
+        let layout = DepthFrameLayout(width: 256, height: 192)
+        XCTAssertLessThan(layout.maxCompressedFrameBytes, 256 * 192 * 4 + 4096)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Geometry
+import ScanFormats
+import Synthesis
+import TestSupport
+import XCTest
+
+final class SynthesisTests: XCTestCase {
+    func testSameSeedSameBytesDifferentSeedDifferentScan() throws {
+        let a = try TestSupport.synthScan(layout: .deflate, frames: 5, seed: 3)
+        let b = try TestSupport.synthScan(layout: .deflate, frames: 5, seed: 3) { $0.threads = 1 }
+        let c = try TestSupport.synthScan(layout: .deflate, frames: 5, seed: 4)
+        for f in ["depth.bin", "trans.json", "imu.json", "groundtruth.tum", "scene.json"] {
+            XCTAssertEqual(TestSupport.read(a + "/" + f), TestSupport.read(b + "/" + f), f)
+        }
+        XCTAssertNotEqual(TestSupport.read(a + "/depth.bin"), TestSupport.read(c + "/depth.bin"))
+    }
+
+    func testRayCastDistanceToWall() {
+        let scene = RoomScene.furnished(seed: 1)
+        // From the room centre at 1.35 m height looking along -y: the floor, 1.35 m away.
+        let hit = scene.cast(origin: Vec3(0, 1.35, 0), direction: Vec3(0, -1, 0))
+        XCTAssertEqual(hit.t, 1.35, accuracy: 1e-12)
+        XCTAssertEqual(abs(hit.normal.y), 1)
+        // Along +x, the right wall at x = 2.6 (nothing in between at this height).
+        XCTAssertEqual(scene.cast(origin: Vec3(0, 2.2, 0), direction: Vec3(1, 0, 0)).t, 2.6, accuracy: 1e-12)
+        // A sphere hit along the line to its centre.
+        let s = scene.spheres[0]
+        let c = Vec3(s.centre[0], s.centre[1], s.centre[2])
+        let o = Vec3(c.x, c.y + 1, c.z)
+        XCTAssertEqual(scene.cast(origin: o, direction: Vec3(0, -1, 0)).t, 1 - s.radius, accuracy: 1e-12)
+        XCTAssertEqual(scene.distanceToSurface(c + Vec3(0, s.radius, 0)), 0, accuracy: 1e-12)
+    }
+
+    /// Noise-free depth back-projected with the truth poses lands on the true surfaces:
+    /// this pins the whole convention chain (column-major poses, intrinsics scaling,
+    /// y sign, -z forward) — flipping any one of them breaks it.
+    func testNoiseFreeDepthBackProjectsOntoTheScene() throws {
+        let dir = try TestSupport.synthScan(frames: 4) { $0.noise = false }
+        let scan = try ScanOpener.open(dir)
+        let truth = try JSONDecoder().decode(Synthesizer.SceneTruth.self, from: Data(TestSupport.read(dir + "/scene.json")))
+        func maxError(_ project: (FrameInfo, Int, Int, Double) -> Vec3) throws -> Double {
+            var worst = 0.0
+            try scan.forEachFrameBatch(threads: 1) { b in
+                for k in 0..<b.depth.count {
+                    let mm = b.depth.millimetres(k), info = b.infos[k]
+                    for v in stride(from: 0, to: 48, by: 3) { for u in stride(from: 0, to: 64, by: 3) where mm[v * 64 + u] > 0 {
+                        let p = project(info, u, v, Double(mm[v * 64 + u]) / 1000)
+                        worst = max(worst, truth.scene.distanceToSurface(p))
+                    } }
+                }
+            }
+            return worst
+        }
+        let right = try maxError { info, u, v, d in info.pose!.apply(info.intrinsics.backProject(u: Double(u), v: Double(v), depth: d)) }
+        XCTAssertLessThan(right, 0.0006)  // millimetre quantisation of the depth
+        let ySign = try maxError { info, u, v, d in
+            let k = info.intrinsics
+            return info.pose!.apply(Vec3((Double(u) - k.cx) / k.fx * d, (Double(v) - k.cy) / k.fy * d, -d))
+        }
+        XCTAssertGreaterThan(ySign, 0.05)
+        let transposed = try maxError { info, u, v, d in
+            Pose(rotation: info.pose!.rotation.transposed, translation: info.pose!.translation).apply(info.intrinsics.backProject(u: Double(u), v: Double(v), depth: d))
+        }
+        XCTAssertGreaterThan(transposed, 0.05)
+        let unscaled = try maxError { info, u, v, d in
+            var k = info.intrinsics; k.fx *= 1920.0 / 64; k.fy *= 1440.0 / 48
+            return info.pose!.apply(k.backProject(u: Double(u), v: Double(v), depth: d))
+        }
+        XCTAssertGreaterThan(unscaled, 0.05)
+    }
+
+    func testNoiseGrowsWithDepth() throws {
+        let r = DepthRenderer(scene: .furnished(seed: 1), intrinsics: Synthesizer.colourIntrinsics, seed: 1)
+        XCTAssertLessThan(r.sigma(0.5), r.sigma(1))
+        XCTAssertLessThan(r.sigma(1), r.sigma(3))
+        XCTAssertEqual(r.sigma(3), 0.001 + 0.006 + 0.0135, accuracy: 1e-12)
+    }
+
+    func testDriftGrowsWithDistanceTravelled() throws {
+        let dir = try TestSupport.synthScan(frames: 60, width: 16, height: 12) { $0.drift = 0.05; $0.fps = 10 }
+        let scan = try ScanOpener.open(dir)
+        let truth = TestSupport.readText(dir + "/groundtruth.tum").split(separator: "\n").filter { !$0.hasPrefix("#") }
+            .map { $0.split(separator: " ").map { Double($0)! } }
+        let scene = try JSONDecoder().decode(Synthesizer.SceneTruth.self, from: Data(TestSupport.read(dir + "/scene.json")))
+        let last = scan.poses.last!.pose, t = truth.last!
+        let expected = DriftModel(rate: 0.05).apply(Pose(translation: Vec3(t[1], t[2], t[3]), quaternion: Quaternion(x: t[4], y: t[5], z: t[6], w: t[7])),
+                                                    travelled: scene.pathLength)
+        XCTAssertLessThan(length(last.translation - expected.translation), 1e-6)
+        XCTAssertGreaterThan(length(last.translation - Vec3(t[1], t[2], t[3])), 0.03 * scene.pathLength)
+        let first = scan.poses.first!.pose.translation
+        XCTAssertLessThan(length(first - Vec3(truth[0][1], truth[0][2], truth[0][3])), 1e-9)  // no drift before moving
+    }
+
+    func testGestureTruth() throws {
+        let script = GestureScript(count: 4, duration: 40, seed: 2)
+        let events = script.events(fps: 30, startTime: 100, frames: 1200)
+        XCTAssertEqual(events.count, 4)
+        for e in events {
+            XCTAssertTrue(["push", "hold"].contains(e.kind))
+            XCTAssertLessThan(e.startFrame, e.endFrame)
+            XCTAssertEqual(e.startTime, 100 + Double(e.startFrame) / 30, accuracy: 1e-9)
+            let mid = (e.startTime + e.endTime) / 2 - 100
+            XCTAssertNotNil(script.occluder(at: mid))
+            XCTAssertNil(script.occluder(at: e.endTime - 100 + 0.1))
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import ScanFormats
+import Synthesis
+
+/// Helpers shared by the test targets.
+public enum TestSupport {
+    /// A fresh empty folder under the system temp dir.
+    public static func temporaryDirectory(_ label: String = "t") -> String {
+        let p = NSTemporaryDirectory() + "depthpose-tests/\(label)-\(UUID().uuidString.prefix(8))"
+        try! FileManager.default.createDirectory(atPath: p, withIntermediateDirectories: true)
+        return p
+    }
+
+    /// A small synthetic scan (64x48 depth by default) written to a new folder.
+    public static func synthScan(layout: SynthOptions.Layout = .lz4, frames: Int = 12, seed: UInt64 = 7,
+                                 width: Int = 64, height: Int = 48, configure: (inout SynthOptions) -> Void = { _ in }) throws -> String {
+        var o = SynthOptions()
+        o.layout = layout; o.frames = frames; o.seed = seed; o.width = width; o.height = height
+        configure(&o)
+        let dir = temporaryDirectory("scan-\(layout.rawValue)")
+        _ = try Synthesizer.write(o, to: dir)
+        return dir
+    }
+
+    /// Copies a scan folder so a test can damage it.
+    public static func copy(_ scan: String) -> String {
+        let dst = temporaryDirectory("copy")
+        try? FileManager.default.removeItem(atPath: dst)
+        try! FileManager.default.copyItem(atPath: scan, toPath: dst)
+        return dst
+    }
+
+    public static func read(_ path: String) -> [UInt8] { [UInt8](FileManager.default.contents(atPath: path)!) }
+    public static func write(_ bytes: [UInt8], _ path: String) { try! Data(bytes).write(to: URL(fileURLWithPath: path)) }
+    public static func readText(_ path: String) -> String { String(decoding: read(path), as: UTF8.self) }
+    public static func writeText(_ text: String, _ path: String) { write(Array(text.utf8), path) }
+
+    /// Offsets and sizes of the `[u32 size][payload]` records of a per-frame depth.bin.
+    public static func records(_ bytes: [UInt8]) -> [(offset: Int, size: Int)] {
+        var out: [(Int, Int)] = [], o = 0
+        while o + 4 <= bytes.count {
+            let s = Int(bytes[o]) | Int(bytes[o + 1]) << 8 | Int(bytes[o + 2]) << 16 | Int(bytes[o + 3]) << 24
+            out.append((o, s)); o += 4 + s
+        }
+        return out
+    }
+
+    /// Little-endian bytes of a UInt32.
+    public static func le32(_ v: UInt32) -> [UInt8] { [UInt8(v & 0xff), UInt8(v >> 8 & 0xff), UInt8(v >> 16 & 0xff), UInt8(v >> 24)] }
+
+    /// The repository root (for `shared/` and the built binary).
+    public static var repositoryRoot: String {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }
+
+    /// The folder holding the built `depthpose` next to the test bundle.
+    public static var productsDirectory: String {
+        var url = URL(fileURLWithPath: CommandLine.arguments.first { $0.hasSuffix(".xctest") } ?? CommandLine.arguments[0])
+        while url.pathExtension == "xctest" || url.lastPathComponent == "Contents" || url.lastPathComponent == "MacOS" {
+            url.deleteLastPathComponent()
+        }
+        if !FileManager.default.fileExists(atPath: url.path + "/depthpose") {
+            url = URL(fileURLWithPath: Bundle.main.bundlePath).deletingLastPathComponent()
+        }
+        return url.path
+    }
+
+    /// Result of running a process.
+    public struct Run { public var status: Int32; public var stdout: String; public var stderr: String }
+
+    /// Runs `executable` with `arguments` and waits.
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Run {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = arguments
+        if let environment { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out; p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return Run(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    /// Runs the built `depthpose`.
+    public static func depthpose(_ arguments: String...) throws -> Run {
+        try run(productsDirectory + "/depthpose", arguments)
+    }
+}
