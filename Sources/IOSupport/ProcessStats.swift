@@ -29,6 +29,20 @@ public enum ProcessStats {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
     }
 
+    /// Fixes glibc's mmap threshold at 1 MiB, so large frame buffers go straight back to
+    /// the OS when freed. By default glibc raises the threshold after the first such free
+    /// and later buffers stay resident on the heap: peak RSS then grows run after run.
+    public static func fixMallocMmapThreshold() {
+        #if os(Linux)
+        _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 1 << 20)
+        #endif
+    }
+
     /// Number of active processor cores.
     public static var cores: Int { ProcessInfo.processInfo.activeProcessorCount }
 }
+
+#if os(Linux)
+/// `int mallopt(int, int)` from <malloc.h>, which the Glibc module does not export.
+@_silgen_name("mallopt") private func glibcMallopt(_ param: Int32, _ value: Int32) -> Int32
+#endif

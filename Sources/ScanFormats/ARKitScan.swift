@@ -135,7 +135,7 @@ public final class ARKitScan: Scan {
         if let n = cachedFrameCount { return n }
         let n: Int
         if variant.isPerFrame {
-            n = try DepthStreamReader(file: depthFile, variant: variant, layout: depthLayout).countRecords()
+            n = try reader.countRecords()
         } else {
             var count = 0
             try forEachDepthBatch(threads: 1) { count += $0.count }
@@ -162,8 +162,10 @@ public final class ARKitScan: Scan {
         return info
     }
 
+    /// One reader for the scan's lifetime, so repeated passes reuse its buffers.
+    private lazy var reader = DepthStreamReader(file: depthFile, variant: variant, layout: depthLayout)
+
     public func forEachDepthBatch(threads: Int, _ body: (DepthBatch) throws -> Void) throws {
-        let reader = DepthStreamReader(file: depthFile, variant: variant, layout: depthLayout)
         var count = 0
         try reader.forEachBatch(threads: threads) { batch in
             try body(batch)

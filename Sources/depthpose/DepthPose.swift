@@ -19,6 +19,7 @@ struct DepthPose: ParsableCommand {
 
     /// Runs the command; known failures print one line and exit with their documented code.
     static func main() {
+        ProcessStats.fixMallocMmapThreshold()
         let command: ParsableCommand
         do { command = try parseAsRoot() } catch { exit(withError: error) }
         do {

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The main job on the bundled sample data: builds depthpose (release), then runs every
+# stage that exists on the committed sample scan and on a freshly generated 300-frame
+# scan, writing everything to results/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+swift build -c release 2>&1 | grep -v '^\[' || true
+dp=.build/release/depthpose
+out=results
+mkdir -p "$out"
+
+echo "== sample scan: Notebooks-data/sample-lz4"
+$dp inspect Notebooks-data/sample-lz4 | tee "$out/sample-lz4.inspect.txt"
+$dp inspect Notebooks-data/sample-lz4 --json > "$out/sample-lz4.inspect.json"
+$dp decode Notebooks-data/sample-lz4 --out "$out/sample-lz4-decoded"
+
+echo "== generated scan: 300 frames, 2 gestures, 1% drift (Stray Scanner layout too)"
+$dp synth --out "$out/synth-room" --frames 300 --gestures 2 --drift 0.01 --seed 11
+$dp synth --out "$out/synth-room-stray" --frames 300 --layout stray --seed 11
+for s in synth-room synth-room-stray; do
+  $dp inspect "$out/$s" --json > "$out/$s.inspect.json"
+  $dp inspect "$out/$s" > "$out/$s.inspect.txt"
+  $dp decode "$out/$s" --out "$out/$s-decoded"
+done
+$dp bench decode "$out/synth-room" --runs 5 | tee "$out/bench-decode.txt"
+echo "results in $out/"
