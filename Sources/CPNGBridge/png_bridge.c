@@ -31,6 +31,38 @@ static void mem_write(png_structp png, png_bytep bytes, png_size_t n) {
 }
 static void mem_flush(png_structp png) { (void)png; }
 
+/* Sum of |v| over filtered bytes, each byte read as signed: the heuristic both libpng
+ * and Pillow use to choose a row filter. */
+static unsigned long dist(unsigned v) { v &= 0xff; return v < 128 ? v : 256 - v; }
+
+/* The filter Pillow's encoder (libImaging/ZipEncode.c) picks for a row of big-endian
+ * bytes `cur` after `prev` (zeros before the first row): None, then Up, Sub, Paeth, each
+ * taken only when strictly better. libpng tries Sub before Up, so on ties the two differ;
+ * choosing here keeps our files byte-identical to the toolkit's. */
+static int pillow_filter(const png_byte *cur, const png_byte *prev, size_t n, int bpp) {
+    unsigned long best = 0, s;
+    size_t i;
+    int choice = PNG_FILTER_NONE;
+    for (i = 0; i < n; i++) best += dist(cur[i]);
+    if (best > 0) {
+        for (i = 0, s = 0; i < n; i++) s += dist(cur[i] - prev[i]);
+        if (s < best) { best = s; choice = PNG_FILTER_UP; }
+    }
+    if (best > 0) {
+        for (i = 0, s = 0; i < n; i++) s += dist(cur[i] - (i >= (size_t)bpp ? cur[i - bpp] : 0));
+        if (s < best) { best = s; choice = PNG_FILTER_SUB; }
+    }
+    if (best > 0) {
+        for (i = 0, s = 0; i < n; i++) {
+            int a = i >= (size_t)bpp ? cur[i - bpp] : 0, b = prev[i], c = i >= (size_t)bpp ? prev[i - bpp] : 0;
+            int pa = abs(b - c), pb = abs(a - c), pc = abs(a + b - 2 * c);
+            s += dist(cur[i] - ((pa <= pb && pa <= pc) ? a : (pb <= pc) ? b : c));
+        }
+        if (s < best) { best = s; choice = PNG_FILTER_PAETH; }
+    }
+    return choice;
+}
+
 int dp_png_encode_gray(const void *pixels, int width, int height, int bit_depth,
                        int compression_level, uint8_t **out, size_t *out_len,
                        char *err, size_t err_len) {
@@ -39,27 +71,47 @@ int dp_png_encode_gray(const void *pixels, int width, int height, int bit_depth,
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &e, on_error, on_warning);
     if (!png) { snprintf(err, err_len, "png_create_write_struct failed"); return -1; }
     png_infop info = png_create_info_struct(png);
-    volatile png_bytep *rows = NULL;
+    png_bytep volatile rowbuf = NULL;
     if (!info || setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
-        free((void *)rows); free(m.data);
+        free(rowbuf); free(m.data);
         if (!info) snprintf(err, err_len, "png_create_info_struct failed");
         return -1;
     }
     png_set_write_fn(png, &m, mem_write, mem_flush);
+    /* The encoder settings of Pillow (imageio's PNG writer, so the ScanNet++ toolkit's):
+     * zlib level 6, window 15, memLevel 9, Z_FILTERED; per-row filter chosen from
+     * None/Sub/Up/Paeth by least sum of absolute values; 64 KiB IDAT chunks. */
     png_set_compression_level(png, compression_level);
+    png_set_compression_mem_level(png, 9);
+    png_set_compression_strategy(png, 1 /* Z_FILTERED */);
+    png_set_compression_window_bits(png, 15);
+    png_set_compression_buffer_size(png, 65536);
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE | PNG_FILTER_SUB | PNG_FILTER_UP | PNG_FILTER_PAETH);
     png_set_IHDR(png, info, (png_uint_32)width, (png_uint_32)height, bit_depth, PNG_COLOR_TYPE_GRAY,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);
     if (bit_depth == 16) png_set_swap(png); /* host little-endian -> PNG big-endian */
-    size_t stride = (size_t)width * (bit_depth == 16 ? 2 : 1);
-    rows = malloc(sizeof(png_bytep) * (size_t)height);
-    if (!rows) png_error(png, "out of memory");
-    for (int y = 0; y < height; y++) rows[y] = (png_bytep)pixels + (size_t)y * stride;
-    png_write_image(png, (png_bytepp)rows);
+    int bpp = bit_depth == 16 ? 2 : 1;
+    size_t stride = (size_t)width * bpp;
+    /* Two rows of big-endian bytes (as filtered) to choose each row's filter. */
+    rowbuf = calloc(2, stride);
+    if (!rowbuf) png_error(png, "out of memory");
+    png_bytep prev = rowbuf, cur = rowbuf + stride;
+    for (int y = 0; y < height; y++) {
+        const png_byte *src = (const png_byte *)pixels + (size_t)y * stride;
+        if (bpp == 2) for (size_t i = 0; i < stride; i += 2) { cur[i] = src[i + 1]; cur[i + 1] = src[i]; }
+        else memcpy(cur, src, stride);
+        /* Row 0 keeps all four filters: libpng allocates its filter buffers when the first
+         * row is written, and on that row its choice equals Pillow's (Up = None, Paeth =
+         * Sub, neither strictly better). */
+        if (y > 0) png_set_filter(png, PNG_FILTER_TYPE_BASE, pillow_filter(cur, prev, stride, bpp));
+        png_write_row(png, (png_const_bytep)src);
+        png_bytep t = prev; prev = cur; cur = t;
+    }
     png_write_end(png, NULL);
     png_destroy_write_struct(&png, &info);
-    free((void *)rows);
+    free(rowbuf);
     *out = m.data; *out_len = m.len;
     return 0;
 }

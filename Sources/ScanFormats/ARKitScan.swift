@@ -68,6 +68,9 @@ public final class ARKitScan: Scan {
         }
         colorSize = (try int("color_width"), try int("color_height"))
         depthLayout = DepthFrameLayout(width: try int("depth_width"), height: try int("depth_height"))
+        if let p = DepthFrameLayout.problem(width: depthLayout.width, height: depthLayout.height) {
+            throw ScanFormatError.malformed(InputLocation(file: metaPath), p)
+        }
         guard let kText = meta["intrinsic"] else {
             throw ScanFormatError.malformed(InputLocation(file: metaPath), "no \"intrinsic\"; expected a 3x3 matrix as 9 numbers, column-major")
         }
@@ -228,7 +231,7 @@ public final class ARKitScan: Scan {
     static func readIMU(_ path: String, problems: inout [ScanProblem]) throws -> [IMUSample] {
         var out: [IMUSample] = []
         var bad = 0
-        for e in try FlatJSONMap.read(path: path, what: "imu.json") {
+        try FlatJSONMap.visit(path: path, what: "imu.json") { e in
             let loc = InputLocation(file: path, line: e.line)
             guard let t = Double(e.key), t.isFinite else {
                 throw ScanFormatError.malformed(loc, "key \"\(e.key)\" is not a number; expected a motion timestamp")
@@ -236,7 +239,7 @@ public final class ARKitScan: Scan {
             guard case let .success(v) = NumberList.parse(e.value), v.count == 15 else {
                 throw ScanFormatError.malformed(loc, "key \"\(e.key)\": expected 15 numbers (rotation rate, user acceleration, magnetic field, roll/pitch/yaw, gravity)")
             }
-            if !v.allSatisfy(\.isFinite) { bad += 1; continue }
+            if !v.allSatisfy(\.isFinite) { bad += 1; return }
             out.append(IMUSample(time: t, rotationRate: Vec3(v[0], v[1], v[2]), userAcceleration: Vec3(v[3], v[4], v[5]),
                                  gravity: Vec3(v[12], v[13], v[14]), magneticField: Vec3(v[6], v[7], v[8]),
                                  attitude: Vec3(v[9], v[10], v[11])))

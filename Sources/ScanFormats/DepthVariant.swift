@@ -29,6 +29,16 @@ public struct DepthFrameLayout: Sendable, Equatable {
     public var pixels: Int { width * height }
     public init(width: Int, height: Int) { self.width = width; self.height = height }
 
+    /// Largest depth image accepted (LiDAR depth is 256x192): sizes read from files
+    /// never drive allocations beyond this.
+    public static let maxSide = 4096
+
+    /// Why `width`x`height` read from `source` is not a plausible depth size, or nil.
+    public static func problem(width: Int, height: Int) -> String? {
+        (1...maxSide).contains(width) && (1...maxSide).contains(height) ? nil
+            : "depth size \(width)x\(height) outside 1...\(maxSide) per side"
+    }
+
     /// Largest credible compressed frame: the worst case of either codec for a float32
     /// frame. A size prefix above it is rejected before any allocation.
     public var maxCompressedFrameBytes: Int {

@@ -15,24 +15,30 @@ public struct FlatJSONEntry: Sendable, Equatable {
 /// keeping file order, line numbers and duplicate keys — which general JSON readers
 /// silently drop — so problems can be reported precisely.
 public enum FlatJSONMap {
-    public static func read(path: String, what: String) throws(ScanFormatError) -> [FlatJSONEntry] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            if FileManager.default.fileExists(atPath: path) {
-                throw .malformed(InputLocation(file: path), "cannot read \(what)")
-            }
-            throw .missing(path: path, what: what)
-        }
-        return try parse([UInt8](data), path: path)
+    /// All entries of the file at `path`, in file order.
+    public static func read(path: String, what: String) throws -> [FlatJSONEntry] {
+        var out: [FlatJSONEntry] = []
+        try visit(path: path, what: what) { out.append($0) }
+        return out
     }
 
-    /// Parses `bytes`; `path` names the file in errors.
-    public static func parse(_ bytes: [UInt8], path: String) throws(ScanFormatError) -> [FlatJSONEntry] {
-        var p = Parser(b: bytes, path: path)
-        return try p.object()
+    /// Calls `body` for each entry in file order, without holding them all (large
+    /// `imu.json` files are converted as they are read).
+    public static func visit(path: String, what: String, _ body: (FlatJSONEntry) throws -> Void) throws {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            if FileManager.default.fileExists(atPath: path) {
+                throw ScanFormatError.malformed(InputLocation(file: path), "cannot read \(what)")
+            }
+            throw ScanFormatError.missing(path: path, what: what)
+        }
+        try data.withUnsafeBytes { raw in
+            var p = Parser(b: raw.bindMemory(to: UInt8.self), path: path)
+            try p.object(body)
+        }
     }
 
     private struct Parser {
-        let b: [UInt8]
+        let b: UnsafeBufferPointer<UInt8>
         let path: String
         var i = 0
         var line = 1
@@ -59,12 +65,11 @@ public enum FlatJSONMap {
             i += 1
         }
 
-        mutating func object() throws(ScanFormatError) -> [FlatJSONEntry] {
+        mutating func object(_ body: (FlatJSONEntry) throws -> Void) throws {
             if b.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
             try expect("{")
-            var out: [FlatJSONEntry] = []
             skipSpace()
-            if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return try end(out) }
+            if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return try end() }
             while true {
                 skipSpace()
                 let keyLine = line
@@ -72,19 +77,18 @@ public enum FlatJSONMap {
                 try expect(":")
                 skipSpace()
                 let value = try scalar()
-                out.append(FlatJSONEntry(key: key, value: value, line: keyLine))
+                try body(FlatJSONEntry(key: key, value: value, line: keyLine))
                 skipSpace()
                 guard i < b.count else { throw fail("object not closed; expected ',' or '}'") }
                 if b[i] == UInt8(ascii: ",") { i += 1; continue }
-                if b[i] == UInt8(ascii: "}") { i += 1; return try end(out) }
+                if b[i] == UInt8(ascii: "}") { i += 1; return try end() }
                 throw fail("expected ',' or '}' after the value of \"\(key)\"")
             }
         }
 
-        mutating func end(_ out: [FlatJSONEntry]) throws(ScanFormatError) -> [FlatJSONEntry] {
+        mutating func end() throws(ScanFormatError) {
             skipSpace()
             guard i == b.count else { throw fail("unexpected data after the closing '}'") }
-            return out
         }
 
         mutating func string() throws(ScanFormatError) -> String {

@@ -84,6 +84,9 @@ public final class StrayScan: Scan {
             }
             depthLayout = DepthFrameLayout(width: info.width, height: info.height)
         }
+        if let p = DepthFrameLayout.problem(width: depthLayout.width, height: depthLayout.height) {
+            throw ScanFormatError.corruptDepth(InputLocation(file: firstPath, frame: 0), p)
+        }
         depthEvidence = ["\(depthFrameNumbers.count) files depth/NNNNNN.\(usesNPY ? "npy" : "png"), \(depthLayout.width)x\(depthLayout.height) uint16 millimetres"]
         let gaps = zip(depthFrameNumbers, depthFrameNumbers.dropFirst()).filter { $1 - $0 != 1 }.count
         if gaps > 0 { problems.append(ScanProblem(.warning, "depth/", "\(gaps) gaps in the depth frame numbering")) }

@@ -32,9 +32,11 @@ public struct HandheldPath: Sendable {
 
     public func position(at t: Double) -> Vec3 {
         let a = angle(t)
-        return Vec3(Self.radii.x * cos(a) + 0.01 * wave(t, 0, 1.3) + 0.004 * wave(t, 1, 3.1),
-                    1.35 + 0.03 * wave(t, 2, 0.4) + 0.004 * wave(t, 3, 2.3),
-                    Self.radii.z * sin(a) + 0.01 * wave(t, 4, 1.1) + 0.004 * wave(t, 5, 2.9))
+        // Sway of a few cm at walking rhythm, tremor of a few mm: together well under the
+        // walking speed, so the travelled distance is dominated by the walk.
+        return Vec3(Self.radii.x * cos(a) + 0.003 * wave(t, 0, 1.3) + 0.0008 * wave(t, 1, 3.1),
+                    1.35 + 0.02 * wave(t, 2, 0.2) + 0.0008 * wave(t, 3, 2.3),
+                    Self.radii.z * sin(a) + 0.003 * wave(t, 4, 1.1) + 0.0008 * wave(t, 5, 2.9))
     }
 
     public func rotation(at t: Double) -> Matrix3 {

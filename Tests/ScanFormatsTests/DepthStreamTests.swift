@@ -172,3 +172,39 @@ final class DepthBadInputTests: XCTestCase {
         XCTAssertLessThan(layout.maxCompressedFrameBytes, 256 * 192 * 4 + 4096)
     }
 }
+
+/// Seeded random damage to depth.bin and metadata: every outcome is a decoded stream or a
+/// `ScanFormatError` naming the file — never a crash, a hang or an unbounded allocation.
+final class DepthMutationTests: XCTestCase {
+    func testRandomDamageNeverCrashes() throws {
+        var rng = SeededRandom(seed: 99)
+        for layout in [SynthOptions.Layout.lz4, .deflate, .wholefile] {
+            let clean = try TestSupport.synthScan(layout: layout, frames: 4, width: 32, height: 24)
+            let original = TestSupport.read(clean + "/depth.bin")
+            for _ in 0..<120 {
+                var b = original
+                switch rng.next() % 4 {
+                case 0: for _ in 0..<(1 + rng.next() % 8) { b[Int(rng.next() % UInt64(b.count))] = UInt8(truncatingIfNeeded: rng.next()) }
+                case 1: b.removeLast(Int(rng.next() % UInt64(b.count)))
+                case 2: let at = Int(rng.next() % UInt64(b.count - 4)); b.replaceSubrange(at ..< at + 4, with: TestSupport.le32(UInt32(truncatingIfNeeded: rng.next())))
+                default: b.insert(contentsOf: (0..<Int(rng.next() % 64)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }, at: Int(rng.next() % UInt64(b.count)))
+                }
+                TestSupport.write(b, clean + "/depth.bin")
+                do {
+                    let scan = try ScanOpener.open(clean)
+                    try scan.forEachDepthBatch(threads: 2) { _ in }
+                } catch let e as ScanFormatError {
+                    XCTAssertTrue(e.description.contains("depth.bin"), e.description)
+                }
+            }
+        }
+    }
+
+    func testAbsurdMetadataSizeIsRejectedBeforeAllocating() throws {
+        let dir = try TestSupport.synthScan(frames: 2)
+        let meta = TestSupport.readText(dir + "/metadata.json")
+            .replacingOccurrences(of: "\"depth_width\": \"64\"", with: "\"depth_width\": \"90000\"")
+        TestSupport.writeText(meta, dir + "/metadata.json")
+        XCTAssertThrowsError(try ScanOpener.open(dir)) { XCTAssertTrue("\($0)".contains("outside 1...4096"), "\($0)") }
+    }
+}
