@@ -18,7 +18,10 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
     public var imuSamples: Int
     /// Frames with an IMU sample within the tolerance.
     public var framesWithIMU: Int
+    /// Frames with a timestamp but no IMU sample within the tolerance.
     public var framesWithoutIMU: [IndexRange]
+    /// Frames with no timestamp (no pose entry, or poses keyed by frame number).
+    public var framesWithoutTimestamp: [IndexRange]
     /// Distinct samples used, and those used by more than one frame.
     public var imuSamplesUsed: Int
     public var imuSamplesShared: Int
@@ -30,7 +33,7 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
         case pairingRule = "pairing_rule", depthFrames = "depth_frames", poses, matched
         case depthWithoutPose = "depth_without_pose", depthWithInvalidPose = "depth_with_invalid_pose"
         case posesWithoutDepth = "poses_without_depth", imuSamples = "imu_samples", framesWithIMU = "frames_with_imu"
-        case framesWithoutIMU = "frames_without_imu", imuSamplesUsed = "imu_samples_used", imuSamplesShared = "imu_samples_shared"
+        case framesWithoutIMU = "frames_without_imu", framesWithoutTimestamp = "frames_without_timestamp", imuSamplesUsed = "imu_samples_used", imuSamplesShared = "imu_samples_shared"
         case imuTolerance = "imu_tolerance_s", imuMaxAbsOffset = "imu_max_abs_offset_s", imuMedianAbsOffset = "imu_median_abs_offset_s"
     }
 
@@ -47,7 +50,7 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
             pairingRule = "depth/NNNNNN.png <-> odometry.csv row with frame NNNNNN"
         }
         var noPose: [Int] = [], invalid: [Int] = [], used = Set<Int>()
-        var withoutIMU: [Int] = [], offsets: [Double] = []
+        var withoutIMU: [Int] = [], withoutTime: [Int] = [], offsets: [Double] = []
         var imuUse: [Int: Int] = [:]
         var matched = 0
         let imuIndex = Dictionary(scan.imu.enumerated().map { ($1.time, $0) }, uniquingKeysWith: { a, _ in a })
@@ -60,6 +63,8 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
             if let sample = info.imu, let off = info.imuOffset {
                 offsets.append(abs(off))
                 imuUse[imuIndex[sample.time] ?? -1, default: 0] += 1
+            } else if info.timestamp == nil {
+                withoutTime.append(i)
             } else if !scan.imu.isEmpty { withoutIMU.append(i) }
         }
         self.matched = matched
@@ -69,6 +74,7 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
         imuSamples = scan.imu.count
         framesWithIMU = offsets.count
         framesWithoutIMU = IndexRange.ranges(withoutIMU)
+        framesWithoutTimestamp = IndexRange.ranges(withoutTime)
         imuSamplesUsed = imuUse.count
         imuSamplesShared = imuUse.values.filter { $0 > 1 }.count
         imuTolerance = scan.imu.isEmpty ? nil : IMUAssociation(times: scan.imu.map(\.time)).tolerance
@@ -91,7 +97,8 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
         if imuSamples > 0 {
             var d = "nearest sample per frame within \(fmt(imuTolerance! * 1000)) ms"
             if let m = imuMedianAbsOffset { d += "; |offset| median \(fmt(m * 1000)) ms, max \(fmt(imuMaxAbsOffset! * 1000)) ms" }
-            if !framesWithoutIMU.isEmpty { d += "; frames without IMU: \(list(framesWithoutIMU))" }
+            if !framesWithoutIMU.isEmpty { d += "; no sample near frames \(list(framesWithoutIMU))" }
+            if !framesWithoutTimestamp.isEmpty { d += "; frames without a timestamp: \(list(framesWithoutTimestamp))" }
             if imuSamplesShared > 0 { d += "; \(imuSamplesShared) samples serve several frames" }
             rows.append(["IMU samples", "\(imuSamples)", "\(imuSamplesUsed)", "\(imuSamples - imuSamplesUsed)", d])
         } else {
