@@ -39,20 +39,23 @@ final class ARKitScanTests: XCTestCase {
         XCTAssertEqual(scan.intrinsics.cy, 717.8443 * 48 / 1440, accuracy: 1e-9)
     }
 
-    func testTimestampsSortNumericallyNotAsStrings() throws {
+    /// A scan whose `trans.json` holds identity rotations translated by `x` along world x,
+    /// under the given keys, in the given file order.
+    private func scan(withTranslations entries: [(key: String, x: Int)]) throws -> ARKitScan {
         let dir = try TestSupport.synthScan(frames: 3)
-        let id = "[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, %@, 0, 0, 1]"
-        TestSupport.writeText("{\"10000.05\": \"\(String(format: id, "3"))\", \"9999.95\": \"\(String(format: id, "1"))\", \"10000.0\": \"\(String(format: id, "2"))\"}", dir + "/trans.json")
-        let scan = try ARKitScan(path: dir, strict: true)
+        let body = entries.map { "\"\($0.key)\": \"[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, \($0.x), 0, 0, 1]\"" }
+        TestSupport.writeText("{" + body.joined(separator: ", ") + "}", dir + "/trans.json")
+        return try ARKitScan(path: dir, strict: true)
+    }
+
+    func testTimestampsSortNumericallyNotAsStrings() throws {
+        let scan = try scan(withTranslations: [("10000.05", 3), ("9999.95", 1), ("10000.0", 2)])
         XCTAssertEqual(scan.poses.map(\.pose.translation.x), [1, 2, 3])
         XCTAssertTrue(scan.problems.contains { $0.message.contains("string order would differ") }, "\(scan.problems)")
     }
 
     func testDuplicateTimestampsAreReportedAndNothingShifts() throws {
-        let dir = try TestSupport.synthScan(frames: 3)
-        let id = "[1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, %@, 0, 0, 1]"
-        TestSupport.writeText("{\"1.5\": \"\(String(format: id, "1"))\", \"1.50\": \"\(String(format: id, "2"))\", \"2.0\": \"\(String(format: id, "3"))\"}", dir + "/trans.json")
-        let scan = try ARKitScan(path: dir, strict: true)
+        let scan = try scan(withTranslations: [("1.5", 1), ("1.50", 2), ("2.0", 3)])
         XCTAssertEqual(scan.poses.map(\.pose.translation.x), [1, 2, 3])
         XCTAssertEqual(scan.pose(forFrame: 2)?.translation.x, 3)
         XCTAssertTrue(scan.problems.contains { $0.message.contains("duplicate key") }, "\(scan.problems)")
