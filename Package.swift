@@ -37,14 +37,16 @@ let package = Package(
         .target(name: "Geometry", dependencies: ["LinearAlgebra"], swiftSettings: optimisedInDebug),
         .target(name: "ScanFormats", dependencies: ["IOSupport", "Codecs", "Geometry"],
                 swiftSettings: optimisedInDebug),
+        .target(name: "PointClouds", dependencies: ["IOSupport", "Geometry", "LinearAlgebra", "ScanFormats"],
+                swiftSettings: optimisedInDebug),
         .target(name: "Synthesis", dependencies: ["IOSupport", "Geometry", "ScanFormats"],
                 swiftSettings: optimisedInDebug),
-        .target(name: "Stages", dependencies: ["IOSupport", "Codecs", "Geometry", "ScanFormats"],
+        .target(name: "Stages", dependencies: ["IOSupport", "Codecs", "Geometry", "ScanFormats", "PointClouds"],
                 swiftSettings: optimisedInDebug),
 
         // MARK: - Command line
         .executableTarget(name: "depthpose", dependencies: [
-            "IOSupport", "ScanFormats", "Synthesis", "Stages",
+            "IOSupport", "ScanFormats", "PointClouds", "Synthesis", "Stages",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -55,6 +57,7 @@ let package = Package(
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
         .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "TestSupport"]),
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
+        .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "Synthesis", "ScanFormats", "TestSupport"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "depthpose"]),
     ]

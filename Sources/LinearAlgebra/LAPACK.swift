@@ -117,3 +117,45 @@ public enum LAPACK {
         guard a.storage.allSatisfy(\.isFinite) else { throw .nonFinite(routine: routine) }
     }
 }
+
+/// Eigen decomposition of many small symmetric matrices of one size (`dsyevd`) with the
+/// workspace allocated once: for per-point covariances (normals, plane fits). Not
+/// thread-safe: use one per thread.
+public final class SymmetricEigenSolver {
+    public let n: Int
+    private var a: [Double]
+    private var w: [Double]
+    private var work: [Double]
+    private var iwork: [Int32]
+
+    public init(n: Int) {
+        precondition(n >= 1)
+        self.n = n
+        a = [Double](repeating: 0, count: n * n)
+        w = [Double](repeating: 0, count: n)
+        var nn = Int32(n), lda = Int32(n), lwork: Int32 = -1, liwork: Int32 = -1, info: Int32 = 0
+        var jobz: CChar = 86, uplo: CChar = 76
+        var query = 0.0
+        var iquery: Int32 = 0
+        dsyevd_(&jobz, &uplo, &nn, &a, &lda, &w, &query, &lwork, &iquery, &liwork, &info, 1, 1)
+        precondition(info == 0, "dsyevd workspace query failed: \(info)")
+        work = [Double](repeating: 0, count: max(1, Int(query)))
+        iwork = [Int32](repeating: 0, count: max(1, Int(iquery)))
+    }
+
+    /// Decomposes the symmetric matrix given column-major in `matrix` (lower triangle
+    /// read). Returns eigenvalues ascending; `vectors` receives the eigenvectors as columns
+    /// (column-major, `n*n`).
+    public func decompose(_ matrix: [Double], vectors: inout [Double]) throws(LinearAlgebraError) -> [Double] {
+        precondition(matrix.count == n * n && vectors.count == n * n)
+        guard matrix.allSatisfy(\.isFinite) else { throw .nonFinite(routine: "dsyevd") }
+        for i in 0..<(n * n) { a[i] = matrix[i] }
+        var nn = Int32(n), lda = Int32(n), lwork = Int32(work.count), liwork = Int32(iwork.count), info: Int32 = 0
+        var jobz: CChar = 86, uplo: CChar = 76
+        dsyevd_(&jobz, &uplo, &nn, &a, &lda, &w, &work, &lwork, &iwork, &liwork, &info, 1, 1)
+        if info < 0 { throw .illegalArgument(routine: "dsyevd", index: Int(-info)) }
+        if info > 0 { throw .noConvergence(routine: "dsyevd", info: Int(info)) }
+        for i in 0..<(n * n) { vectors[i] = a[i] }
+        return w
+    }
+}

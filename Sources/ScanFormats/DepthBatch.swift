@@ -9,8 +9,20 @@ public struct DepthBatch {
     /// `count * frameBytes` bytes, frame after frame, rows top first.
     public let bytes: UnsafeRawBufferPointer
 
-    public init(firstIndex: Int, count: Int, layout: DepthFrameLayout, format: DepthSampleFormat, bytes: UnsafeRawBufferPointer) {
+    /// Confidence maps (one byte per pixel, 0 low, 1 medium, 2 high, frame after frame),
+    /// when the scan has them and they were requested.
+    public let confidence: UnsafeRawBufferPointer?
+
+    public init(firstIndex: Int, count: Int, layout: DepthFrameLayout, format: DepthSampleFormat, bytes: UnsafeRawBufferPointer,
+                confidence: UnsafeRawBufferPointer? = nil) {
         self.firstIndex = firstIndex; self.count = count; self.layout = layout; self.format = format; self.bytes = bytes
+        self.confidence = confidence
+    }
+
+    /// The confidence map of frame `k`, if present.
+    public func confidenceMap(_ k: Int) -> UnsafePointer<UInt8>? {
+        guard let confidence else { return nil }
+        return confidence.baseAddress!.advanced(by: k * layout.pixels).assumingMemoryBound(to: UInt8.self)
     }
 
     public var frameBytes: Int { layout.pixels * format.bytesPerSample }

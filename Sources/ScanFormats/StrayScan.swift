@@ -209,11 +209,16 @@ public final class StrayScan: Scan {
         return info
     }
 
+    /// When true, batches carry the confidence maps (`confidence/NNNNNN.png`; frames
+    /// without one get all-high confidence).
+    public var readsConfidence = false
+
     public func forEachDepthBatch(threads: Int, _ body: (DepthBatch) throws -> Void) throws {
         let batchSize = 64, frameBytes = depthLayout.pixels * 2
         let out = UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize * frameBytes, alignment: 64)
-        defer { out.deallocate() }
-        let outBox = UncheckedSendable(out)
+        let conf = UnsafeMutableRawBufferPointer.allocate(byteCount: readsConfidence ? batchSize * depthLayout.pixels : 1, alignment: 64)
+        defer { out.deallocate(); conf.deallocate() }
+        let outBox = UncheckedSendable(out), confBox = UncheckedSendable(conf), pixels = depthLayout.pixels, withConfidence = readsConfidence
         var errors = [ScanFormatError?](repeating: nil, count: batchSize)
         var start = 0
         while start < depthFrameNumbers.count {
@@ -223,11 +228,18 @@ public final class StrayScan: Scan {
                 parallelFor(n, threads: threads) { k in
                     let dst = UnsafeMutableRawBufferPointer(rebasing: outBox.value[k * frameBytes ..< (k + 1) * frameBytes])
                     errs.value[k] = self.readDepth(index: start + k, into: dst)
+                    if withConfidence, errs.value[k] == nil {
+                        let c = UnsafeMutableRawBufferPointer(rebasing: confBox.value[k * pixels ..< (k + 1) * pixels])
+                        do {
+                            if let map = try self.confidence(frame: start + k) { c.copyBytes(from: map) } else { c.initializeMemory(as: UInt8.self, repeating: 2) }
+                        } catch { errs.value[k] = error as? ScanFormatError }
+                    }
                 }
             }
             if let e = errors[0..<n].lazy.compactMap({ $0 }).first { throw e }
             try body(DepthBatch(firstIndex: start, count: n, layout: depthLayout, format: depthFormat,
-                                bytes: UnsafeRawBufferPointer(rebasing: out[0 ..< n * frameBytes])))
+                                bytes: UnsafeRawBufferPointer(rebasing: out[0 ..< n * frameBytes]),
+                                confidence: withConfidence ? UnsafeRawBufferPointer(rebasing: conf[0 ..< n * pixels]) : nil))
             start += n
         }
     }

@@ -21,8 +21,11 @@ public struct RoomScene: Sendable, Codable, Equatable {
         var rng = SeededRandom(seed: seed, stream: 0xF00D)
         func j(_ s: Double = 0.1) -> Double { rng.uniform(-s ... s) }
         let cab = j(), sofa = j(), table = j(), ball = j(0.05), bin = j(0.05)
+        // Walls, floor and ceiling a few mm off round coordinates: an ARKit world origin is
+        // arbitrary, so real surfaces never line up with a voxel grid.
+        let walls = (0..<6).map { _ in j(0.009) }
         return RoomScene(
-            roomMin: [-2.6, 0, -2.1], roomMax: [2.6, 2.6, 2.1],
+            roomMin: [-2.6 + walls[0], walls[1], -2.1 + walls[2]], roomMax: [2.6 + walls[3], 2.6 + walls[4], 2.1 + walls[5]],
             boxes: [
                 Box(name: "cabinet", min: [-2.6, 0, -0.6 + cab], max: [-2.1, 1.9, 0.6 + cab]),
                 Box(name: "sofa", min: [1.2 + sofa, 0, -2.1], max: [2.6, 0.45, -1.2]),

@@ -1,0 +1,222 @@
+import Foundation
+import Geometry
+import IOSupport
+import ScanFormats
+
+/// Which frame the output cloud is expressed in.
+public enum CloudFrame: String, Sendable, Codable, CaseIterable {
+    /// The recording's own world (ARKit: gravity-aligned, +y up).
+    case recording
+    /// Levelled by the fused IMU gravity, +z up.
+    case gravity
+}
+
+/// Options of `cloud`, with their defaults.
+public struct CloudOptions: Sendable {
+    /// Voxel edge, metres.
+    public var voxelSize = 0.01
+    public var filters = PixelFilters()
+    /// Use every `stride`-th frame.
+    public var stride = 1
+    /// Voxels supported by fewer depth samples are dropped as outliers.
+    public var minSupport = 2
+    public var normals = false
+    /// Neighbourhood radius for normals, in voxels.
+    public var normalRadius = 2
+    public var frame = CloudFrame.recording
+    public var threads = ProcessStats.cores
+    public init() {}
+
+    /// All filters off (for comparing voxel counts with Open3D's `voxel_down_sample`).
+    public static func unfiltered(voxelSize: Double) -> CloudOptions {
+        var o = CloudOptions()
+        o.voxelSize = voxelSize; o.filters = .none; o.minSupport = 1
+        return o
+    }
+}
+
+/// What `cloud` did: counts of everything used, skipped or removed.
+public struct CloudSummary: Sendable, Codable {
+    public var version = 1
+    public var scan: String
+    public var frames = 0
+    public var framesUsed = 0
+    public var framesSkippedByStride = 0
+    /// Frames without a usable pose (missing, NaN, not rigid): skipped, never shifted.
+    public var framesWithoutPose = 0
+    /// Depth samples fused (after pixel filters).
+    public var samples = 0
+    public var voxels = 0
+    public var voxelsRemovedLowSupport = 0
+    public var points = 0
+    public var voxelSize: Double
+    public var frame: CloudFrame
+    public var gravity: GravityReport?
+    public var notes: [String] = []
+    public var seconds = 0.0
+
+    enum CodingKeys: String, CodingKey {
+        case version, scan, frames, framesUsed = "frames_used", framesSkippedByStride = "frames_skipped_by_stride"
+        case framesWithoutPose = "frames_without_pose", samples, voxels, voxelsRemovedLowSupport = "voxels_removed_low_support"
+        case points, voxelSize = "voxel_size", frame, gravity, notes, seconds
+    }
+}
+
+/// Builds a fused point cloud from a scan: back-projection, pose transform, streaming
+/// voxel fusion, support filter, optional normals and gravity levelling.
+///
+/// Parallelism without nondeterminism: the voxel space is split into one shard per thread
+/// by key hash. Every thread back-projects each frame of a batch and adds only the points
+/// whose voxel it owns, so each voxel receives its samples in frame order, then pixel
+/// order, whatever the thread count: `-j 1` and `-j 2` write the same bytes. Memory is
+/// one frame of scratch per thread plus the occupied voxels.
+public enum CloudBuilder {
+    public static func build(scan path: String, options o: CloudOptions) throws -> (PointCloud, CloudSummary) {
+        let start = ProcessStats.now()
+        let scan = try ScanOpener.open(path, strict: true)
+        if let stray = scan as? StrayScan { stray.readsConfidence = true }
+        var summary = CloudSummary(scan: path, voxelSize: o.voxelSize, frame: o.frame)
+        let shards = max(1, o.threads)
+        let layout = scan.depthLayout
+        let grids = (0..<shards).map { _ in VoxelGrid(voxelSize: o.voxelSize) }
+        var actives = grids.map { ActiveVoxels(grid: $0) }
+        let projectors = (0..<shards).map { _ in BackProjector(width: layout.width, height: layout.height) }
+        var points = [[Float]](repeating: [Float](repeating: 0, count: 3 * layout.pixels), count: shards)
+        var confidence = [[UInt8]](repeating: [UInt8](repeating: 0, count: layout.pixels), count: shards)
+        var samples = [Int](repeating: 0, count: shards)
+        var gravity = GravityEstimate()
+        let inverseVoxel = Float(1 / o.voxelSize)
+
+        try scan.forEachFrameBatch(threads: o.threads) { fb in
+            var selected: [(k: Int, pose: Pose, intrinsics: Intrinsics)] = []
+            for (k, info) in fb.infos.enumerated() {
+                summary.frames += 1
+                if info.index % o.stride != 0 { summary.framesSkippedByStride += 1; continue }
+                guard let pose = info.pose else { summary.framesWithoutPose += 1; continue }
+                if let p = info.intrinsics.problem {
+                    throw ScanFormatError.malformed(InputLocation(file: scan.path, frame: info.index), "intrinsics: \(p)")
+                }
+                selected.append((k, pose, info.intrinsics))
+                gravity.add(pose: pose, imu: info.imu)
+            }
+            summary.framesUsed += selected.count
+            points.withUnsafeMutableBufferPointer { pts in
+                confidence.withUnsafeMutableBufferPointer { cf in samples.withUnsafeMutableBufferPointer { sm in
+                    let pts = UncheckedSendable(pts), cf = UncheckedSendable(cf), sm = UncheckedSendable(sm), act = UncheckedSendable(actives)
+                    parallelFor(shards, threads: o.threads) { s in
+                        pts.value[s].withUnsafeMutableBufferPointer { p in cf.value[s].withUnsafeMutableBufferPointer { c in
+                            let active = act.value[s]
+                            for f in selected {
+                                let frame = fb.depth.firstIndex + f.k
+                                if frame % sweepInterval == 0 { active.sweep(currentFrame: UInt32(truncatingIfNeeded: frame), age: evictionAge) }
+                                active.setCamera(f.pose.translation, frame: frame)
+                                let n = projectors[s].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters,
+                                                              points: p.baseAddress!, confidence: c.baseAddress!)
+                                sm.value[s] += fuse(p.baseAddress!, c.baseAddress!, n, frame: UInt32(truncatingIfNeeded: frame),
+                                                    shard: s, of: shards, inverseVoxel: inverseVoxel, into: active)
+                            }
+                        } }
+                    }
+                } }
+            }
+        }
+        for active in actives { active.sweep(currentFrame: 0, age: nil) }
+        actives = []
+        summary.samples = samples.reduce(0, +)
+        summary.gravity = gravity.report
+
+        // Collect voxels shard by shard (freeing each), in key order.
+        var voxels: [VoxelAccumulator] = []
+        for g in grids { voxels += g.sortedVoxels() }
+        voxels.sort { $0.key < $1.key }
+        summary.voxels = voxels.count
+        let kept = voxels.filter { $0.count >= UInt32(o.minSupport) }
+        summary.voxelsRemovedLowSupport = voxels.count - kept.count
+        voxels = []
+
+        var cloud = PointCloud()
+        cloud.positions.reserveCapacity(3 * kept.count)
+        cloud.counts.reserveCapacity(kept.count)
+        let hasConfidence = scan is StrayScan
+        if hasConfidence { cloud.confidence = [] }
+        let helper = VoxelGrid(voxelSize: o.voxelSize, initialCapacity: 16)
+        for v in kept {
+            let c = helper.centre(of: v.key), n = Double(v.count), u = o.voxelSize / Double(VoxelAccumulator.offsetScale)
+            cloud.positions += [Float(c.x + Double(v.sumX) * u / n), Float(c.y + Double(v.sumY) * u / n), Float(c.z + Double(v.sumZ) * u / n)]
+            cloud.counts.append(v.count)
+            if hasConfidence { cloud.confidence!.append(Float(v.confidenceSum) / Float(v.count)) }
+        }
+        if o.normals {
+            cloud.normals = NormalEstimator.estimate(keys: kept.map(\.key), positions: cloud.positions,
+                                                     towardCamera: kept.map { SIMD3(Float($0.viewX), Float($0.viewY), Float($0.viewZ)) },
+                                                     radius: o.normalRadius, threads: o.threads)
+        }
+        if o.frame == .gravity {
+            guard let g = summary.gravity else {
+                summary.frame = .recording
+                summary.notes.append("no IMU gravity in this scan: the cloud stays in the recording frame")
+                summary.points = cloud.count
+                summary.seconds = ProcessStats.now() - start
+                return (cloud, summary)
+            }
+            let r = GravityEstimate.levellingRotation(down: Vec3(g.down[0], g.down[1], g.down[2]))
+            rotate(&cloud.positions, by: r)
+            if cloud.normals != nil { rotate(&cloud.normals!, by: r) }
+        }
+        summary.points = cloud.count
+        summary.seconds = ProcessStats.now() - start
+        return (cloud, summary)
+    }
+
+    /// Adds the `n` points owned by `shard` to `active`; returns how many.
+    @inline(__always)
+    static func fuse(_ p: UnsafeMutablePointer<Float>, _ c: UnsafeMutablePointer<UInt8>, _ n: Int, frame: UInt32,
+                     shard: Int, of shards: Int, inverseVoxel: Float, into active: ActiveVoxels) -> Int {
+        var added = 0
+        let limit = Float(VoxelKey.limit), scale = VoxelAccumulator.offsetScale
+        var lastBlockKey = VoxelKey.empty, lastOwned = true
+        var lastKey = VoxelKey.empty
+        var e = UnsafeMutablePointer<ActiveVoxels.Entry>(bitPattern: 64)!
+        for i in 0..<n {
+            let s = SIMD3<Float>(p[3 &* i], p[3 &* i &+ 1], p[3 &* i &+ 2]) * inverseVoxel
+            guard abs(s.x) < limit, abs(s.y) < limit, abs(s.z) < limit else { continue }
+            // floor without a libm call: truncate, then step down for negative fractions
+            var ix = Int64(s.x), iy = Int64(s.y), iz = Int64(s.z)
+            if Float(ix) > s.x { ix &-= 1 }
+            if Float(iy) > s.y { iy &-= 1 }
+            if Float(iz) > s.z { iz &-= 1 }
+            let key = VoxelKey.pack(ix, iy, iz)
+            if key != lastKey {
+                if shards > 1 {
+                    let block = key & ~VoxelKey.withinBlockMask
+                    if block != lastBlockKey {
+                        lastBlockKey = block
+                        lastOwned = Int(truncatingIfNeeded: VoxelKey.blockHash(key) >> 40) % shards == shard
+                    }
+                    if !lastOwned { continue }
+                }
+                lastKey = key
+                e = active.entry(key, frame: frame)
+            } else if e.pointee.count >= ActiveVoxels.maxCount {
+                e = active.entry(key, frame: frame)  // writes the full entry back first
+            }
+            // offset from the voxel centre in units of voxel/65536, truncated (exact sums)
+            let o = (s - SIMD3<Float>(Float(ix), Float(iy), Float(iz)) - 0.5) * scale
+            e.pointee.count &+= 1
+            e.pointee.confidenceSum &+= UInt32(c[i])
+            e.pointee.sumX &+= Int32(o.x); e.pointee.sumY &+= Int32(o.y); e.pointee.sumZ &+= Int32(o.z)
+            added &+= 1
+        }
+        return added
+    }
+
+    /// Frames between sweeps of the active voxels, and how many frames unseen evicts one.
+    static let sweepInterval = 16, evictionAge: UInt32 = 8
+
+    static func rotate(_ xyz: inout [Float], by r: Matrix3) {
+        for i in stride(from: 0, to: xyz.count, by: 3) {
+            let v = r * Vec3(Double(xyz[i]), Double(xyz[i + 1]), Double(xyz[i + 2]))
+            xyz[i] = Float(v.x); xyz[i + 1] = Float(v.y); xyz[i + 2] = Float(v.z)
+        }
+    }
+}

@@ -1,0 +1,293 @@
+import Geometry
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One occupied voxel's accumulators: exact integers, so sums do not depend on the order
+/// samples arrive in (any thread count or caching gives identical results). Offsets from
+/// the voxel centre are in units of voxel/65536; one accumulator is one 64-byte line.
+public struct VoxelAccumulator: Sendable {
+    public var key: UInt64
+    public var count: UInt32
+    /// Sum of confidence levels (0 when the scan has no confidence maps).
+    public var confidenceSum: UInt32
+    public var sumX: Int64, sumY: Int64, sumZ: Int64
+    /// Sum of vectors from the samples toward the cameras that saw them, millimetres.
+    public var viewX: Int64, viewY: Int64, viewZ: Int64
+
+    static let empty = VoxelAccumulator(key: VoxelKey.empty, count: 0, confidenceSum: 0, sumX: 0, sumY: 0, sumZ: 0, viewX: 0, viewY: 0, viewZ: 0)
+
+    /// Offset units per voxel edge.
+    public static let offsetScale: Float = 65536
+    /// Metres per unit of the view sums.
+    public static let viewUnit = 1e-3
+
+    @inline(__always) mutating func merge(_ o: VoxelAccumulator) {
+        count &+= o.count; confidenceSum &+= o.confidenceSum
+        sumX &+= o.sumX; sumY &+= o.sumY; sumZ &+= o.sumZ
+        viewX &+= o.viewX; viewY &+= o.viewY; viewZ &+= o.viewZ
+    }
+}
+
+/// Integer voxel coordinates packed in 64 bits (21 bits per axis, offset binary):
+/// ±1,048,575 voxels per axis, i.e. ±10 km at 1 cm.
+public enum VoxelKey {
+    public static let empty = UInt64.max
+    static let bias: Int64 = 1 << 20
+    public static let limit: Int64 = (1 << 20) - 1
+
+    @inline(__always) public static func pack(_ i: Int64, _ j: Int64, _ k: Int64) -> UInt64 {
+        UInt64(i &+ bias) << 42 | UInt64(j &+ bias) << 21 | UInt64(k &+ bias)
+    }
+
+    @inline(__always) public static func unpack(_ key: UInt64) -> (Int64, Int64, Int64) {
+        (Int64(key >> 42) &- bias, Int64(key >> 21 & 0x1F_FFFF) &- bias, Int64(key & 0x1F_FFFF) &- bias)
+    }
+
+    /// A well-mixed hash of a 64-bit value.
+    @inline(__always) public static func mix(_ key: UInt64) -> UInt64 {
+        var z = key &* 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 29)) &* 0xBF58_476D_1CE4_E5B9
+        return z ^ (z >> 32)
+    }
+
+    /// The table hash of a key.
+    @inline(__always) public static func hash(_ key: UInt64) -> UInt64 { mix(key) }
+
+    /// Key bits of the position within an 8x8x8 block (low 3 bits of each axis).
+    public static let withinBlockMask: UInt64 = 0x7 << 42 | 0x7 << 21 | 0x7
+
+    /// A hash of the 8x8x8 block holding the voxel (used to split work into shards).
+    @inline(__always) public static func blockHash(_ key: UInt64) -> UInt64 {
+        mix((key >> 45) << 42 | (key >> 24 & 0x3_FFFF) << 21 | (key >> 3 & 0x3_FFFF))
+    }
+}
+
+/// A sparse voxel grid: an open-addressing hash table (linear probing, power-of-two
+/// capacity, grown at half load) of `VoxelAccumulator`s in one raw buffer. Memory is
+/// proportional to the number of occupied voxels, never to frames or points. Not
+/// thread-safe: one per thread (or shard).
+public final class VoxelGrid: @unchecked Sendable {
+    public let voxelSize: Double
+    private var slots: UnsafeMutablePointer<VoxelAccumulator>
+    private var capacity: Int
+    public private(set) var count = 0
+
+    public init(voxelSize: Double, initialCapacity: Int = 1 << 16) {
+        precondition(voxelSize > 0)
+        self.voxelSize = voxelSize
+        var cap = 16
+        while cap < initialCapacity { cap <<= 1 }
+        capacity = cap
+        slots = Self.allocateTable(cap)
+    }
+
+    deinit { Self.freeTable(slots, capacity) }
+
+    /// Tables are large and probed at random: back them with transparent huge pages where
+    /// the kernel offers them (2 MiB pages instead of 4 KiB cut TLB misses), via mmap.
+    private static func allocateTable(_ n: Int) -> UnsafeMutablePointer<VoxelAccumulator> {
+        let bytes = n * MemoryLayout<VoxelAccumulator>.stride
+        #if os(Linux)
+        if bytes >= 1 << 21, let raw = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), raw != MAP_FAILED {
+            _ = madvise(raw, bytes, 14 /* MADV_HUGEPAGE */)
+            let p = raw.bindMemory(to: VoxelAccumulator.self, capacity: n)
+            p.initialize(repeating: .empty, count: n)
+            return p
+        }
+        #endif
+        let p = UnsafeMutablePointer<VoxelAccumulator>.allocate(capacity: n)
+        p.initialize(repeating: .empty, count: n)
+        return p
+    }
+
+    private static func freeTable(_ p: UnsafeMutablePointer<VoxelAccumulator>, _ n: Int) {
+        let bytes = n * MemoryLayout<VoxelAccumulator>.stride
+        #if os(Linux)
+        if bytes >= 1 << 21 { munmap(p, bytes); return }
+        #endif
+        p.deallocate()
+    }
+
+    /// Bytes held by the table.
+    public var memoryBytes: Int { capacity * MemoryLayout<VoxelAccumulator>.stride }
+
+    /// The slot of `key` (whose `VoxelKey.hash` is `hash`), inserting an empty
+    /// accumulator when absent. Valid until the next insertion.
+    @inline(__always) func slot(for key: UInt64, hash: UInt64) -> Int {
+        let mask = capacity &- 1
+        var i = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let k = slots[i].key
+            if k == key { return i }
+            if k == VoxelKey.empty {
+                if (count &+ 1) &* 2 > capacity {
+                    grow()
+                    return slot(for: key, hash: hash)
+                }
+                slots[i].key = key
+                count &+= 1
+                return i
+            }
+            i = (i &+ 1) & mask
+        }
+    }
+
+    private func grow() {
+        let old = slots, oldCapacity = capacity
+        capacity *= 2
+        slots = Self.allocateTable(capacity)
+        let mask = capacity - 1
+        for j in 0..<oldCapacity where old[j].key != VoxelKey.empty {
+            var i = Int(truncatingIfNeeded: VoxelKey.hash(old[j].key)) & mask
+            while slots[i].key != VoxelKey.empty { i = (i + 1) & mask }
+            slots[i] = old[j]
+        }
+        Self.freeTable(old, oldCapacity)
+    }
+
+    /// Merges `acc` into its voxel's accumulator.
+    @inline(__always) func merge(_ acc: VoxelAccumulator) {
+        let i = slot(for: acc.key, hash: VoxelKey.hash(acc.key))
+        slots[i].merge(acc)
+    }
+
+    /// Occupied voxels in key order (deterministic output order).
+    public func sortedVoxels() -> [VoxelAccumulator] {
+        var out: [VoxelAccumulator] = []
+        out.reserveCapacity(count)
+        for i in 0..<capacity where slots[i].key != VoxelKey.empty { out.append(slots[i]) }
+        return out.sorted { $0.key < $1.key }
+    }
+
+    /// Centre of the voxel `key`.
+    public func centre(of key: UInt64) -> Vec3 {
+        let (i, j, k) = VoxelKey.unpack(key)
+        return Vec3(Double(i) + 0.5, Double(j) + 0.5, Double(k) + 0.5) * voxelSize
+    }
+}
+
+/// The voxels seen in the last few frames, in a compact table that stays in cache:
+/// consecutive frames see nearly the same voxels, so almost every sample lands here and the
+/// big `VoxelGrid` is touched only when a voxel leaves the view (`sweep`). Sums are exact
+/// integers, so when entries move does not change the result.
+final class ActiveVoxels {
+    struct Entry {
+        var key: UInt64
+        var count: UInt32
+        var confidenceSum: UInt32
+        /// Offset sums from the voxel centre, units of voxel/65536 (|offset| <= 32768).
+        var sumX: Int32, sumY: Int32, sumZ: Int32
+        var lastFrame: UInt32
+        static let empty = Entry(key: VoxelKey.empty, count: 0, confidenceSum: 0, sumX: 0, sumY: 0, sumZ: 0, lastFrame: 0)
+    }
+
+    /// Entries are written back before their Int32 sums could overflow.
+    static let maxCount: UInt32 = 65535
+    /// Camera positions of recent frames (mm), for the view vector of evicted voxels.
+    static let ring = 1024
+    private var cameras = [SIMD3<Double>](repeating: .zero, count: ring)
+
+    private var table: UnsafeMutablePointer<Entry>
+    /// The other half of a ping-pong pair: sweeps rebuild into it instead of allocating.
+    private var spare: UnsafeMutablePointer<Entry>
+    private var capacity: Int
+    private(set) var count = 0
+    let grid: VoxelGrid
+
+    init(grid: VoxelGrid, capacity: Int = 1 << 16) {
+        self.grid = grid
+        self.capacity = capacity
+        table = .allocate(capacity: capacity)
+        table.initialize(repeating: .empty, count: capacity)
+        spare = .allocate(capacity: capacity)
+    }
+
+    deinit { table.deallocate(); spare.deallocate() }
+
+    /// Records the camera position of `frame` (call before adding its samples).
+    func setCamera(_ t: SIMD3<Double>, frame: Int) { cameras[frame & (Self.ring - 1)] = t }
+
+    /// The entry of `key` for `frame`, inserted when absent.
+    @inline(__always) func entry(_ key: UInt64, frame: UInt32) -> UnsafeMutablePointer<Entry> {
+        let mask = capacity &- 1
+        var i = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+        while true {
+            let e = table + i
+            if e.pointee.key == key {
+                if e.pointee.count >= Self.maxCount { writeBack(e) ; e.pointee.key = key }
+                e.pointee.lastFrame = frame
+                return e
+            }
+            if e.pointee.key == VoxelKey.empty {
+                if (count &+ 1) &* 5 > capacity &* 2 {  // keep load under 40%
+                    resize(capacity * 2)
+                    return entry(key, frame: frame)
+                }
+                e.pointee.key = key
+                e.pointee.lastFrame = frame
+                count &+= 1
+                return e
+            }
+            i = (i &+ 1) & mask
+        }
+    }
+
+    /// Moves the entry into the grid and clears its sums (the slot stays allocated).
+    private func writeBack(_ e: UnsafeMutablePointer<Entry>) {
+        let v = e.pointee
+        let centre = grid.centre(of: v.key)
+        let cam = cameras[Int(v.lastFrame) & (Self.ring - 1)]
+        let s = Double(grid.voxelSize) / Double(VoxelAccumulator.offsetScale)
+        let n = Double(v.count), u = 1 / VoxelAccumulator.viewUnit
+        // The mean sample position's vector to the camera of its last frame, weighted by count.
+        let mean = SIMD3(centre.x + Double(v.sumX) * s / n, centre.y + Double(v.sumY) * s / n, centre.z + Double(v.sumZ) * s / n)
+        let view = (cam - mean) * u * n
+        grid.merge(VoxelAccumulator(key: v.key, count: v.count, confidenceSum: v.confidenceSum,
+                                    sumX: Int64(v.sumX), sumY: Int64(v.sumY), sumZ: Int64(v.sumZ),
+                                    viewX: Int64(view.x), viewY: Int64(view.y), viewZ: Int64(view.z)))
+        e.pointee = .empty
+    }
+
+    /// Writes back every entry last seen more than `age` frames before `frame`, or every
+    /// entry when `age` is nil (the final flush), keeping the others.
+    func sweep(currentFrame frame: UInt32, age: UInt32?) {
+        rebuild(capacity) { e in
+            guard let age else { return false }
+            return Int32(bitPattern: frame &- e.lastFrame) <= Int32(age)
+        }
+    }
+
+    private func resize(_ newCapacity: Int) { rebuild(newCapacity) { _ in true } }
+
+    /// Moves the entries that `keep` accepts into a fresh table of `newCapacity` slots and
+    /// writes the others back to the grid.
+    private func rebuild(_ newCapacity: Int, keep: (Entry) -> Bool) {
+        let old = table, oldCapacity = capacity
+        if newCapacity != oldCapacity {
+            spare.deallocate()
+            spare = .allocate(capacity: newCapacity)
+        }
+        table = spare
+        table.initialize(repeating: .empty, count: newCapacity)
+        capacity = newCapacity
+        count = 0
+        let mask = newCapacity - 1
+        for j in 0..<oldCapacity where old[j].key != VoxelKey.empty {
+            if keep(old[j]) {
+                var i = Int(truncatingIfNeeded: (old[j].key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+                while table[i].key != VoxelKey.empty { i = (i &+ 1) & mask }
+                table[i] = old[j]
+                count &+= 1
+            } else {
+                writeBack(old + j)
+            }
+        }
+        if newCapacity != oldCapacity {
+            old.deallocate()
+            spare = .allocate(capacity: newCapacity)
+        } else {
+            spare = old
+        }
+    }
+}
