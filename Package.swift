@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
         .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "TestSupport"]),
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
-        .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "Synthesis", "ScanFormats", "TestSupport"]),
+        .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "Synthesis", "ScanFormats", "Geometry", "TestSupport"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "depthpose"]),
     ]

@@ -27,18 +27,31 @@ public struct PixelFilters: Sendable, Equatable {
 
 /// Back-projects depth frames into world points (ARKit camera convention, see
 /// `Intrinsics.backProject`) and applies `PixelFilters`. Works on contiguous buffers with
-/// no per-pixel allocation; one instance per thread (it owns scratch space).
+/// no per-pixel allocation, in passes simple enough to vectorise: convert and range-mask,
+/// flying-pixel and confidence masks, then per row the world coordinates of every pixel
+/// and a compaction of the valid ones. One instance per thread (it owns scratch space).
 public final class BackProjector {
     public let width: Int, height: Int
-    private var depth: [Float]
+    private let depth: UnsafeMutablePointer<Float>     // metres, 0 = no depth
+    private let masked: UnsafeMutablePointer<Float>    // after the flying-pixel test
+    private let rowX: UnsafeMutablePointer<Float>, rowY: UnsafeMutablePointer<Float>, rowZ: UnsafeMutablePointer<Float>
     private var rx: [Float], ry: [Float]
     private var raysFor: Intrinsics?
 
     public init(width: Int, height: Int) {
         self.width = width; self.height = height
-        depth = [Float](repeating: 0, count: width * height)
+        depth = .allocate(capacity: width * height)
+        masked = .allocate(capacity: width * height)
+        rowX = .allocate(capacity: width); rowY = .allocate(capacity: width); rowZ = .allocate(capacity: width)
         rx = [Float](repeating: 0, count: width); ry = [Float](repeating: 0, count: height)
     }
+
+    deinit {
+        depth.deallocate(); masked.deallocate(); rowX.deallocate(); rowY.deallocate(); rowZ.deallocate()
+    }
+
+    /// Floats `points` must hold for one frame.
+    public var pointCapacity: Int { 3 * width * height }
 
     /// Camera rays for `k`: `rx[u] = (u - cx)/fx`, `ry[v] = -(v - cy)/fy` (z = -1).
     private func prepareRays(_ k: Intrinsics) {
@@ -48,69 +61,97 @@ public final class BackProjector {
         raysFor = k
     }
 
-    /// Loads frame `k` of `batch` as metres into the scratch depth buffer, with NaN, Inf,
-    /// non-positive values and values outside [minDepth, maxDepth] set to 0.
+    /// Frame `k` of `batch` as metres, with NaN, Inf and values outside
+    /// [minDepth, maxDepth] (and so 0 and negatives) set to 0.
     private func loadDepth(_ batch: DepthBatch, _ k: Int, _ f: PixelFilters) {
-        let n = width * height
-        depth.withUnsafeMutableBufferPointer { dst in
-            let d = dst.baseAddress!
-            switch batch.format {
-            case .uint16Millimetres:
-                let s = batch.millimetres(k).baseAddress!
-                for i in 0..<n { d[i] = Float(s[i]) * 0.001 }
-            case .float32Metres:
-                let s = batch.metres(k).baseAddress!
-                for i in 0..<n { d[i] = s[i] }
-            }
-            let lo = max(f.minDepth, Float.leastNonzeroMagnitude), hi = f.maxDepth
-            for i in 0..<n {
-                let v = d[i]
-                d[i] = (v >= lo && v <= hi) ? v : 0  // NaN fails both tests
+        let n = width &* height, d = depth
+        let lo = max(f.minDepth, Float.leastNonzeroMagnitude), hi = f.maxDepth
+        switch batch.format {
+        case .uint16Millimetres:
+            let s = batch.millimetres(k).baseAddress!
+            for i in 0..<n { let v = Float(s[i]) * 0.001; d[i] = (v >= lo && v <= hi) ? v : 0 }
+        case .float32Metres:
+            let s = batch.metres(k).baseAddress!
+            for i in 0..<n { let v = s[i]; d[i] = (v >= lo && v <= hi) ? v : 0 }  // NaN fails both tests
+        }
+    }
+
+    /// Copies `depth` to `masked`, zeroing pixels with a valid 4-neighbour whose depth
+    /// differs by more than `tau` times their own.
+    private func maskFlyingPixels(_ tau: Float) {
+        let w = width, h = height, d = depth, m = masked
+        for v in 0..<h {
+            let row = v &* w
+            let up = v > 0 ? row &- w : row, down = v &+ 1 < h ? row &+ w : row
+            for u in 0..<w {
+                let i = row &+ u, z = d[i], limit = tau * z
+                let l = d[u > 0 ? i &- 1 : i], r = d[u &+ 1 < w ? i &+ 1 : i], a = d[up &+ u], b = d[down &+ u]
+                let fly = (l != 0 && abs(l - z) > limit) || (r != 0 && abs(r - z) > limit)
+                    || (a != 0 && abs(a - z) > limit) || (b != 0 && abs(b - z) > limit)
+                m[i] = fly ? 0 : z
             }
         }
     }
 
     /// Back-projects frame `k` of `batch` seen from `pose` with intrinsics `intrinsics`,
-    /// writing world points into `points` (3 floats each) and their confidence level into
-    /// `confidence` (0 where the scan has none). Returns the number of points written.
+    /// writing world points into `points` (3 floats each) and, when the batch has
+    /// confidence maps, their confidence level into `confidence` (otherwise `confidence` is
+    /// not touched: pass a zero-filled buffer). Returns the number of points written.
     /// `points` needs room for `3 * width * height` floats.
     public func project(_ batch: DepthBatch, _ k: Int, pose: Pose, intrinsics: Intrinsics, filters f: PixelFilters,
                         points: UnsafeMutablePointer<Float>, confidence: UnsafeMutablePointer<UInt8>) -> Int {
         precondition(batch.layout.width == width && batch.layout.height == height)
         prepareRays(intrinsics)
-        loadDepth(batch, k, f)
         let conf = batch.confidenceMap(k)
-        let minConf = f.minConfidence
+        let needsMasks = f.flyingPixelThreshold > 0 || (conf != nil && f.minConfidence > 0)
+        var d = depth
+        if needsMasks || batch.format == .float32Metres {
+            loadDepth(batch, k, f)
+            if f.flyingPixelThreshold > 0 { maskFlyingPixels(f.flyingPixelThreshold); d = masked }
+            if let conf, f.minConfidence > 0 {
+                let minConf = f.minConfidence
+                for i in 0..<(width &* height) where conf[i] < minConf { d[i] = 0 }
+            }
+        }
+        // Without masks, millimetre rows are converted and range-tested inside the row loop.
+        let direct = needsMasks || batch.format == .float32Metres ? nil : batch.millimetres(k).baseAddress!
+        let lo = max(f.minDepth, Float.leastNonzeroMagnitude), hi = f.maxDepth
         let r = pose.rotation
-        let c0 = SIMD3<Float>(Float(r.r0.x), Float(r.r1.x), Float(r.r2.x))
-        let c1 = SIMD3<Float>(Float(r.r0.y), Float(r.r1.y), Float(r.r2.y))
-        let c2 = SIMD3<Float>(Float(r.r0.z), Float(r.r1.z), Float(r.r2.z))
-        let t = SIMD3<Float>(Float(pose.translation.x), Float(pose.translation.y), Float(pose.translation.z))
-        let tau = f.flyingPixelThreshold
-        let w = width, h = height
+        let c0x = Float(r.r0.x), c0y = Float(r.r1.x), c0z = Float(r.r2.x)
+        let c1x = Float(r.r0.y), c1y = Float(r.r1.y), c1z = Float(r.r2.y)
+        let c2x = Float(r.r0.z), c2y = Float(r.r1.z), c2z = Float(r.r2.z)
+        let tx = Float(pose.translation.x), ty = Float(pose.translation.y), tz = Float(pose.translation.z)
+        let w = width, xs = rowX, ys = rowY, zs = rowZ
         var n = 0
-        depth.withUnsafeBufferPointer { dbuf in
-            rx.withUnsafeBufferPointer { rxb in
-                let d = dbuf.baseAddress!, rxp = rxb.baseAddress!
-                for v in 0..<h {
-                    let base = Float(ry[v]) * c1 - c2
-                    let row = v &* w
-                    for u in 0..<w {
-                        let i = row &+ u
-                        let z = d[i]
-                        if z == 0 { continue }
-                        if let conf, conf[i] < minConf { continue }
-                        if tau > 0 {
-                            let limit = tau * z
-                            if (u > 0 && d[i &- 1] != 0 && abs(d[i &- 1] - z) > limit)
-                                || (u &+ 1 < w && d[i &+ 1] != 0 && abs(d[i &+ 1] - z) > limit)
-                                || (v > 0 && d[i &- w] != 0 && abs(d[i &- w] - z) > limit)
-                                || (v &+ 1 < h && d[i &+ w] != 0 && abs(d[i &+ w] - z) > limit) { continue }
-                        }
-                        let p = (rxp[u] * c0 + base) * z + t
-                        points[3 &* n] = p.x; points[3 &* n &+ 1] = p.y; points[3 &* n &+ 2] = p.z
-                        confidence[n] = conf?[i] ?? 0
+        rx.withUnsafeBufferPointer { rxb in
+            let rxp = rxb.baseAddress!
+            for v in 0..<height {
+                // world = z * (rx[u] c0 + ry[v] c1 - c2) + t, for the whole row (vectorises)
+                let yv = ry[v], row = d + v &* w
+                let bx = yv * c1x - c2x, by = yv * c1y - c2y, bz = yv * c1z - c2z
+                if let direct {
+                    let src = direct + v &* w
+                    for u in 0..<w { let z = Float(src[u]) * 0.001; row[u] = (z >= lo && z <= hi) ? z : 0 }
+                }
+                for u in 0..<w {
+                    let z = row[u], ru = rxp[u]
+                    xs[u] = (ru * c0x + bx) * z + tx
+                    ys[u] = (ru * c0y + by) * z + ty
+                    zs[u] = (ru * c0z + bz) * z + tz
+                }
+                if let conf {
+                    let confRow = conf + v &* w
+                    for u in 0..<w where row[u] != 0 {
+                        points[3 &* n] = xs[u]; points[3 &* n &+ 1] = ys[u]; points[3 &* n &+ 2] = zs[u]
+                        confidence[n] = confRow[u]
                         n &+= 1
+                    }
+                } else {
+                    // Branch-free compaction: always store, advance only past valid pixels.
+                    // (`points` has room for a full frame, so the spare store stays in bounds.)
+                    for u in 0..<w {
+                        points[3 &* n] = xs[u]; points[3 &* n &+ 1] = ys[u]; points[3 &* n &+ 2] = zs[u]
+                        n &+= row[u] != 0 ? 1 : 0
                     }
                 }
             }

@@ -81,7 +81,7 @@ public enum CloudBuilder {
         let grids = (0..<shards).map { _ in VoxelGrid(voxelSize: o.voxelSize) }
         var actives = grids.map { ActiveVoxels(grid: $0) }
         let projectors = (0..<shards).map { _ in BackProjector(width: layout.width, height: layout.height) }
-        var points = [[Float]](repeating: [Float](repeating: 0, count: 3 * layout.pixels), count: shards)
+        var points = [[Float]](repeating: [Float](repeating: 0, count: projectors[0].pointCapacity), count: shards)
         var confidence = [[UInt8]](repeating: [UInt8](repeating: 0, count: layout.pixels), count: shards)
         var samples = [Int](repeating: 0, count: shards)
         var gravity = GravityEstimate()

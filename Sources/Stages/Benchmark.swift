@@ -1,5 +1,6 @@
 import Foundation
 import IOSupport
+import PointClouds
 import ScanFormats
 
 /// One benchmark figure: the shape `depthpose bench --json` prints.
@@ -12,7 +13,7 @@ public struct BenchResult: Sendable, Codable {
     /// Median wall time of one run.
     public var seconds: Double
     public var framesPerSecond: Double
-    /// Decoded depth bytes per second (10^6).
+    /// Decoded depth bytes per second (10^6); for `backproject`, world-point bytes produced.
     public var mbPerSecond: Double
     public var peakRSSMB: Double
     /// Every run's wall time, for judging spread.
@@ -31,7 +32,69 @@ public struct BenchResult: Sendable, Codable {
 
 /// Benchmarks of the stages (`depthpose bench STAGE SCAN`).
 public enum Benchmark {
-    public enum Stage: String, Sendable, CaseIterable { case decode }
+    public enum Stage: String, Sendable, CaseIterable { case decode, backproject, cloud }
+
+    /// Median of `values` (mean of the middle two for an even count).
+    static func median(_ values: [Double]) -> Double {
+        let s = values.sorted(), n = s.count
+        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2
+    }
+
+    /// Runs `body` once to warm up, then `runs` times; returns every run's wall time.
+    static func timed(runs: Int, _ body: () throws -> Void) rethrows -> [Double] {
+        try body()
+        return try (0..<max(1, runs)).map { _ in
+            let t0 = ProcessStats.now()
+            try body()
+            return ProcessStats.now() - t0
+        }
+    }
+
+    /// `cloud` end to end (open, decode, back-project, fuse, filter; no file written) at
+    /// the given options; MB/s counts decoded depth.
+    public static func cloud(scan path: String, options: CloudOptions, runs: Int) throws -> BenchResult {
+        var summary: CloudSummary?
+        let times = try timed(runs: runs) { summary = try CloudBuilder.build(scan: path, options: options).1 }
+        let scan = try ScanOpener.open(path, strict: false)
+        let frames = summary!.frames, bytes = frames * scan.depthLayout.pixels * scan.depthFormat.bytesPerSample
+        let m = median(times)
+        return BenchResult(stage: "cloud", scan: path, frames: frames, runs: times.count, threads: options.threads, seconds: m,
+                           framesPerSecond: Double(frames) / m, mbPerSecond: Double(bytes) / m / 1e6,
+                           peakRSSMB: ProcessStats.peakRSSMegabytes(), runSeconds: times)
+    }
+
+    /// Back-projection + pose transform alone: up to `frames` frames are decoded into
+    /// memory first (untimed), then projected to world points by `threads` threads.
+    public static func backproject(scan path: String, frames limit: Int, threads: Int, runs: Int) throws -> BenchResult {
+        let scan = try ScanOpener.open(path, strict: true)
+        let layout = scan.depthLayout, format = scan.depthFormat, frameBytes = layout.pixels * format.bytesPerSample
+        var depth: [UInt8] = [], infos: [FrameInfo] = []
+        try scan.forEachFrameBatch(threads: threads) { b in
+            for k in 0..<b.depth.count where infos.count < limit && b.infos[k].pose != nil {
+                depth += b.depth.frame(k); infos.append(b.infos[k])
+            }
+        }
+        let n = infos.count
+        let times = depth.withUnsafeBytes { raw in
+            timed(runs: runs) {
+                parallelRanges(n, threads: threads) { range in
+                    let projector = BackProjector(width: layout.width, height: layout.height)
+                    var points = [Float](repeating: 0, count: projector.pointCapacity)
+                    var conf = [UInt8](repeating: 0, count: layout.pixels)
+                    for i in range {
+                        let batch = DepthBatch(firstIndex: i, count: 1, layout: layout, format: format,
+                                               bytes: UnsafeRawBufferPointer(rebasing: raw[i * frameBytes ..< (i + 1) * frameBytes]))
+                        _ = projector.project(batch, 0, pose: infos[i].pose!, intrinsics: infos[i].intrinsics,
+                                                                         filters: .none, points: &points, confidence: &conf)
+                    }
+                }
+            }
+        }
+        let m = median(times)
+        return BenchResult(stage: "backproject", scan: path, frames: n, runs: times.count, threads: threads, seconds: m,
+                           framesPerSecond: Double(n) / m, mbPerSecond: Double(n * layout.pixels * 12) / m / 1e6,
+                           peakRSSMB: ProcessStats.peakRSSMegabytes(), runSeconds: times)
+    }
 
     /// Decodes every depth frame of `path` `runs` times (after one warm-up run that also
     /// validates the stream) and reports the median.
@@ -55,9 +118,9 @@ public enum Benchmark {
         var times: [Double] = []
         for _ in 0..<max(1, runs) { times.append(try once()) }
         if sink == 42 { print("") }  // keeps `sink` alive
-        let median = times.sorted()[times.count / 2]
-        return BenchResult(stage: "decode", scan: path, frames: frames, runs: times.count, threads: threads, seconds: median,
-                           framesPerSecond: Double(frames) / median, mbPerSecond: Double(frames * bytes) / median / 1e6,
+        let m = median(times)
+        return BenchResult(stage: "decode", scan: path, frames: frames, runs: times.count, threads: threads, seconds: m,
+                           framesPerSecond: Double(frames) / m, mbPerSecond: Double(frames * bytes) / m / 1e6,
                            peakRSSMB: ProcessStats.peakRSSMegabytes(), runSeconds: times)
     }
 }

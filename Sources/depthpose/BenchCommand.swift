@@ -1,13 +1,18 @@
 import ArgumentParser
+import PointClouds
 import Stages
 
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure a stage on a scan: median wall time over runs, frames/s, MB/s, peak RSS.",
-        discussion: "STAGE is decode. Run it on a release build (swift build -c release).")
+        discussion: """
+        STAGE is decode (every frame), backproject (back-projection + pose transform of up to --frames frames \
+        decoded into memory first, like shared/bench/backproject.py) or cloud (the whole cloud stage at --voxel, \
+        no file written, like shared/bench/open3d_cloud.py). Run it on a release build (swift build -c release).
+        """)
 
-    @Argument(help: "Stage to measure: decode.")
+    @Argument(help: "Stage to measure: decode, backproject or cloud.")
     var stage: String
 
     @Argument(help: "Scan folder.")
@@ -15,6 +20,15 @@ struct BenchCommand: ParsableCommand {
 
     @Option(help: "Measured runs (after one warm-up run).")
     var runs = 7
+
+    @Option(help: "backproject: frames to project.")
+    var frames = 600
+
+    @Option(help: "cloud: voxel size in metres.")
+    var voxel = 0.02
+
+    @Flag(help: "cloud: all filters off (compare with Open3D's voxel_down_sample).")
+    var noFilters = false
 
     @Flag(help: "Print one JSON object.")
     var json = false
@@ -29,7 +43,15 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
-        let r = try Benchmark.decode(scan: scan, threads: threads.threads, runs: runs)
+        let r: BenchResult
+        switch Benchmark.Stage(rawValue: stage)! {
+        case .decode: r = try Benchmark.decode(scan: scan, threads: threads.threads, runs: runs)
+        case .backproject: r = try Benchmark.backproject(scan: scan, frames: frames, threads: threads.threads, runs: runs)
+        case .cloud:
+            var o = noFilters ? CloudOptions.unfiltered(voxelSize: voxel) : CloudOptions()
+            o.voxelSize = voxel; o.threads = threads.threads
+            r = try Benchmark.cloud(scan: scan, options: o, runs: runs)
+        }
         emit(json ? try jsonText(r) : r.text)
     }
 }
