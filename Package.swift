@@ -37,11 +37,14 @@ let package = Package(
         .target(name: "Geometry", dependencies: ["LinearAlgebra"], swiftSettings: optimisedInDebug),
         .target(name: "ScanFormats", dependencies: ["IOSupport", "Codecs", "Geometry"],
                 swiftSettings: optimisedInDebug),
-        .target(name: "PointClouds", dependencies: ["IOSupport", "Geometry", "LinearAlgebra", "ScanFormats"],
+        // The per-sample kernels: back-projection, voxel tables, fusion.
+        .target(name: "VoxelFusion", dependencies: ["Geometry", "ScanFormats"],
+                swiftSettings: optimisedInDebug),
+        .target(name: "PointClouds", dependencies: ["IOSupport", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion"],
                 swiftSettings: optimisedInDebug),
         .target(name: "Synthesis", dependencies: ["IOSupport", "Geometry", "ScanFormats"],
                 swiftSettings: optimisedInDebug),
-        .target(name: "Stages", dependencies: ["IOSupport", "Codecs", "Geometry", "ScanFormats", "PointClouds"],
+        .target(name: "Stages", dependencies: ["IOSupport", "Codecs", "Geometry", "ScanFormats", "PointClouds", "VoxelFusion"],
                 swiftSettings: optimisedInDebug),
 
         // MARK: - Command line
@@ -57,7 +60,7 @@ let package = Package(
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
         .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "TestSupport"]),
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
-        .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "Synthesis", "ScanFormats", "Geometry", "TestSupport"]),
+        .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "VoxelFusion", "Synthesis", "ScanFormats", "Geometry", "TestSupport"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "depthpose"]),
     ]

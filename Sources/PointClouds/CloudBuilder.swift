@@ -2,6 +2,7 @@ import Foundation
 import Geometry
 import IOSupport
 import ScanFormats
+import VoxelFusion
 
 /// Which frame the output cloud is expressed in.
 public enum CloudFrame: String, Sendable, Codable, CaseIterable {
@@ -108,11 +109,11 @@ public enum CloudBuilder {
                             let active = act.value[s]
                             for f in selected {
                                 let frame = fb.depth.firstIndex + f.k
-                                if frame % sweepInterval == 0 { active.sweep(currentFrame: UInt32(truncatingIfNeeded: frame), age: evictionAge) }
+                                if frame % Fusion.sweepInterval == 0 { active.sweep(currentFrame: UInt32(truncatingIfNeeded: frame), age: Fusion.evictionAge) }
                                 active.setCamera(f.pose.translation, frame: frame)
                                 let n = projectors[s].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters,
                                                               points: p.baseAddress!, confidence: c.baseAddress!)
-                                sm.value[s] += fuse(p.baseAddress!, c.baseAddress!, n, frame: UInt32(truncatingIfNeeded: frame),
+                                sm.value[s] += Fusion.fuse(p.baseAddress!, c.baseAddress!, n, frame: UInt32(truncatingIfNeeded: frame),
                                                     shard: s, of: shards, inverseVoxel: inverseVoxel, into: active)
                             }
                         } }
@@ -167,51 +168,6 @@ public enum CloudBuilder {
         summary.seconds = ProcessStats.now() - start
         return (cloud, summary)
     }
-
-    /// Adds the `n` points owned by `shard` to `active`; returns how many.
-    @inline(__always)
-    static func fuse(_ p: UnsafeMutablePointer<Float>, _ c: UnsafeMutablePointer<UInt8>, _ n: Int, frame: UInt32,
-                     shard: Int, of shards: Int, inverseVoxel: Float, into active: ActiveVoxels) -> Int {
-        var added = 0
-        let limit = Float(VoxelKey.limit), scale = VoxelAccumulator.offsetScale
-        var lastBlockKey = VoxelKey.empty, lastOwned = true
-        var lastKey = VoxelKey.empty
-        var e = UnsafeMutablePointer<ActiveVoxels.Entry>(bitPattern: 64)!
-        for i in 0..<n {
-            let s = SIMD3<Float>(p[3 &* i], p[3 &* i &+ 1], p[3 &* i &+ 2]) * inverseVoxel
-            guard abs(s.x) < limit, abs(s.y) < limit, abs(s.z) < limit else { continue }
-            // floor without a libm call: truncate, then step down for negative fractions
-            var ix = Int64(s.x), iy = Int64(s.y), iz = Int64(s.z)
-            if Float(ix) > s.x { ix &-= 1 }
-            if Float(iy) > s.y { iy &-= 1 }
-            if Float(iz) > s.z { iz &-= 1 }
-            let key = VoxelKey.pack(ix, iy, iz)
-            if key != lastKey {
-                if shards > 1 {
-                    let block = key & ~VoxelKey.withinBlockMask
-                    if block != lastBlockKey {
-                        lastBlockKey = block
-                        lastOwned = Int(truncatingIfNeeded: VoxelKey.blockHash(key) >> 40) % shards == shard
-                    }
-                    if !lastOwned { continue }
-                }
-                lastKey = key
-                e = active.entry(key, frame: frame)
-            } else if e.pointee.count >= ActiveVoxels.maxCount {
-                e = active.entry(key, frame: frame)  // writes the full entry back first
-            }
-            // offset from the voxel centre in units of voxel/65536, truncated (exact sums)
-            let o = (s - SIMD3<Float>(Float(ix), Float(iy), Float(iz)) - 0.5) * scale
-            e.pointee.count &+= 1
-            e.pointee.confidenceSum &+= UInt32(c[i])
-            e.pointee.sumX &+= Int32(o.x); e.pointee.sumY &+= Int32(o.y); e.pointee.sumZ &+= Int32(o.z)
-            added &+= 1
-        }
-        return added
-    }
-
-    /// Frames between sweeps of the active voxels, and how many frames unseen evicts one.
-    static let sweepInterval = 16, evictionAge: UInt32 = 8
 
     static func rotate(_ xyz: inout [Float], by r: Matrix3) {
         for i in stride(from: 0, to: xyz.count, by: 3) {

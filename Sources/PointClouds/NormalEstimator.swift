@@ -1,5 +1,6 @@
 import IOSupport
 import LinearAlgebra
+import VoxelFusion
 
 /// Maps voxel keys to indices of a sorted voxel list (open addressing), for neighbourhood
 /// queries after fusion.

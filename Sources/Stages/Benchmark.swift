@@ -1,6 +1,7 @@
 import Foundation
 import IOSupport
 import PointClouds
+import VoxelFusion
 import ScanFormats
 
 /// One benchmark figure: the shape `depthpose bench --json` prints.

@@ -86,9 +86,10 @@ public final class BackProjector {
             for u in 0..<w {
                 let i = row &+ u, z = d[i], limit = tau * z
                 let l = d[u > 0 ? i &- 1 : i], r = d[u &+ 1 < w ? i &+ 1 : i], a = d[up &+ u], b = d[down &+ u]
-                let fly = (l != 0 && abs(l - z) > limit) || (r != 0 && abs(r - z) > limit)
-                    || (a != 0 && abs(a - z) > limit) || (b != 0 && abs(b - z) > limit)
-                m[i] = fly ? 0 : z
+                // a neighbour of 0 (no depth) never counts: its difference is masked out
+                let dl = l != 0 ? abs(l - z) : 0, dr = r != 0 ? abs(r - z) : 0
+                let da = a != 0 ? abs(a - z) : 0, db = b != 0 ? abs(b - z) : 0
+                m[i] = max(max(dl, dr), max(da, db)) > limit ? 0 : z
             }
         }
     }
@@ -100,7 +101,7 @@ public final class BackProjector {
     /// `points` needs room for `3 * width * height` floats.
     public func project(_ batch: DepthBatch, _ k: Int, pose: Pose, intrinsics: Intrinsics, filters f: PixelFilters,
                         points: UnsafeMutablePointer<Float>, confidence: UnsafeMutablePointer<UInt8>) -> Int {
-        precondition(batch.layout.width == width && batch.layout.height == height)
+        guard batch.layout.width == width && batch.layout.height == height else { fatalError("frame size differs from the projector's") }
         prepareRays(intrinsics)
         let conf = batch.confidenceMap(k)
         let needsMasks = f.flyingPixelThreshold > 0 || (conf != nil && f.minConfidence > 0)

@@ -15,14 +15,14 @@ public struct VoxelAccumulator: Sendable {
     /// Sum of vectors from the samples toward the cameras that saw them, millimetres.
     public var viewX: Int64, viewY: Int64, viewZ: Int64
 
-    static let empty = VoxelAccumulator(key: VoxelKey.empty, count: 0, confidenceSum: 0, sumX: 0, sumY: 0, sumZ: 0, viewX: 0, viewY: 0, viewZ: 0)
+    public static let empty = VoxelAccumulator(key: VoxelKey.empty, count: 0, confidenceSum: 0, sumX: 0, sumY: 0, sumZ: 0, viewX: 0, viewY: 0, viewZ: 0)
 
     /// Offset units per voxel edge.
     public static let offsetScale: Float = 65536
     /// Metres per unit of the view sums.
     public static let viewUnit = 1e-3
 
-    @inline(__always) mutating func merge(_ o: VoxelAccumulator) {
+    @inline(__always) public mutating func merge(_ o: VoxelAccumulator) {
         count &+= o.count; confidenceSum &+= o.confidenceSum
         sumX &+= o.sumX; sumY &+= o.sumY; sumZ &+= o.sumZ
         viewX &+= o.viewX; viewY &+= o.viewY; viewZ &+= o.viewZ
@@ -74,7 +74,7 @@ public final class VoxelGrid: @unchecked Sendable {
     public private(set) var count = 0
 
     public init(voxelSize: Double, initialCapacity: Int = 1 << 16) {
-        precondition(voxelSize > 0)
+        guard voxelSize > 0 else { fatalError("voxel size must be > 0") }
         self.voxelSize = voxelSize
         var cap = 16
         while cap < initialCapacity { cap <<= 1 }
@@ -147,7 +147,7 @@ public final class VoxelGrid: @unchecked Sendable {
     }
 
     /// Merges `acc` into its voxel's accumulator.
-    @inline(__always) func merge(_ acc: VoxelAccumulator) {
+    @inline(__always) public func merge(_ acc: VoxelAccumulator) {
         let i = slot(for: acc.key, hash: VoxelKey.hash(acc.key))
         slots[i].merge(acc)
     }
@@ -171,19 +171,19 @@ public final class VoxelGrid: @unchecked Sendable {
 /// consecutive frames see nearly the same voxels, so almost every sample lands here and the
 /// big `VoxelGrid` is touched only when a voxel leaves the view (`sweep`). Sums are exact
 /// integers, so when entries move does not change the result.
-final class ActiveVoxels {
-    struct Entry {
-        var key: UInt64
-        var count: UInt32
-        var confidenceSum: UInt32
+public final class ActiveVoxels {
+    public struct Entry: Sendable {
+        public var key: UInt64
+        public var count: UInt32
+        public var confidenceSum: UInt32
         /// Offset sums from the voxel centre, units of voxel/65536 (|offset| <= 32768).
-        var sumX: Int32, sumY: Int32, sumZ: Int32
-        var lastFrame: UInt32
+        public var sumX: Int32, sumY: Int32, sumZ: Int32
+        public var lastFrame: UInt32
         static let empty = Entry(key: VoxelKey.empty, count: 0, confidenceSum: 0, sumX: 0, sumY: 0, sumZ: 0, lastFrame: 0)
     }
 
     /// Entries are written back before their Int32 sums could overflow.
-    static let maxCount: UInt32 = 65535
+    public static let maxCount: UInt32 = 65535
     /// Camera positions of recent frames (mm), for the view vector of evicted voxels.
     static let ring = 1024
     private var cameras = [SIMD3<Double>](repeating: .zero, count: ring)
@@ -193,9 +193,9 @@ final class ActiveVoxels {
     private var spare: UnsafeMutablePointer<Entry>
     private var capacity: Int
     private(set) var count = 0
-    let grid: VoxelGrid
+    public let grid: VoxelGrid
 
-    init(grid: VoxelGrid, capacity: Int = 1 << 16) {
+    public init(grid: VoxelGrid, capacity: Int = 1 << 16) {
         self.grid = grid
         self.capacity = capacity
         table = .allocate(capacity: capacity)
@@ -206,10 +206,10 @@ final class ActiveVoxels {
     deinit { table.deallocate(); spare.deallocate() }
 
     /// Records the camera position of `frame` (call before adding its samples).
-    func setCamera(_ t: SIMD3<Double>, frame: Int) { cameras[frame & (Self.ring - 1)] = t }
+    public func setCamera(_ t: SIMD3<Double>, frame: Int) { cameras[frame & (Self.ring - 1)] = t }
 
     /// The entry of `key` for `frame`, inserted when absent.
-    @inline(__always) func entry(_ key: UInt64, frame: UInt32) -> UnsafeMutablePointer<Entry> {
+    @inline(__always) public func entry(_ key: UInt64, frame: UInt32) -> UnsafeMutablePointer<Entry> {
         let mask = capacity &- 1
         var i = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
         while true {
@@ -251,7 +251,7 @@ final class ActiveVoxels {
 
     /// Writes back every entry last seen more than `age` frames before `frame`, or every
     /// entry when `age` is nil (the final flush), keeping the others.
-    func sweep(currentFrame frame: UInt32, age: UInt32?) {
+    public func sweep(currentFrame frame: UInt32, age: UInt32?) {
         rebuild(capacity) { e in
             guard let age else { return false }
             return Int32(bitPattern: frame &- e.lastFrame) <= Int32(age)
