@@ -62,6 +62,6 @@ let package = Package(
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
         .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "VoxelFusion", "Synthesis", "ScanFormats", "Geometry", "TestSupport"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "depthpose"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "PointClouds", "depthpose"]),
     ]
 )

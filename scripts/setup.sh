@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what depthpose needs to build (Debian packages) and, with --tests, a Python
-# venv holding the ScanNet++ toolkit's decode dependencies for the parity tests.
+# venv holding the ScanNet++ toolkit's decode dependencies (parity tests) and plyfile
+# (an independent PLY reader for the cloud tests).
 # Idempotent: packages already present are not reinstalled.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,7 +23,7 @@ if [ "${1:-}" = "--tests" ]; then
       sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
       $sudo apt-get install -y -q python3-venv >/dev/null && python3 -m venv "$venv"; }
   fi
-  "$venv/bin/python" -c "import numpy, lz4.block, imageio" 2>/dev/null ||
-    "$venv/bin/pip" install -q numpy lz4 imageio
+  "$venv/bin/python" -c "import numpy, lz4.block, imageio, plyfile" 2>/dev/null ||
+    "$venv/bin/pip" install -q numpy lz4 imageio plyfile
   echo "$venv/bin/python"
 fi

@@ -1,12 +1,13 @@
 import Foundation
 import Codecs
+import PointClouds
 import TestSupport
 import XCTest
 
 /// Runs the built `depthpose` binary as a user would.
 final class CommandLineTests: XCTestCase {
     func testEverySubcommandHasHelp() throws {
-        for sub in ["", "inspect", "decode", "synth", "bench"] {
+        for sub in ["", "inspect", "decode", "cloud", "synth", "bench"] {
             let r = try TestSupport.run(TestSupport.productsDirectory + "/depthpose", sub.isEmpty ? ["--help"] : [sub, "--help"])
             XCTAssertEqual(r.status, 0, sub)
             XCTAssertTrue(r.stdout.contains("USAGE"), sub)
@@ -57,7 +58,7 @@ final class CommandLineTests: XCTestCase {
             XCTAssertNotNil(obj[key], key)
         }
         XCTAssertEqual(obj["frames"] as? Int, 5)
-        XCTAssertEqual(try TestSupport.depthpose("bench", "cloud", dir).status, 64)
+        XCTAssertEqual(try TestSupport.depthpose("bench", "teleport", dir).status, 64)
     }
 }
 
@@ -134,5 +135,56 @@ final class ToolkitParityTests: XCTestCase {
         }
         TestSupport.write(bin, dir + "/depth.bin")
         try compare(dir, truncate: true, frames: 2)
+    }
+}
+
+/// `cloud` through the built binary, read back by an independent PLY reader (plyfile).
+final class CloudCommandTests: XCTestCase {
+    func testPLYIsReadableByPlyfileWithTheRightValues() throws {
+        guard let python = ProcessInfo.processInfo.environment["DEPTHPOSE_PYTHON"] else {
+            if ProcessInfo.processInfo.environment["CI"] != nil { XCTFail("CI must set DEPTHPOSE_PYTHON") }
+            throw XCTSkip("set DEPTHPOSE_PYTHON (a Python with plyfile)")
+        }
+        let dir = TestSupport.temporaryDirectory("cloudcli")
+        XCTAssertEqual(try TestSupport.depthpose("synth", "--out", dir + "/scan", "--frames", "10", "--width", "64", "--height", "48").status, 0)
+        for (name, extra) in [("bin", [String]()), ("ascii", ["--ascii"])] {
+            let ply = dir + "/\(name).ply"
+            let r = try TestSupport.run(TestSupport.productsDirectory + "/depthpose",
+                                        ["cloud", dir + "/scan", "--out", ply, "--normals", "--extras", "count", "--json"] + extra)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            let points = try XCTUnwrap(summary["points"] as? Int)
+            let check = """
+            import sys; from plyfile import PlyData
+            v = PlyData.read(sys.argv[1])['vertex']
+            names = [p.name for p in v.properties]
+            assert names == ['x', 'y', 'z', 'nx', 'ny', 'nz', 'count'], names
+            assert all(p.val_dtype in ('f4', 'float32') for p in v.properties[:6]), [p.val_dtype for p in v.properties]
+            print(len(v), repr(float(v['x'][0])), int(v['count'][0]))
+            """
+            let c = try TestSupport.run(python, ["-c", check, ply])
+            XCTAssertEqual(c.status, 0, c.stderr)
+            let fields = c.stdout.split(separator: " ")
+            XCTAssertEqual(Int(fields[0]), points)
+            // The same values through our own reader.
+            let mine = try PLYReader.read(ply)
+            XCTAssertEqual(mine.vertices.count, points)
+            XCTAssertEqual(Float(mine.vertices[0][0]), Float(String(fields[1]))!)
+            XCTAssertEqual(Int(mine.vertices[0][6]), Int(fields[2].trimmingCharacters(in: .whitespacesAndNewlines)))
+            XCTAssertTrue(mine.comments.contains { $0.contains("voxel_size 0.01 m") })
+        }
+    }
+
+    func testFailedCloudLeavesNoPLY() throws {
+        let dir = TestSupport.temporaryDirectory("cloudfail")
+        _ = try TestSupport.depthpose("synth", "--out", dir + "/scan", "--frames", "70", "--width", "32", "--height", "24")
+        var b = TestSupport.read(dir + "/scan/depth.bin")
+        b.removeLast(5)
+        TestSupport.write(b, dir + "/scan/depth.bin")
+        let r = try TestSupport.depthpose("cloud", dir + "/scan", "--out", dir + "/scene.ply")
+        XCTAssertEqual(r.status, 65)
+        XCTAssertTrue(r.stderr.contains("frame 69"), r.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir).sorted(), ["scan"])
+        XCTAssertEqual(try TestSupport.depthpose("cloud", dir + "/scan", "--out", dir + "/x.ply", "--voxel", "0").status, 64)
     }
 }
