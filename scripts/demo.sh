@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the bundled sample data: builds depthpose (release), then runs every
-# stage that exists on the committed sample scan and on a freshly generated 300-frame
-# scan, writing everything to results/.
+# stage that exists (inspect, decode, cloud, bench) on the committed sample scan and on a
+# freshly generated 300-frame scan, writing everything to results/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -15,13 +15,17 @@ $dp inspect Notebooks-data/sample-lz4 | tee "$out/sample-lz4.inspect.txt"
 $dp inspect Notebooks-data/sample-lz4 --json > "$out/sample-lz4.inspect.json"
 $dp decode Notebooks-data/sample-lz4 --out "$out/sample-lz4-decoded"
 
-echo "== generated scan: 300 frames, 2 gestures, 1% drift (Stray Scanner layout too)"
-$dp synth --out "$out/synth-room" --frames 300 --gestures 2 --drift 0.01 --seed 11
+echo "== generated scan: 300 frames, 1% drift (Stray Scanner layout too)"
+$dp synth --out "$out/synth-room" --frames 300 --drift 0.01 --seed 11
 $dp synth --out "$out/synth-room-stray" --frames 300 --layout stray --seed 11
 for s in synth-room synth-room-stray; do
   $dp inspect "$out/$s" --json > "$out/$s.inspect.json"
   $dp inspect "$out/$s" > "$out/$s.inspect.txt"
   $dp decode "$out/$s" --out "$out/$s-decoded"
 done
+$dp cloud "$out/synth-room" --out "$out/synth-room.ply" --normals --extras count | tee "$out/synth-room.cloud.txt"
+$dp cloud "$out/synth-room" --out "$out/synth-room-level.ply" --frame gravity --voxel 0.02 > /dev/null
+$dp cloud "$out/synth-room-stray" --out "$out/synth-room-stray.ply" --extras count,confidence > /dev/null
 $dp bench decode "$out/synth-room" --runs 5 | tee "$out/bench-decode.txt"
+$dp bench cloud "$out/synth-room" --runs 3 | tee "$out/bench-cloud.txt"
 echo "results in $out/"
