@@ -1,0 +1,106 @@
+import Foundation
+import Geometry
+
+/// `eval ape|rpe FORMAT REF EST`: what `evo_ape`/`evo_rpe` compute, as one library call.
+public enum Evaluation {
+    public enum Metric: String, Sendable, CaseIterable { case ape, rpe }
+
+    public struct Options: Sendable {
+        public var metric = Metric.ape
+        public var format = TrajectoryFormat.tum
+        public var relation = PoseRelation.translationPart
+        /// SE(3) Umeyama alignment (`--align`).
+        public var align = false
+        /// Sim(3): scale too (`--correct-scale`; with `align`, or alone for scale only).
+        public var correctScale = false
+        /// Align the first poses (`--align-origin`).
+        public var alignOrigin = false
+        /// Association: largest stamp difference (s) and offset added to the estimate's stamps.
+        public var maxDiff = 0.01
+        public var offset = 0.0
+        /// RPE pairs.
+        public var delta = 1.0
+        public var deltaUnit = PoseMetrics.DeltaUnit.frames
+        public var allPairs = false
+        public init() {}
+    }
+
+    public struct Result: Sendable, Codable {
+        public var title: String
+        public var metric: String
+        public var stats: ErrorStatistics
+        /// The transform applied to the estimate (identity when not aligned).
+        public var alignment: Alignment
+        /// Associated poses used (and for RPE, the pairs compared).
+        public var poses: Int
+        public var pairs: Int?
+        public var reference: String
+        public var estimate: String
+    }
+
+    public static func run(reference refPath: String, estimate estPath: String, options o: Options) throws -> Result {
+        let refFormat = o.format, estFormat: TrajectoryFormat = o.format == .euroc ? .tum : o.format
+        var ref = try TrajectoryFiles.read(refPath, format: refFormat)
+        var est = try TrajectoryFiles.read(estPath, format: estFormat)
+        if o.format == .kitti {
+            guard ref.count == est.count else {
+                throw TrajectoryError.association("\(refPath) has \(ref.count) poses and \(estPath) \(est.count): KITTI files pair line by line and must have the same number of poses")
+            }
+        } else {
+            let a = try Association.nearest(ref, est, maxDiff: o.maxDiff, offset: o.offset)
+            ref = a.first; est = a.second
+        }
+        var alignment = Alignment.identity
+        var alignmentTitle = "(not aligned)"
+        if o.align || o.correctScale {
+            let onlyScale = o.correctScale && !o.align
+            let a = try Umeyama.align(est.positions, onto: ref.positions, withScale: o.correctScale)
+            if onlyScale {
+                alignment = Alignment(rotation: Alignment.identity.rotation, translation: [0, 0, 0], scale: a.scale)
+                alignmentTitle = "(scale corrected)"
+            } else {
+                alignment = a
+                alignmentTitle = o.correctScale ? "(with Sim(3) Umeyama alignment)" : "(with SE(3) Umeyama alignment)"
+            }
+            est = est.applying(scale: alignment.scale, then: alignment.pose)
+        } else if o.alignOrigin {
+            let t = ref.poses[0] * est.poses[0].inverse
+            alignment = Alignment(rotation: t.rotation.rowMajor, translation: [t.translation.x, t.translation.y, t.translation.z], scale: 1)
+            est = est.applying(scale: 1, then: t)
+            alignmentTitle = "(with origin alignment)"
+        }
+        let errors: [Double]
+        var title: String
+        var pairCount: Int?
+        switch o.metric {
+        case .ape:
+            errors = PoseMetrics.ape(reference: ref, estimate: est, relation: o.relation)
+            title = "APE w.r.t. \(o.relation.title)"
+        case .rpe:
+            let pairs = PoseMetrics.pairs(est.poses, delta: o.delta, unit: o.deltaUnit, allPairs: o.allPairs)
+            guard !pairs.isEmpty else {
+                throw TrajectoryError.degenerate("no pose pairs for delta \(o.delta) (\(o.deltaUnit == .frames ? "frames" : "m")): the trajectory is shorter than the delta")
+            }
+            errors = PoseMetrics.rpe(reference: ref, estimate: est, relation: o.relation, pairs: pairs)
+            pairCount = pairs.count
+            let delta = o.deltaUnit == .frames ? "\(Int(o.delta))" : "\(o.delta)"
+            title = "RPE w.r.t. \(o.relation.title)\nfor delta = \(delta) (\(o.deltaUnit == .frames ? "frames" : "m")) using \(o.allPairs ? "all" : "consecutive") pairs"
+        }
+        title += "\n" + alignmentTitle
+        return Result(title: title, metric: o.metric.rawValue, stats: ErrorStatistics(errors), alignment: alignment,
+                      poses: ref.count, pairs: pairCount, reference: refPath, estimate: estPath)
+    }
+}
+
+extension Evaluation.Result {
+    /// evo-like text: the title, then the statistics right-aligned.
+    public var text: String {
+        var s = title + "\n\n"
+        for (name, value) in stats.named { s += name.leftPadded(10) + "\t" + String(format: "%.6f", value) + "\n" }
+        return s
+    }
+}
+
+extension String {
+    func leftPadded(_ n: Int) -> String { String(repeating: " ", count: max(0, n - count)) + self }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Geometry
+import IOSupport
+
+/// Trajectory file formats, read and written with evo's conventions.
+public enum TrajectoryFormat: String, Sendable, CaseIterable {
+    /// `timestamp tx ty tz qx qy qz qw`, `#` comments.
+    case tum
+    /// 12 numbers per line: the top 3 rows of a 4x4 pose, row-major; no timestamps.
+    case kitti
+    /// EuRoC ground-truth CSV: `#timestamp [ns], p_x, p_y, p_z, q_w, q_x, q_y, q_z, ...`.
+    case euroc
+}
+
+public enum TrajectoryFiles {
+    /// Reads `path` in `format`. Every line must parse; a bad line names its file and line
+    /// number. Non-unit quaternions are normalised (as evo does) unless their norm is far
+    /// from 1 (> 1% off), which is reported as an error.
+    public static func read(_ path: String, format: TrajectoryFormat) throws -> Trajectory {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            if FileManager.default.fileExists(atPath: path) { throw TrajectoryError.malformed(InputLocation(file: path), "cannot read") }
+            throw TrajectoryError.missing(path: path)
+        }
+        let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        var poses: [Pose] = [], stamps: [Double] = []
+        let separator: Character = format == .euroc ? "," : " "
+        var lineNumber = 0
+        for raw in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let loc = InputLocation(file: path, line: lineNumber)
+            let fields = line.split(whereSeparator: { $0 == separator || (separator == " " && $0 == "\t") })
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            var v: [Double] = []
+            for f in fields {
+                guard let x = Double(f), x.isFinite else { throw TrajectoryError.malformed(loc, "'\(f)' is not a finite number") }
+                v.append(x)
+            }
+            switch format {
+            case .tum:
+                guard v.count == 8 else { throw TrajectoryError.malformed(loc, "\(v.count) values; TUM lines hold 8 (timestamp tx ty tz qx qy qz qw)") }
+                let q = try quaternion(x: v[4], y: v[5], z: v[6], w: v[7], loc)
+                stamps.append(v[0]); poses.append(Pose(translation: Vec3(v[1], v[2], v[3]), quaternion: q))
+            case .kitti:
+                guard v.count == 12 else { throw TrajectoryError.malformed(loc, "\(v.count) values; KITTI lines hold 12 (3x4 row-major)") }
+                let p = Pose(rowMajor: v)
+                if let problem = p.rigidityProblem(tolerance: 1e-3) { throw TrajectoryError.malformed(loc, "pose \(problem)") }
+                poses.append(p)
+            case .euroc:
+                guard v.count >= 8 else { throw TrajectoryError.malformed(loc, "\(v.count) values; EuRoC lines hold at least 8 (timestamp [ns], p xyz, q wxyz)") }
+                let q = try quaternion(x: v[5], y: v[6], z: v[7], w: v[4], loc)
+                stamps.append(v[0] / 1e9); poses.append(Pose(translation: Vec3(v[1], v[2], v[3]), quaternion: q))
+            }
+        }
+        guard !poses.isEmpty else { throw TrajectoryError.malformed(InputLocation(file: path), "no poses") }
+        return Trajectory(poses: poses, stamps: format == .kitti ? nil : stamps, name: name)
+    }
+
+    private static func quaternion(x: Double, y: Double, z: Double, w: Double, _ loc: InputLocation) throws -> Quaternion {
+        let q = Quaternion(x: x, y: y, z: z, w: w)
+        guard abs(q.norm - 1) <= 0.01 else { throw TrajectoryError.malformed(loc, "quaternion norm is \(q.norm); expected 1") }
+        return q
+    }
+
+    /// TUM text of a timestamped trajectory.
+    public static func tumText(_ t: Trajectory, header: String? = nil) -> String {
+        var s = header.map { "# " + $0 + "\n" } ?? ""
+        for (i, p) in t.poses.enumerated() {
+            let q = p.quaternion, x = p.translation
+            s += String(format: "%.9f %.9f %.9f %.9f %.9f %.9f %.9f %.9f\n", t.stamps?[i] ?? Double(i), x.x, x.y, x.z, q.x, q.y, q.z, q.w)
+        }
+        return s
+    }
+}

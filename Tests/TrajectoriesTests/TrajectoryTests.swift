@@ -1,0 +1,90 @@
+import Foundation
+import Geometry
+import TestSupport
+import Trajectories
+import XCTest
+
+final class UmeyamaTests: XCTestCase {
+    private func points() -> [Vec3] {
+        var rng = SystemRandomNumberGenerator()
+        return (0..<50).map { _ in Vec3(Double.random(in: -2...2, using: &rng), Double.random(in: -2...2, using: &rng), Double.random(in: -1...1, using: &rng)) }
+    }
+
+    func testRecoversAKnownSimilarity() throws {
+        let x = points()
+        let r = Matrix3.rotation(axis: Vec3(0.3, 1, -0.2), angle: 0.7), t = Vec3(1, -2, 0.5), s = 1.7
+        let y = x.map { s * (r * $0) + t }
+        let a = try Umeyama.align(x, onto: y, withScale: true)
+        XCTAssertEqual(a.scale, s, accuracy: 1e-12)
+        XCTAssertLessThan(zip(a.rotation, r.rowMajor).map { abs($0 - $1) }.max()!, 1e-12)
+        XCTAssertLessThan(length(Vec3(a.translation[0], a.translation[1], a.translation[2]) - t), 1e-12)
+        // Without scale the rotation is still found; scale stays 1.
+        let rigid = try Umeyama.align(x, onto: x.map { r * $0 + t }, withScale: false)
+        XCTAssertEqual(rigid.scale, 1)
+        XCTAssertLessThan(zip(rigid.rotation, r.rowMajor).map { abs($0 - $1) }.max()!, 1e-12)
+    }
+
+    func testReflectionIsNotReturned() throws {
+        // y is a mirror image of x: the best proper rotation has det +1.
+        let x = points(), y = x.map { Vec3($0.x, $0.y, -$0.z) }
+        let a = try Umeyama.align(x, onto: y, withScale: false)
+        XCTAssertEqual(Matrix3(rowMajor: a.rotation).determinant, 1, accuracy: 1e-12)
+    }
+
+    func testDegenerateInputs() {
+        XCTAssertThrowsError(try Umeyama.align([.zero, Vec3(1, 0, 0)], onto: [.zero, Vec3(1, 0, 0)], withScale: false)) {
+            XCTAssertTrue("\($0)".contains("at least 3"), "\($0)")
+        }
+        let line = (0..<10).map { Vec3(Double($0), 0, 0) }
+        XCTAssertThrowsError(try Umeyama.align(line, onto: line, withScale: true)) { XCTAssertTrue("\($0)".contains("collinear"), "\($0)") }
+        let still = [Vec3](repeating: Vec3(1, 2, 3), count: 5)
+        XCTAssertThrowsError(try Umeyama.align(still, onto: still, withScale: true))
+    }
+}
+
+final class TrajectoryFileTests: XCTestCase {
+    func testBadLinesNameFileAndLine() throws {
+        let dir = TestSupport.temporaryDirectory("traj")
+        TestSupport.writeText("# c\n1.0 0 0 0 0 0 0 1\n2.0 0 0 nan 0 0 0 1\n", dir + "/a.tum")
+        XCTAssertThrowsError(try TrajectoryFiles.read(dir + "/a.tum", format: .tum)) { XCTAssertTrue("\($0)".contains("a.tum:3"), "\($0)") }
+        TestSupport.writeText("1.0 0 0 0 0 0 0\n", dir + "/b.tum")
+        XCTAssertThrowsError(try TrajectoryFiles.read(dir + "/b.tum", format: .tum)) { XCTAssertTrue("\($0)".contains("hold 8"), "\($0)") }
+        TestSupport.writeText("1.0 0 0 0 0 0 0 2\n", dir + "/c.tum")
+        XCTAssertThrowsError(try TrajectoryFiles.read(dir + "/c.tum", format: .tum)) { XCTAssertTrue("\($0)".contains("quaternion norm"), "\($0)") }
+        TestSupport.writeText("# only comments\n", dir + "/d.tum")
+        XCTAssertThrowsError(try TrajectoryFiles.read(dir + "/d.tum", format: .tum)) { XCTAssertTrue("\($0)".contains("no poses"), "\($0)") }
+        XCTAssertThrowsError(try TrajectoryFiles.read(dir + "/none.tum", format: .tum))
+    }
+
+    func testTUMRoundTripAndEuRoCOrder() throws {
+        let dir = TestSupport.temporaryDirectory("traj")
+        let q = Quaternion(Matrix3.rotation(axis: Vec3(0, 1, 0), angle: 0.3))
+        let t = Trajectory(poses: [Pose(translation: Vec3(1, 2, 3), quaternion: q)], stamps: [12.5])
+        TestSupport.writeText(TrajectoryFiles.tumText(t), dir + "/t.tum")
+        let back = try TrajectoryFiles.read(dir + "/t.tum", format: .tum)
+        XCTAssertEqual(back.stamps, [12.5])
+        XCTAssertLessThan(length(back.poses[0].translation - Vec3(1, 2, 3)), 1e-9)
+        // EuRoC: nanoseconds and w x y z.
+        TestSupport.writeText("#timestamp [ns],p_x,p_y,p_z,q_w,q_x,q_y,q_z,v\n1500000000,1,2,3,\(q.w),\(q.x),\(q.y),\(q.z),0\n", dir + "/e.csv")
+        let e = try TrajectoryFiles.read(dir + "/e.csv", format: .euroc)
+        XCTAssertEqual(e.stamps, [1.5])
+        XCTAssertLessThan(zip(e.poses[0].rotation.rowMajor, q.matrix.rowMajor).map { abs($0 - $1) }.max()!, 1e-12)
+    }
+
+    func testAssociationEvoSemantics() throws {
+        let p = Pose.identity
+        let a = Trajectory(poses: Array(repeating: p, count: 4), stamps: [1.0, 2.0, 3.0, 4.0], name: "a")
+        let b = Trajectory(poses: Array(repeating: p, count: 5), stamps: [0.995, 2.02, 2.999, 3.005, 9], name: "b")
+        let r = try Association.nearest(a, b)
+        XCTAssertEqual(r.firstIndices, [0, 2])      // 2.0 has nothing within 10 ms; 4.0 neither
+        XCTAssertEqual(r.secondIndices, [0, 2])     // 3.0 pairs with 2.999 (1 ms) over 3.005 (5 ms)
+        // The offset is added to the second trajectory's stamps: 2.02 - 0.02 = 2.0 pairs a[1]
+        // with b[1]; 2.999 - 0.02 and 3.005 - 0.02 are now 15+ ms from 3.0.
+        let shifted = try Association.nearest(a, b, maxDiff: 0.01, offset: -0.02)
+        XCTAssertEqual(shifted.firstIndices, [1])
+        XCTAssertEqual(shifted.secondIndices, [1])
+        XCTAssertThrowsError(try Association.nearest(a, Trajectory(poses: [p], stamps: [100], name: "far"))) {
+            XCTAssertTrue("\($0)".contains("found no matching timestamps"), "\($0)")
+        }
+    }
+}
