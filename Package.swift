@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "Trajectories", dependencies: ["IOSupport", "Geometry", "LinearAlgebra"], swiftSettings: optimisedInDebug),
         .target(name: "Synthesis", dependencies: ["IOSupport", "Geometry", "ScanFormats"],
                 swiftSettings: optimisedInDebug),
-        .target(name: "Stages", dependencies: ["IOSupport", "Codecs", "Geometry", "ScanFormats", "PointClouds", "VoxelFusion"],
+        .target(name: "Stages", dependencies: ["IOSupport", "Codecs", "Geometry", "ScanFormats", "PointClouds", "VoxelFusion", "Trajectories"],
                 swiftSettings: optimisedInDebug),
 
         // MARK: - Command line
@@ -56,6 +56,7 @@ let package = Package(
 
         // MARK: - Tests (mirror the modules; EndToEnd runs the built binary)
         .target(name: "TestSupport", dependencies: ["IOSupport", "ScanFormats", "Synthesis"], path: "Tests/TestSupport"),
+        .testTarget(name: "IOSupportTests", dependencies: ["IOSupport"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "TestSupport"]),
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra"]),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),

@@ -20,4 +20,7 @@ void dgels_(const char *trans, const int *m, const int *n, const int *nrhs, doub
             const int *lda, double *b, const int *ldb, double *work, const int *lwork,
             int *info, size_t trans_len);
 
+/* OpenBLAS's own thread count (its pool spins after each call: pointless for 3x3 work). */
+void openblas_set_num_threads(int num_threads);
+
 #endif

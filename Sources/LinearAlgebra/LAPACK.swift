@@ -42,8 +42,13 @@ public struct SymmetricEigen: Sendable {
 /// Dense solves through LAPACK (OpenBLAS's `dgesvd_`, `dsyevd_`, `dgels_`).
 /// Each call does LAPACK's workspace query (`lwork = -1`) first. Thread-safe.
 public enum LAPACK {
+    /// depthpose's matrices are tiny (3x3 to a few hundred rows): OpenBLAS's worker threads
+    /// only add spinning, so it runs single-threaded; callers parallelise across matrices.
+    static let singleThreaded: Void = openblas_set_num_threads(1)
+
     /// Full SVD of `a` (`dgesvd`, JOBU = JOBVT = 'A').
     public static func svd(_ a: Matrix) throws(LinearAlgebraError) -> SVD {
+        _ = singleThreaded
         try requireFinite(a, "dgesvd")
         var m = Int32(a.rows), n = Int32(a.cols)
         var work = a.storage
@@ -66,6 +71,7 @@ public enum LAPACK {
     /// Eigenvalues (ascending) and eigenvectors of the symmetric matrix `a` (`dsyevd`,
     /// lower triangle read).
     public static func symmetricEigen(_ a: Matrix) throws(LinearAlgebraError) -> SymmetricEigen {
+        _ = singleThreaded
         precondition(a.rows == a.cols, "symmetricEigen needs a square matrix")
         try requireFinite(a, "dsyevd")
         var n = Int32(a.rows), lda = max(1, n)
@@ -88,6 +94,7 @@ public enum LAPACK {
     /// Least-squares solution `x` of `a * x ≈ b` for full-rank `a` (`m >= n`), one
     /// column of `x` per column of `b` (`dgels`, QR factorisation).
     public static func leastSquares(_ a: Matrix, _ b: Matrix) throws(LinearAlgebraError) -> Matrix {
+        _ = singleThreaded
         precondition(a.rows == b.rows, "leastSquares: a and b need the same number of rows")
         precondition(a.rows >= a.cols, "leastSquares: needs at least as many rows as unknowns")
         try requireFinite(a, "dgels"); try requireFinite(b, "dgels")
@@ -129,6 +136,7 @@ public final class SymmetricEigenSolver {
     private var iwork: [Int32]
 
     public init(n: Int) {
+        _ = LAPACK.singleThreaded
         precondition(n >= 1)
         self.n = n
         a = [Double](repeating: 0, count: n * n)

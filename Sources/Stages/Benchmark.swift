@@ -3,6 +3,7 @@ import IOSupport
 import PointClouds
 import VoxelFusion
 import ScanFormats
+import Trajectories
 
 /// One benchmark figure: the shape `depthpose bench --json` prints.
 public struct BenchResult: Sendable, Codable {
@@ -33,7 +34,24 @@ public struct BenchResult: Sendable, Codable {
 
 /// Benchmarks of the stages (`depthpose bench STAGE SCAN`).
 public enum Benchmark {
-    public enum Stage: String, Sendable, CaseIterable { case decode, backproject, cloud }
+    public enum Stage: String, Sendable, CaseIterable { case decode, backproject, cloud, eval }
+
+    /// Load + associate + align + APE + RPE (translation part) in one process, as
+    /// `shared/bench/evo_time.py` times evo's API; "frames" counts associated poses.
+    public static func eval(reference: String, estimate: String, options: Evaluation.Options, runs: Int) throws -> BenchResult {
+        var poses = 0
+        let times = try timed(runs: runs) {
+            let prepared = try Evaluation.prepare(reference: reference, estimate: estimate, options: options)
+            var o = options
+            o.metric = .ape
+            poses = try Evaluation.measure(prepared, options: o).poses
+            o.metric = .rpe
+            _ = try Evaluation.measure(prepared, options: o)
+        }
+        let m = median(times)
+        return BenchResult(stage: "eval", scan: reference + " " + estimate, frames: poses, runs: times.count, threads: 1, seconds: m,
+                           framesPerSecond: Double(poses) / m, mbPerSecond: 0, peakRSSMB: ProcessStats.peakRSSMegabytes(), runSeconds: times)
+    }
 
     /// Median of `values` (mean of the middle two for an even count).
     static func median(_ values: [Double]) -> Double {

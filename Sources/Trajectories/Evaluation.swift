@@ -38,7 +38,17 @@ public enum Evaluation {
         public var estimate: String
     }
 
-    public static func run(reference refPath: String, estimate estPath: String, options o: Options) throws -> Result {
+    /// Associated and aligned trajectories, ready for any metric.
+    public struct Prepared: Sendable {
+        public var reference: Trajectory
+        public var estimate: Trajectory
+        public var alignment: Alignment
+        public var alignmentTitle: String
+        public var referencePath: String, estimatePath: String
+    }
+
+    /// Reads, associates (nearest timestamps, or line by line for KITTI) and aligns.
+    public static func prepare(reference refPath: String, estimate estPath: String, options o: Options) throws -> Prepared {
         let refFormat = o.format, estFormat: TrajectoryFormat = o.format == .euroc ? .tum : o.format
         var ref = try TrajectoryFiles.read(refPath, format: refFormat)
         var est = try TrajectoryFiles.read(estPath, format: estFormat)
@@ -69,6 +79,18 @@ public enum Evaluation {
             est = est.applying(scale: 1, then: t)
             alignmentTitle = "(with origin alignment)"
         }
+        return Prepared(reference: ref, estimate: est, alignment: alignment, alignmentTitle: alignmentTitle,
+                        referencePath: refPath, estimatePath: estPath)
+    }
+
+    /// `prepare` then `measure`.
+    public static func run(reference refPath: String, estimate estPath: String, options o: Options) throws -> Result {
+        try measure(try prepare(reference: refPath, estimate: estPath, options: o), options: o)
+    }
+
+    /// The metric `o.metric` on prepared trajectories.
+    public static func measure(_ p: Prepared, options o: Options) throws -> Result {
+        let ref = p.reference, est = p.estimate
         let errors: [Double]
         var title: String
         var pairCount: Int?
@@ -86,9 +108,9 @@ public enum Evaluation {
             let delta = o.deltaUnit == .frames ? "\(Int(o.delta))" : "\(o.delta)"
             title = "RPE w.r.t. \(o.relation.title)\nfor delta = \(delta) (\(o.deltaUnit == .frames ? "frames" : "m")) using \(o.allPairs ? "all" : "consecutive") pairs"
         }
-        title += "\n" + alignmentTitle
-        return Result(title: title, metric: o.metric.rawValue, stats: ErrorStatistics(errors), alignment: alignment,
-                      poses: ref.count, pairs: pairCount, reference: refPath, estimate: estPath)
+        title += "\n" + p.alignmentTitle
+        return Result(title: title, metric: o.metric.rawValue, stats: ErrorStatistics(errors), alignment: p.alignment,
+                      poses: ref.count, pairs: pairCount, reference: p.referencePath, estimate: p.estimatePath)
     }
 }
 

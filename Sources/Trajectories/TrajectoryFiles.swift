@@ -17,41 +17,36 @@ public enum TrajectoryFiles {
     /// number. Non-unit quaternions are normalised (as evo does) unless their norm is far
     /// from 1 (> 1% off), which is reported as an error.
     public static func read(_ path: String, format: TrajectoryFormat) throws -> Trajectory {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            if FileManager.default.fileExists(atPath: path) { throw TrajectoryError.malformed(InputLocation(file: path), "cannot read") }
-            throw TrajectoryError.missing(path: path)
-        }
         let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
         var poses: [Pose] = [], stamps: [Double] = []
-        let separator: Character = format == .euroc ? "," : " "
-        var lineNumber = 0
-        for raw in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false) {
-            lineNumber += 1
-            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            let loc = InputLocation(file: path, line: lineNumber)
-            let fields = line.split(whereSeparator: { $0 == separator || (separator == " " && $0 == "\t") })
-                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            var v: [Double] = []
-            for f in fields {
-                guard let x = Double(f), x.isFinite else { throw TrajectoryError.malformed(loc, "'\(f)' is not a finite number") }
-                v.append(x)
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int {
+            poses.reserveCapacity(size / 50); stamps.reserveCapacity(size / 50)  // ≥ 50 bytes per line
+        }
+        do {
+            let found = try NumberLines.parseFile(path, separator: format == .euroc ? UInt8(ascii: ",") : UInt8(ascii: " ")) { line, v in
+                let loc = InputLocation(file: path, line: line)
+                if let bad = v.firstIndex(where: { !$0.isFinite }) { throw TrajectoryError.malformed(loc, "value \(bad + 1) is \(v[bad]); expected a finite number") }
+                switch format {
+                case .tum:
+                    guard v.count == 8 else { throw TrajectoryError.malformed(loc, "\(v.count) values; TUM lines hold 8 (timestamp tx ty tz qx qy qz qw)") }
+                    let q = try quaternion(x: v[4], y: v[5], z: v[6], w: v[7], loc)
+                    stamps.append(v[0]); poses.append(Pose(translation: Vec3(v[1], v[2], v[3]), quaternion: q))
+                case .kitti:
+                    guard v.count == 12 else { throw TrajectoryError.malformed(loc, "\(v.count) values; KITTI lines hold 12 (3x4 row-major)") }
+                    let p = Pose(rowMajor: Array(v))
+                    if let problem = p.rigidityProblem(tolerance: 1e-3) { throw TrajectoryError.malformed(loc, "pose \(problem)") }
+                    poses.append(p)
+                case .euroc:
+                    guard v.count >= 8 else { throw TrajectoryError.malformed(loc, "\(v.count) values; EuRoC lines hold at least 8 (timestamp [ns], p xyz, q wxyz)") }
+                    let q = try quaternion(x: v[5], y: v[6], z: v[7], w: v[4], loc)
+                    stamps.append(v[0] / 1e9); poses.append(Pose(translation: Vec3(v[1], v[2], v[3]), quaternion: q))
+                }
             }
-            switch format {
-            case .tum:
-                guard v.count == 8 else { throw TrajectoryError.malformed(loc, "\(v.count) values; TUM lines hold 8 (timestamp tx ty tz qx qy qz qw)") }
-                let q = try quaternion(x: v[4], y: v[5], z: v[6], w: v[7], loc)
-                stamps.append(v[0]); poses.append(Pose(translation: Vec3(v[1], v[2], v[3]), quaternion: q))
-            case .kitti:
-                guard v.count == 12 else { throw TrajectoryError.malformed(loc, "\(v.count) values; KITTI lines hold 12 (3x4 row-major)") }
-                let p = Pose(rowMajor: v)
-                if let problem = p.rigidityProblem(tolerance: 1e-3) { throw TrajectoryError.malformed(loc, "pose \(problem)") }
-                poses.append(p)
-            case .euroc:
-                guard v.count >= 8 else { throw TrajectoryError.malformed(loc, "\(v.count) values; EuRoC lines hold at least 8 (timestamp [ns], p xyz, q wxyz)") }
-                let q = try quaternion(x: v[5], y: v[6], z: v[7], w: v[4], loc)
-                stamps.append(v[0] / 1e9); poses.append(Pose(translation: Vec3(v[1], v[2], v[3]), quaternion: q))
-            }
+            guard found else { throw TrajectoryError.missing(path: path) }
+        } catch let bad as NumberLines.BadToken {
+            throw TrajectoryError.malformed(InputLocation(file: path, line: bad.line), "'\(bad.token)' is not a number")
+        } catch let e as IOError {
+            throw TrajectoryError.malformed(InputLocation(file: path), "\(e)")
         }
         guard !poses.isEmpty else { throw TrajectoryError.malformed(InputLocation(file: path), "no poses") }
         return Trajectory(poses: poses, stamps: format == .kitti ? nil : stamps, name: name)

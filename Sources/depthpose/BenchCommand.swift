@@ -1,22 +1,25 @@
 import ArgumentParser
 import PointClouds
 import Stages
+import Trajectories
 
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure a stage on a scan: median wall time over runs, frames/s, MB/s, peak RSS.",
         discussion: """
-        STAGE is decode (every frame), backproject (back-projection + pose transform of up to --frames frames \
+        STAGE is eval (FORMAT REF EST: load, associate, align, APE and RPE, like shared/bench/evo_time.py), decode (every frame), backproject (back-projection + pose transform of up to --frames frames \
         decoded into memory first, like shared/bench/backproject.py) or cloud (the whole cloud stage at --voxel, \
         no file written, like shared/bench/open3d_cloud.py). Run it on a release build (swift build -c release).
         """)
 
-    @Argument(help: "Stage to measure: decode, backproject or cloud.")
+    @Argument(help: "Stage to measure: decode, backproject, cloud or eval.")
     var stage: String
 
-    @Argument(help: "Scan folder.")
-    var scan: String
+    @Argument(help: "Scan folder; for eval: FORMAT REF EST.")
+    var inputs: [String]
+
+    var scan: String { inputs[0] }
 
     @Option(help: "Measured runs (after one warm-up run).")
     var runs = 7
@@ -30,6 +33,11 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "cloud: all filters off (compare with Open3D's voxel_down_sample).")
     var noFilters = false
 
+    @Flag(help: "eval: SE(3) Umeyama alignment.") var align = false
+    @Flag(help: "eval: correct scale.") var correctScale = false
+    @Option(help: "eval: RPE delta.") var delta = 1.0
+    @Option(help: "eval: RPE delta unit, f or m.") var deltaUnit = "f"
+
     @Flag(help: "Print one JSON object.")
     var json = false
 
@@ -40,6 +48,12 @@ struct BenchCommand: ParsableCommand {
             throw ValidationError("unknown stage '\(stage)'; expected one of: \(Benchmark.Stage.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         guard runs >= 1 else { throw ValidationError("--runs must be at least 1") }
+        let want = stage == "eval" ? 3 : 1
+        guard inputs.count == want else { throw ValidationError(stage == "eval" ? "bench eval needs FORMAT REF EST" : "give one scan folder") }
+        if stage == "eval" {
+            guard TrajectoryFormat(rawValue: inputs[0]) != nil else { throw ValidationError("FORMAT must be tum, kitti or euroc") }
+            guard PoseMetrics.DeltaUnit(rawValue: deltaUnit) != nil else { throw ValidationError("--delta-unit must be f or m") }
+        }
     }
 
     func run() throws {
@@ -51,6 +65,12 @@ struct BenchCommand: ParsableCommand {
             var o = noFilters ? CloudOptions.unfiltered(voxelSize: voxel) : CloudOptions()
             o.voxelSize = voxel; o.threads = threads.threads
             r = try Benchmark.cloud(scan: scan, options: o, runs: runs)
+        case .eval:
+            var o = Evaluation.Options()
+            o.format = TrajectoryFormat(rawValue: inputs[0])!
+            o.align = align; o.correctScale = correctScale
+            o.delta = delta; o.deltaUnit = PoseMetrics.DeltaUnit(rawValue: deltaUnit)!
+            r = try Benchmark.eval(reference: inputs[1], estimate: inputs[2], options: o, runs: runs)
         }
         emit(json ? try jsonText(r) : r.text)
     }
