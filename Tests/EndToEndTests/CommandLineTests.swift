@@ -188,3 +188,46 @@ final class CloudCommandTests: XCTestCase {
         XCTAssertEqual(try TestSupport.depthpose("cloud", dir + "/scan", "--out", dir + "/x.ply", "--voxel", "0").status, 64)
     }
 }
+
+/// `eval` through the built binary.
+final class EvalCommandTests: XCTestCase {
+    let data = TestSupport.repositoryRoot + "/Notebooks-data/evo/"
+
+    func testJSONOutputMatchesEvo() throws {
+        let r = try TestSupport.depthpose("eval", "ape", "tum", data + "fr2_desk_groundtruth.txt", data + "fr2_desk_ORB.txt", "--align", "--correct-scale", "--json")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let obj = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let stats = try XCTUnwrap(obj["stats"] as? [String: Double])
+        XCTAssertEqual(Set(stats.keys), ["rmse", "mean", "median", "std", "min", "max", "sse"])
+        XCTAssertEqual(obj["poses"] as? Int, 2174)
+        XCTAssertEqual(obj["title"] as? String, "APE w.r.t. translation part (m)\n(with Sim(3) Umeyama alignment)")
+        let alignment = try XCTUnwrap(obj["alignment"] as? [String: Any])
+        XCTAssertNotEqual(alignment["scale"] as? Double, 1)
+        XCTAssertEqual((alignment["rotation"] as? [Double])?.count, 9)
+        // The text form is evo's table.
+        let text = try TestSupport.depthpose("eval", "rpe", "kitti", data + "KITTI_00_gt.txt", data + "KITTI_00_ORB.txt", "--delta", "100", "--delta-unit", "m")
+        XCTAssertTrue(text.stdout.hasPrefix("RPE w.r.t. translation part (m)\nfor delta = 100.0 (m) using consecutive pairs\n(not aligned)\n\n"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("      rmse\t"), text.stdout)
+    }
+
+    func testBadInputsGiveClearErrors() throws {
+        let dir = TestSupport.temporaryDirectory("eval")
+        TestSupport.writeText("", dir + "/empty.tum")
+        TestSupport.writeText("1.0 0 0 0 0 0 0 1\n", dir + "/one.tum")
+        TestSupport.writeText("500.0 0 0 0 0 0 0 1\n501.0 1 0 0 0 0 0 1\n502.0 1 1 0 0 0 0 1\n", dir + "/late.tum")
+        TestSupport.writeText("1.0 0 0 0 0 0 0 1\n2.0 1 0 0 0 0 0 1\n3.0 2 0 0 0 0 0 1\n", dir + "/line.tum")
+        let ref = data + "fr2_desk_groundtruth.txt"
+        for (est, message) in [("empty.tum", "no poses"), ("late.tum", "found no matching timestamps"), ("one.tum", "found no matching timestamps")] {
+            let r = try TestSupport.depthpose("eval", "ape", "tum", ref, dir + "/" + est, "--align")
+            XCTAssertEqual(r.status, 65, est)
+            XCTAssertTrue(r.stderr.contains(message), r.stderr)
+        }
+        let collinear = try TestSupport.depthpose("eval", "ape", "tum", dir + "/line.tum", dir + "/line.tum", "--align", "--correct-scale")
+        XCTAssertEqual(collinear.status, 65)
+        XCTAssertTrue(collinear.stderr.contains("collinear"), collinear.stderr)
+        let two = try TestSupport.depthpose("eval", "ape", "kitti", data + "KITTI_00_gt.txt", data + "fr2_desk_ORB.txt")
+        XCTAssertEqual(two.status, 65)
+        XCTAssertEqual(try TestSupport.depthpose("eval", "ape", "tum", ref, dir + "/missing.tum").status, 66)
+        XCTAssertEqual(try TestSupport.depthpose("eval", "xpe", "tum", ref, ref).status, 64)
+    }
+}
