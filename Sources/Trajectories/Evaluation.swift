@@ -22,7 +22,21 @@ public enum Evaluation {
         public var delta = 1.0
         public var deltaUnit = PoseMetrics.DeltaUnit.frames
         public var allPairs = false
+        /// Beyond evo: how poses are paired in time.
+        public var association = AssociationMethod.nearest
+        /// Beyond evo: estimate a constant time offset first (replaces `offset`).
+        public var estimateOffset = false
+        /// Beyond evo: 4-DoF alignment (translation + yaw about `gravityAxis`).
+        public var align4DoF = false
+        public var gravityAxis = FourDoFAlignment.GravityAxis.y
         public init() {}
+    }
+
+    public enum AssociationMethod: String, Sendable, CaseIterable, Codable {
+        /// evo's: snap to the nearest stamp within `maxDiff`.
+        case nearest
+        /// Resample the denser trajectory at the sparser one's stamps (SLERP + linear).
+        case interpolation
     }
 
     public struct Result: Sendable, Codable {
@@ -36,6 +50,16 @@ public enum Evaluation {
         public var pairs: Int?
         public var reference: String
         public var estimate: String
+        /// How poses were paired, and the time offset added to the estimate's stamps.
+        public var association: String?
+        public var timeOffset: Double?
+        /// The offset search's result, when `estimateOffset` was set.
+        public var estimatedOffset: TimeOffset.Estimate?
+
+        enum CodingKeys: String, CodingKey {
+            case title, metric, stats, alignment, poses, pairs, reference, estimate, association
+            case timeOffset = "time_offset", estimatedOffset = "estimated_offset"
+        }
     }
 
     /// Associated and aligned trajectories, ready for any metric.
@@ -45,11 +69,16 @@ public enum Evaluation {
         public var alignment: Alignment
         public var alignmentTitle: String
         public var referencePath: String, estimatePath: String
+        public var association: AssociationMethod?
+        public var timeOffset: Double?
+        public var estimatedOffset: TimeOffset.Estimate?
     }
 
     /// Reads, associates (nearest timestamps, or line by line for KITTI) and aligns.
     public static func prepare(reference refPath: String, estimate estPath: String, options o: Options) throws -> Prepared {
         let refFormat = o.format, estFormat: TrajectoryFormat = o.format == .euroc ? .tum : o.format
+        var offset = o.offset
+        var estimatedOffset: TimeOffset.Estimate?
         var ref = try TrajectoryFiles.read(refPath, format: refFormat)
         var est = try TrajectoryFiles.read(estPath, format: estFormat)
         if o.format == .kitti {
@@ -57,12 +86,21 @@ public enum Evaluation {
                 throw TrajectoryError.association("\(refPath) has \(ref.count) poses and \(estPath) \(est.count): KITTI files pair line by line and must have the same number of poses")
             }
         } else {
-            let a = try Association.nearest(ref, est, maxDiff: o.maxDiff, offset: o.offset)
+            if o.estimateOffset {
+                estimatedOffset = try TimeOffset.estimate(reference: ref, estimate: est, maxDiff: o.maxDiff)
+                offset = estimatedOffset!.offset
+            }
+            let a = o.association == .nearest ? try Association.nearest(ref, est, maxDiff: o.maxDiff, offset: offset)
+                                              : try Association.interpolated(ref, est, maxDiff: o.maxDiff, offset: offset)
             ref = a.first; est = a.second
         }
         var alignment = Alignment.identity
         var alignmentTitle = "(not aligned)"
-        if o.align || o.correctScale {
+        if o.align4DoF {
+            alignment = try FourDoFAlignment.align(est.positions, onto: ref.positions, gravityAxis: o.gravityAxis)
+            est = est.applying(scale: 1, then: alignment.pose)
+            alignmentTitle = "(with 4-DoF alignment: translation + yaw about \(o.gravityAxis.rawValue))"
+        } else if o.align || o.correctScale {
             let onlyScale = o.correctScale && !o.align
             let a = try Umeyama.align(est.positions, onto: ref.positions, withScale: o.correctScale)
             if onlyScale {
@@ -80,7 +118,9 @@ public enum Evaluation {
             alignmentTitle = "(with origin alignment)"
         }
         return Prepared(reference: ref, estimate: est, alignment: alignment, alignmentTitle: alignmentTitle,
-                        referencePath: refPath, estimatePath: estPath)
+                        referencePath: refPath, estimatePath: estPath,
+                        association: o.format == .kitti ? nil : o.association, timeOffset: o.format == .kitti ? nil : offset,
+                        estimatedOffset: estimatedOffset)
     }
 
     /// `prepare` then `measure`.
@@ -110,7 +150,8 @@ public enum Evaluation {
         }
         title += "\n" + p.alignmentTitle
         return Result(title: title, metric: o.metric.rawValue, stats: ErrorStatistics(errors), alignment: p.alignment,
-                      poses: ref.count, pairs: pairCount, reference: p.referencePath, estimate: p.estimatePath)
+                      poses: ref.count, pairs: pairCount, reference: p.referencePath, estimate: p.estimatePath,
+                      association: p.association?.rawValue, timeOffset: p.timeOffset, estimatedOffset: p.estimatedOffset)
     }
 }
 
@@ -118,6 +159,7 @@ extension Evaluation.Result {
     /// evo-like text: the title, then the statistics right-aligned.
     public var text: String {
         var s = title + "\n\n"
+        if let e = estimatedOffset { s += String(format: "estimated time offset %+.4f s (aligned RMSE %.6f m over %d poses)\n\n", e.offset, e.rmse, e.poses) }
         for (name, value) in stats.named { s += name.leftPadded(10) + "\t" + String(format: "%.6f", value) + "\n" }
         return s
     }

@@ -26,6 +26,12 @@ struct EvalCommand: ParsableCommand {
     @Option(help: "RPE: delta between pose pairs.") var delta = 1.0
     @Option(help: "RPE: unit of delta, f (frames) or m (metres).") var deltaUnit = "f"
     @Flag(help: "RPE: all pairs instead of consecutive pairs.") var allPairs = false
+    @Option(help: "Association: nearest (evo's) or interpolation (resample the denser trajectory, SLERP + linear).")
+    var associate = "nearest"
+    @Flag(help: "Estimate a constant time offset between the trajectories first, and use it.") var estimateOffset = false
+    @Flag(name: .customLong("align-4dof"), help: "4-DoF alignment: translation + yaw about the gravity axis (visual-inertial).")
+    var align4DoF = false
+    @Option(help: "Gravity axis for --align-4dof: x, y (ARKit) or z.") var gravityAxis = "y"
     @Flag(help: "Print one JSON object (stats, title, alignment, poses).") var json = false
 
     func validate() throws {
@@ -35,6 +41,9 @@ struct EvalCommand: ParsableCommand {
         guard PoseMetrics.DeltaUnit(rawValue: deltaUnit) != nil else { throw ValidationError("--delta-unit must be f or m") }
         guard delta > 0, tMaxDiff >= 0 else { throw ValidationError("--delta must be > 0 and --t-max-diff >= 0") }
         if deltaUnit == "f" && delta != delta.rounded() { throw ValidationError("--delta must be a whole number of frames") }
+        guard Evaluation.AssociationMethod(rawValue: associate) != nil else { throw ValidationError("--associate must be nearest or interpolation") }
+        guard FourDoFAlignment.GravityAxis(rawValue: gravityAxis) != nil else { throw ValidationError("--gravity-axis must be x, y or z") }
+        if align4DoF && (align || correctScale || alignOrigin) { throw ValidationError("--align-4dof replaces --align, --correct-scale and --align-origin") }
     }
 
     func run() throws {
@@ -45,6 +54,9 @@ struct EvalCommand: ParsableCommand {
         o.align = align; o.correctScale = correctScale; o.alignOrigin = alignOrigin
         o.maxDiff = tMaxDiff; o.offset = tOffset
         o.delta = delta; o.deltaUnit = PoseMetrics.DeltaUnit(rawValue: deltaUnit)!; o.allPairs = allPairs
+        o.association = Evaluation.AssociationMethod(rawValue: associate)!
+        o.estimateOffset = estimateOffset; o.align4DoF = align4DoF
+        o.gravityAxis = FourDoFAlignment.GravityAxis(rawValue: gravityAxis)!
         let r = try Evaluation.run(reference: reference, estimate: estimate, options: o)
         emit(json ? try jsonText(r) : r.text)
     }
