@@ -236,6 +236,7 @@ public final class ActiveVoxels {
     /// Moves the entry into the grid and clears its sums (the slot stays allocated).
     private func writeBack(_ e: UnsafeMutablePointer<Entry>) {
         let v = e.pointee
+        guard v.count > 0 else { e.pointee = .empty; return }
         let centre = grid.centre(of: v.key)
         let cam = cameras[Int(v.lastFrame) & (Self.ring - 1)]
         let s = Double(grid.voxelSize) / Double(VoxelAccumulator.offsetScale)
