@@ -66,70 +66,79 @@ public struct CloudSummary: Sendable, Codable {
 /// Builds a fused point cloud from a scan: back-projection, pose transform, streaming
 /// voxel fusion, support filter, optional normals and gravity levelling.
 ///
-/// Parallelism without nondeterminism: the voxel space is split into one shard per thread
-/// by key hash. Every thread back-projects each frame of a batch and adds only the points
-/// whose voxel it owns, so each voxel receives its samples in frame order, then pixel
-/// order, whatever the thread count: `-j 1` and `-j 2` write the same bytes. Memory is
-/// one frame of scratch per thread plus the occupied voxels.
+/// Parallelism without nondeterminism: each thread fuses a contiguous share of every batch
+/// of frames into its own `ActiveVoxels`; evicted voxels are merged into one `VoxelGrid`
+/// after the batch. Accumulators are exact integers and each voxel's normal is oriented by
+/// the camera of the first frame that saw it (a minimum), so neither the partition nor the
+/// eviction timing changes a byte: `-j 1` and `-j 2` write the same file. Memory is one
+/// frame of scratch and one active table per thread plus the occupied voxels.
 public enum CloudBuilder {
     public static func build(scan path: String, options o: CloudOptions) throws -> (PointCloud, CloudSummary) {
         let start = ProcessStats.now()
         let scan = try ScanOpener.open(path, strict: true)
         if let stray = scan as? StrayScan { stray.readsConfidence = true }
         var summary = CloudSummary(scan: path, voxelSize: o.voxelSize, frame: o.frame)
-        let shards = max(1, o.threads)
+        let threads = max(1, o.threads)
         let layout = scan.depthLayout
-        let grids = (0..<shards).map { _ in VoxelGrid(voxelSize: o.voxelSize) }
-        var actives = grids.map { ActiveVoxels(grid: $0) }
-        let projectors = (0..<shards).map { _ in BackProjector(width: layout.width, height: layout.height) }
-        var points = [[Float]](repeating: [Float](repeating: 0, count: projectors[0].pointCapacity), count: shards)
-        var confidence = [[UInt8]](repeating: [UInt8](repeating: 0, count: layout.pixels), count: shards)
-        var samples = [Int](repeating: 0, count: shards)
+        let grid = VoxelGrid(voxelSize: o.voxelSize)
+        let actives = (0..<threads).map { _ in ActiveVoxels() }
+        let projectors = (0..<threads).map { _ in BackProjector(width: layout.width, height: layout.height) }
+        var points = [[Float]](repeating: [Float](repeating: 0, count: projectors[0].pointCapacity), count: threads)
+        var confidence = [[UInt8]](repeating: [UInt8](repeating: 0, count: layout.pixels), count: threads)
+        var samples = [Int](repeating: 0, count: threads)
         var gravity = GravityEstimate()
+        /// Camera position of every frame (for normal orientation): 24 bytes a frame.
+        var cameras: [Vec3] = []
         let inverseVoxel = Float(1 / o.voxelSize)
 
         try scan.forEachFrameBatch(threads: o.threads) { fb in
-            var selected: [(k: Int, pose: Pose, intrinsics: Intrinsics)] = []
+            var selected: [(frame: Int, k: Int, pose: Pose, intrinsics: Intrinsics)] = []
             for (k, info) in fb.infos.enumerated() {
                 summary.frames += 1
+                cameras.append(info.pose?.translation ?? .zero)
                 if info.index % o.stride != 0 { summary.framesSkippedByStride += 1; continue }
                 guard let pose = info.pose else { summary.framesWithoutPose += 1; continue }
                 if let p = info.intrinsics.problem {
                     throw ScanFormatError.malformed(InputLocation(file: scan.path, frame: info.index), "intrinsics: \(p)")
                 }
-                selected.append((k, pose, info.intrinsics))
+                selected.append((info.index, k, pose, info.intrinsics))
                 gravity.add(pose: pose, imu: info.imu)
             }
             summary.framesUsed += selected.count
+            // Each thread fuses a contiguous share of the batch's frames into its own active
+            // voxels (exact sums: the partition does not change the result).
             points.withUnsafeMutableBufferPointer { pts in
                 confidence.withUnsafeMutableBufferPointer { cf in samples.withUnsafeMutableBufferPointer { sm in
-                    let pts = UncheckedSendable(pts), cf = UncheckedSendable(cf), sm = UncheckedSendable(sm), act = UncheckedSendable(actives)
-                    parallelFor(shards, threads: o.threads) { s in
-                        pts.value[s].withUnsafeMutableBufferPointer { p in cf.value[s].withUnsafeMutableBufferPointer { c in
-                            let active = act.value[s]
-                            for f in selected {
-                                let frame = fb.depth.firstIndex + f.k
-                                if frame % Fusion.sweepInterval == 0 { active.sweep(currentFrame: UInt32(truncatingIfNeeded: frame), age: Fusion.evictionAge) }
-                                active.setCamera(f.pose.translation, frame: frame)
-                                let n = projectors[s].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters,
+                    let pts = UncheckedSendable(pts), cf = UncheckedSendable(cf), sm = UncheckedSendable(sm)
+                    parallelFor(threads, threads: o.threads) { t in
+                        let share = selected.count * t / threads ..< selected.count * (t + 1) / threads
+                        let active = actives[t]
+                        pts.value[t].withUnsafeMutableBufferPointer { p in cf.value[t].withUnsafeMutableBufferPointer { c in
+                            for f in selected[share] {
+                                if f.frame - (active.lastSweep ?? f.frame - Fusion.sweepInterval) >= Fusion.sweepInterval {
+                                    active.sweep(currentFrame: UInt32(truncatingIfNeeded: f.frame), age: Fusion.evictionAge)
+                                    active.lastSweep = f.frame
+                                }
+                                let n = projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters,
                                                               points: p.baseAddress!, confidence: c.baseAddress!)
-                                sm.value[s] += Fusion.fuse(p.baseAddress!, c.baseAddress!, n, frame: UInt32(truncatingIfNeeded: frame),
-                                                    shard: s, of: shards, inverseVoxel: inverseVoxel, into: active)
+                                sm.value[t] += Fusion.fuse(p.baseAddress!, c.baseAddress!, n, frame: UInt32(truncatingIfNeeded: f.frame),
+                                                           inverseVoxel: inverseVoxel, into: active)
                             }
                         } }
                     }
                 } }
             }
+            for active in actives { active.drain(into: grid) }
         }
-        for active in actives { active.sweep(currentFrame: 0, age: nil) }
-        actives = []
+        for active in actives {
+            active.sweep(currentFrame: 0, age: nil)
+            active.drain(into: grid)
+        }
         summary.samples = samples.reduce(0, +)
         summary.gravity = gravity.report
 
         // Collect voxels shard by shard (freeing each), in key order.
-        var voxels: [VoxelAccumulator] = []
-        for g in grids { voxels += g.sortedVoxels() }
-        voxels.sort { $0.key < $1.key }
+        var voxels = grid.sortedVoxels()
         summary.voxels = voxels.count
         let kept = voxels.filter { $0.count >= UInt32(o.minSupport) }
         summary.voxelsRemovedLowSupport = voxels.count - kept.count
@@ -149,7 +158,10 @@ public enum CloudBuilder {
         }
         if o.normals {
             cloud.normals = NormalEstimator.estimate(keys: kept.map(\.key), positions: cloud.positions,
-                                                     towardCamera: kept.map { SIMD3(Float($0.viewX), Float($0.viewY), Float($0.viewZ)) },
+                                                     towardCamera: kept.enumerated().map { i, v in
+                                                         let c = cameras[Int(v.firstFrame)]
+                                                         return SIMD3(Float(c.x) - cloud.positions[3 * i], Float(c.y) - cloud.positions[3 * i + 1], Float(c.z) - cloud.positions[3 * i + 2])
+                                                     },
                                                      radius: o.normalRadius, threads: o.threads)
         }
         if o.frame == .gravity {

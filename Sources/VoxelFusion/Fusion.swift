@@ -1,12 +1,11 @@
-/// The per-sample fusion kernel (this module is built with -Ounchecked: every
-/// float-to-integer conversion here is preceded by an explicit range check).
+/// The per-sample fusion kernel: world points of one frame into a thread's active voxels.
 public enum Fusion {
-    /// Adds the `n` points owned by `shard` to `active`; returns how many.
+    /// Adds the `n` points of one frame to `active`; returns how many were inside the
+    /// representable voxel range.
     public static func fuse(_ p: UnsafeMutablePointer<Float>, _ c: UnsafeMutablePointer<UInt8>, _ n: Int, frame: UInt32,
-                     shard: Int, of shards: Int, inverseVoxel: Float, into active: ActiveVoxels) -> Int {
+                            inverseVoxel: Float, into active: ActiveVoxels) -> Int {
         var added = 0
         let limit = Float(VoxelKey.limit), scale = VoxelAccumulator.offsetScale
-        var lastBlockKey = VoxelKey.empty, lastOwned = true
         var lastKey = VoxelKey.empty
         var e = UnsafeMutablePointer<ActiveVoxels.Entry>(bitPattern: 64)!
         for i in 0..<n {
@@ -19,14 +18,6 @@ public enum Fusion {
             if Float(iz) > s.z { iz &-= 1 }
             let key = VoxelKey.pack(ix, iy, iz)
             if key != lastKey {
-                if shards > 1 {
-                    let block = key & ~VoxelKey.withinBlockMask
-                    if block != lastBlockKey {
-                        lastBlockKey = block
-                        lastOwned = Int(truncatingIfNeeded: VoxelKey.blockHash(key) >> 40) % shards == shard
-                    }
-                    if !lastOwned { continue }
-                }
                 lastKey = key
                 e = active.entry(key, frame: frame)
             } else if e.pointee.count >= ActiveVoxels.maxCount {

@@ -4,28 +4,26 @@ import Glibc
 #endif
 
 /// One occupied voxel's accumulators: exact integers, so sums do not depend on the order
-/// samples arrive in (any thread count or caching gives identical results). Offsets from
-/// the voxel centre are in units of voxel/65536; one accumulator is one 64-byte line.
+/// samples arrive in (any thread count, partition or caching gives identical results).
+/// Offsets from the voxel centre are in units of voxel/65536.
 public struct VoxelAccumulator: Sendable {
     public var key: UInt64
     public var count: UInt32
     /// Sum of confidence levels (0 when the scan has no confidence maps).
     public var confidenceSum: UInt32
     public var sumX: Int64, sumY: Int64, sumZ: Int64
-    /// Sum of vectors from the samples toward the cameras that saw them, millimetres.
-    public var viewX: Int64, viewY: Int64, viewZ: Int64
+    /// The first frame that saw the voxel: its camera orients the voxel's normal.
+    public var firstFrame: UInt32
 
-    public static let empty = VoxelAccumulator(key: VoxelKey.empty, count: 0, confidenceSum: 0, sumX: 0, sumY: 0, sumZ: 0, viewX: 0, viewY: 0, viewZ: 0)
+    public static let empty = VoxelAccumulator(key: VoxelKey.empty, count: 0, confidenceSum: 0, sumX: 0, sumY: 0, sumZ: 0, firstFrame: .max)
 
     /// Offset units per voxel edge.
     public static let offsetScale: Float = 65536
-    /// Metres per unit of the view sums.
-    public static let viewUnit = 1e-3
 
     @inline(__always) public mutating func merge(_ o: VoxelAccumulator) {
         count &+= o.count; confidenceSum &+= o.confidenceSum
         sumX &+= o.sumX; sumY &+= o.sumY; sumZ &+= o.sumZ
-        viewX &+= o.viewX; viewY &+= o.viewY; viewZ &+= o.viewZ
+        firstFrame = min(firstFrame, o.firstFrame)
     }
 }
 
@@ -168,9 +166,10 @@ public final class VoxelGrid: @unchecked Sendable {
 }
 
 /// The voxels seen in the last few frames, in a compact table that stays in cache:
-/// consecutive frames see nearly the same voxels, so almost every sample lands here and the
-/// big `VoxelGrid` is touched only when a voxel leaves the view (`sweep`). Sums are exact
-/// integers, so when entries move does not change the result.
+/// consecutive frames see nearly the same voxels, so almost every sample lands here. A voxel
+/// unseen for a few frames is moved to `outbox` (`sweep`), which the owner merges into the
+/// `VoxelGrid`. Sums are exact integers, so when entries move does not change the result.
+/// One per thread.
 public final class ActiveVoxels {
     public struct Entry: Sendable {
         public var key: UInt64
@@ -178,25 +177,25 @@ public final class ActiveVoxels {
         public var confidenceSum: UInt32
         /// Offset sums from the voxel centre, units of voxel/65536 (|offset| <= 32768).
         public var sumX: Int32, sumY: Int32, sumZ: Int32
+        public var firstFrame: UInt32
         public var lastFrame: UInt32
-        static let empty = Entry(key: VoxelKey.empty, count: 0, confidenceSum: 0, sumX: 0, sumY: 0, sumZ: 0, lastFrame: 0)
+        static let empty = Entry(key: VoxelKey.empty, count: 0, confidenceSum: 0, sumX: 0, sumY: 0, sumZ: 0, firstFrame: 0, lastFrame: 0)
     }
 
     /// Entries are written back before their Int32 sums could overflow.
     public static let maxCount: UInt32 = 65535
-    /// Camera positions of recent frames (mm), for the view vector of evicted voxels.
-    static let ring = 1024
-    private var cameras = [SIMD3<Double>](repeating: .zero, count: ring)
 
     private var table: UnsafeMutablePointer<Entry>
     /// The other half of a ping-pong pair: sweeps rebuild into it instead of allocating.
     private var spare: UnsafeMutablePointer<Entry>
     private var capacity: Int
     private(set) var count = 0
-    public let grid: VoxelGrid
+    /// Voxels written back since the last `drain`.
+    public private(set) var outbox: [VoxelAccumulator] = []
+    /// The frame of the last sweep.
+    public var lastSweep: Int?
 
-    public init(grid: VoxelGrid, capacity: Int = 1 << 16) {
-        self.grid = grid
+    public init(capacity: Int = 1 << 16) {
         self.capacity = capacity
         table = .allocate(capacity: capacity)
         table.initialize(repeating: .empty, count: capacity)
@@ -205,9 +204,6 @@ public final class ActiveVoxels {
 
     deinit { table.deallocate(); spare.deallocate() }
 
-    /// Records the camera position of `frame` (call before adding its samples).
-    public func setCamera(_ t: SIMD3<Double>, frame: Int) { cameras[frame & (Self.ring - 1)] = t }
-
     /// The entry of `key` for `frame`, inserted when absent.
     @inline(__always) public func entry(_ key: UInt64, frame: UInt32) -> UnsafeMutablePointer<Entry> {
         let mask = capacity &- 1
@@ -215,16 +211,17 @@ public final class ActiveVoxels {
         while true {
             let e = table + i
             if e.pointee.key == key {
-                if e.pointee.count >= Self.maxCount { writeBack(e) ; e.pointee.key = key }
+                if e.pointee.count >= Self.maxCount { writeBack(e); e.pointee.key = key; e.pointee.firstFrame = frame }
                 e.pointee.lastFrame = frame
                 return e
             }
             if e.pointee.key == VoxelKey.empty {
                 if (count &+ 1) &* 5 > capacity &* 2 {  // keep load under 40%
-                    resize(capacity * 2)
+                    rebuild(capacity * 2) { _ in true }
                     return entry(key, frame: frame)
                 }
                 e.pointee.key = key
+                e.pointee.firstFrame = frame
                 e.pointee.lastFrame = frame
                 count &+= 1
                 return e
@@ -233,21 +230,13 @@ public final class ActiveVoxels {
         }
     }
 
-    /// Moves the entry into the grid and clears its sums (the slot stays allocated).
+    /// Moves the entry to the outbox and clears it (the slot stays allocated).
     private func writeBack(_ e: UnsafeMutablePointer<Entry>) {
         let v = e.pointee
-        guard v.count > 0 else { e.pointee = .empty; return }
-        let centre = grid.centre(of: v.key)
-        let cam = cameras[Int(v.lastFrame) & (Self.ring - 1)]
-        let s = Double(grid.voxelSize) / Double(VoxelAccumulator.offsetScale)
-        let n = Double(v.count), u = 1 / VoxelAccumulator.viewUnit
-        // The mean sample position's vector to the camera of its last frame, weighted by count.
-        let mean = SIMD3(centre.x + Double(v.sumX) * s / n, centre.y + Double(v.sumY) * s / n, centre.z + Double(v.sumZ) * s / n)
-        let view = (cam - mean) * u * n
-        grid.merge(VoxelAccumulator(key: v.key, count: v.count, confidenceSum: v.confidenceSum,
-                                    sumX: Int64(v.sumX), sumY: Int64(v.sumY), sumZ: Int64(v.sumZ),
-                                    viewX: Int64(view.x), viewY: Int64(view.y), viewZ: Int64(view.z)))
         e.pointee = .empty
+        guard v.count > 0 else { return }
+        outbox.append(VoxelAccumulator(key: v.key, count: v.count, confidenceSum: v.confidenceSum,
+                                       sumX: Int64(v.sumX), sumY: Int64(v.sumY), sumZ: Int64(v.sumZ), firstFrame: v.firstFrame))
     }
 
     /// Writes back every entry last seen more than `age` frames before `frame`, or every
@@ -259,10 +248,14 @@ public final class ActiveVoxels {
         }
     }
 
-    private func resize(_ newCapacity: Int) { rebuild(newCapacity) { _ in true } }
+    /// Merges the outbox into `grid` and empties it.
+    public func drain(into grid: VoxelGrid) {
+        for v in outbox { grid.merge(v) }
+        outbox.removeAll(keepingCapacity: true)
+    }
 
     /// Moves the entries that `keep` accepts into a fresh table of `newCapacity` slots and
-    /// writes the others back to the grid.
+    /// writes the others back.
     private func rebuild(_ newCapacity: Int, keep: (Entry) -> Bool) {
         let old = table, oldCapacity = capacity
         if newCapacity != oldCapacity {
