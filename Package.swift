@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
         .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "VoxelFusion", "Synthesis", "ScanFormats", "Geometry", "TestSupport"]),
         .testTarget(name: "TrajectoriesTests", dependencies: ["Trajectories", "Geometry", "TestSupport"]),
-        .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "TestSupport"]),
+        .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "PointClouds", "depthpose"]),
     ]
 )

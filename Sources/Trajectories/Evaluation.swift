@@ -76,14 +76,21 @@ public enum Evaluation {
 
     /// Reads, associates (nearest timestamps, or line by line for KITTI) and aligns.
     public static func prepare(reference refPath: String, estimate estPath: String, options o: Options) throws -> Prepared {
-        let refFormat = o.format, estFormat: TrajectoryFormat = o.format == .euroc ? .tum : o.format
+        let estFormat: TrajectoryFormat = o.format == .euroc ? .tum : o.format
+        return try prepare(reference: try TrajectoryFiles.read(refPath, format: o.format), estimate: try TrajectoryFiles.read(estPath, format: estFormat),
+                           options: o, referencePath: refPath, estimatePath: estPath)
+    }
+
+    /// Associates and aligns trajectories already in memory (timestamps required unless
+    /// `o.format` is KITTI, which pairs by index).
+    public static func prepare(reference: Trajectory, estimate: Trajectory, options o: Options,
+                               referencePath refPath: String = "", estimatePath estPath: String = "") throws -> Prepared {
         var offset = o.offset
         var estimatedOffset: TimeOffset.Estimate?
-        var ref = try TrajectoryFiles.read(refPath, format: refFormat)
-        var est = try TrajectoryFiles.read(estPath, format: estFormat)
-        if o.format == .kitti {
+        var ref = reference, est = estimate
+        if o.format == .kitti || ref.stamps == nil || est.stamps == nil {
             guard ref.count == est.count else {
-                throw TrajectoryError.association("\(refPath) has \(ref.count) poses and \(estPath) \(est.count): KITTI files pair line by line and must have the same number of poses")
+                throw TrajectoryError.association("\(refPath.isEmpty ? ref.name : refPath) has \(ref.count) poses and \(estPath.isEmpty ? est.name : estPath) \(est.count): trajectories without timestamps pair line by line and must have the same number of poses")
             }
         } else {
             if o.estimateOffset {

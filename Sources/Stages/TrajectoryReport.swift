@@ -1,0 +1,180 @@
+import Foundation
+import Geometry
+import IOSupport
+import ScanFormats
+import Trajectories
+
+/// The `trajectory` report: reference-free analytics of a scan's own poses and, with a
+/// reference, evo-style APE/RPE after alignment and drift per metre. Versioned JSON.
+public struct TrajectoryReport: Sendable, Codable {
+    public static let currentVersion = 1
+    public var version = TrajectoryReport.currentVersion
+    public var scan: String
+    public var name: String
+    public var notes: [String]
+    public var analytics: TrajectoryAnalytics
+    public var reference: ReferenceComparison?
+
+    public struct ReferenceComparison: Sendable, Codable {
+        public var file: String
+        public var format: String
+        public var poses: Int
+        public var alignment: Alignment
+        public var alignmentKind: String
+        public var ape: ErrorStatistics
+        public var rpe: ErrorStatistics
+        public var rpeDelta: String
+        public var driftPerMetre: [DriftPerMetre]
+        enum CodingKeys: String, CodingKey {
+            case file, format, poses, alignment, alignmentKind = "alignment_kind", ape, rpe, rpeDelta = "rpe_delta", driftPerMetre = "drift_per_metre"
+        }
+    }
+}
+
+/// Builds and writes trajectory reports.
+public enum TrajectoryReporter {
+    public struct Options: Sendable {
+        public var reference: String?
+        public var referenceFormat = TrajectoryFormat.tum
+        /// Sim(3) instead of SE(3) alignment to the reference.
+        public var correctScale = false
+        public var analytics = TrajectoryAnalytics.Options()
+        public init() {}
+    }
+
+    /// Series behind the plots.
+    struct Series {
+        var times: [Double] = [], positions: [Vec3] = [], speeds: [Double] = [], tilt: [(Double, Double)] = []
+        var errors: [(Double, Double)] = [], errorPositions: [Vec3] = []
+    }
+
+    /// The scan's usable poses as a timestamped trajectory, and each pose's IMU gravity.
+    public static func scanTrajectory(_ scan: any Scan) -> (Trajectory, [Vec3?], [String]) {
+        var notes: [String] = []
+        let usable = scan.poses.filter { $0.problem == nil }
+        if usable.count < scan.poses.count { notes.append("\(scan.poses.count - usable.count) unusable poses (NaN, not rigid) left out") }
+        var stamps = usable.map { $0.time }
+        if stamps.contains(where: { $0 == nil }) {
+            notes.append("poses carry frame numbers, not timestamps: times are frame numbers / 30 fps")
+            stamps = usable.map { Double($0.key).map { $0 / 30 } }
+        }
+        let t = Trajectory(poses: usable.map(\.pose), stamps: stamps.map { $0 ?? 0 }, name: scan.name)
+        let assoc = IMUAssociation(times: scan.imu.map(\.time))
+        let gravity: [Vec3?] = t.stamps!.map { time in
+            guard let (i, _) = assoc.nearest(to: time) else { return nil }
+            return scan.imu[i].gravity ?? scan.imu[i].acceleration
+        }
+        if scan.imu.isEmpty { notes.append("no IMU: no gravity tilt error") }
+        return (t, gravity, notes)
+    }
+
+    public static func report(scan path: String, options o: Options) throws -> (TrajectoryReport, Any) {
+        let scan = try ScanOpener.open(path, strict: false)
+        let (traj, gravity, notes) = scanTrajectory(scan)
+        guard traj.count >= 2 else { throw TrajectoryError.degenerate("\(path): fewer than 2 usable poses; nothing to analyse") }
+        let analytics = try TrajectoryAnalytics.analyse(traj, gravity: gravity, options: o.analytics)
+        var series = Series()
+        series.times = traj.stamps!.map { $0 - traj.stamps![0] }
+        series.positions = traj.positions
+        series.speeds = [0] + zip(traj.poses.dropFirst(), traj.poses).enumerated().map { i, pq in
+            let dt = traj.stamps![i + 1] - traj.stamps![i]
+            return dt > 0 ? length(pq.0.translation - pq.1.translation) / dt : 0
+        }
+        series.tilt = zip(traj.poses, zip(series.times, gravity)).compactMap { p, tg in
+            tg.1.map { (tg.0, TrajectoryAnalytics.tiltError(pose: p, gravity: $0)) }
+        }
+        var reference: TrajectoryReport.ReferenceComparison?
+        if let refPath = o.reference {
+            var e = Evaluation.Options()
+            e.format = o.referenceFormat == .kitti ? .kitti : .tum
+            e.align = true; e.correctScale = o.correctScale
+            let ref = try TrajectoryFiles.read(refPath, format: o.referenceFormat)
+            let prepared = try Evaluation.prepare(reference: ref, estimate: traj, options: e, referencePath: refPath, estimatePath: path)
+            let ape = PoseMetrics.ape(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart)
+            var pairs = PoseMetrics.pairs(prepared.estimate.poses, delta: 1, unit: .metres, allPairs: false)
+            var delta = "1.0 m"
+            if pairs.isEmpty { pairs = PoseMetrics.pairs(prepared.estimate.poses, delta: 1, unit: .frames, allPairs: false); delta = "1 frame" }
+            let rpe = PoseMetrics.rpe(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart, pairs: pairs)
+            reference = .init(file: refPath, format: o.referenceFormat.rawValue, poses: prepared.reference.count, alignment: prepared.alignment,
+                              alignmentKind: o.correctScale ? "Sim(3) Umeyama" : "SE(3) Umeyama", ape: ErrorStatistics(ape),
+                              rpe: ErrorStatistics(rpe), rpeDelta: delta,
+                              driftPerMetre: DriftPerMetre.compute(reference: prepared.reference, estimate: prepared.estimate))
+            let t0 = traj.stamps![0]
+            series.errors = zip(prepared.estimate.stamps ?? [], ape).map { ($0 - t0, $1) }
+            series.errorPositions = prepared.estimate.positions
+        }
+        return (TrajectoryReport(scan: path, name: scan.name, notes: notes, analytics: analytics, reference: reference), series)
+    }
+
+    /// Writes `report.json`, `report.md` and `report.html` into `dir` atomically.
+    public static func write(_ report: TrajectoryReport, series: Any, to dir: String) throws {
+        let s = series as! Series
+        let staged = try AtomicOutput.StagedDirectory(target: dir)
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try AtomicOutput.write(try enc.encode(report), to: staged.staging + "/report.json")
+        try AtomicOutput.write(markdown(report), to: staged.staging + "/report.md")
+        try AtomicOutput.write(html(report, s), to: staged.staging + "/report.html")
+        try staged.commit()
+    }
+
+    // MARK: - Rendering
+
+    static func f(_ v: Double, _ d: Int = 3) -> String { String(format: "%.\(d)f", v) }
+
+    static func summaryRows(_ r: TrajectoryReport) -> [(String, String)] {
+        let a = r.analytics
+        var rows: [(String, String)] = [
+            ("poses", "\(a.poses)"), ("duration", "\(f(a.duration, 2)) s"), ("path length", "\(f(a.pathLength)) m"),
+            ("speed mean / median / max", "\(f(a.meanSpeed)) / \(f(a.medianSpeed)) / \(f(a.maxSpeed)) m/s"),
+            ("stationary segments", a.stationary.isEmpty ? "none" : a.stationary.map { "\(f($0.startTime, 2))–\(f($0.endTime, 2)) s (poses \($0.startIndex)–\($0.endIndex))" }.joined(separator: "; ")),
+            ("jumps (relocalisations)", a.jumps.isEmpty ? "none" : a.jumps.map { "\(f($0.time, 2)) s (pose \($0.index)): \(f($0.distance)) m, \(f($0.angleDegrees, 1))°" }.joined(separator: "; ")),
+            ("loop gap", "\(f(a.loopGap)) m" + (a.returnsToStart ? " (returns to its start)" : "")),
+        ]
+        if let t = a.tilt {
+            rows.append(("gravity tilt error", "mean \(f(t.meanDegrees, 3))°, max \(f(t.maxDegrees, 3))°, trend \(f(t.trendDegreesPerMinute, 4))°/min over \(t.frames) poses"))
+        } else { rows.append(("gravity tilt error", "no IMU gravity")) }
+        if let ref = r.reference {
+            rows.append(("reference", "\(ref.file) (\(ref.format)), \(ref.poses) associated poses, \(ref.alignmentKind), scale \(f(ref.alignment.scale, 6))"))
+            rows.append(("APE (m)", "rmse \(f(ref.ape.rmse, 4)), mean \(f(ref.ape.mean, 4)), median \(f(ref.ape.median, 4)), std \(f(ref.ape.std, 4)), min \(f(ref.ape.min, 4)), max \(f(ref.ape.max, 4)), sse \(f(ref.ape.sse, 4))"))
+            rows.append(("RPE (m, delta \(ref.rpeDelta))", "rmse \(f(ref.rpe.rmse, 4)), mean \(f(ref.rpe.mean, 4)), median \(f(ref.rpe.median, 4)), max \(f(ref.rpe.max, 4))"))
+            rows.append(("drift per metre", ref.driftPerMetre.isEmpty ? "path too short" : ref.driftPerMetre.map { "\(f($0.length, 0)) m: \(f($0.percent, 2))% (\($0.segments) segments)" }.joined(separator: "; ")))
+        }
+        return rows
+    }
+
+    /// The report as a Markdown table.
+    public static func markdown(_ r: TrajectoryReport) -> String {
+        var s = "# Trajectory report: \(r.name)\n\nScan `\(r.scan)` · report version \(r.version)\n\n| measure | value |\n|---|---|\n"
+        for (k, v) in summaryRows(r) { s += "| \(k) | \(v) |\n" }
+        if !r.notes.isEmpty { s += "\nNotes:\n" + r.notes.map { "- \($0)\n" }.joined() }
+        return s
+    }
+
+    static func html(_ r: TrajectoryReport, _ s: Series) -> String {
+        let esc = SVGPlot.escape
+        var body = "<h1>Trajectory report: \(esc(r.name))</h1><p>Scan <code>\(esc(r.scan))</code> · report version \(r.version)</p><table>"
+        for (k, v) in summaryRows(r) { body += "<tr><th>\(esc(k))</th><td>\(esc(v))</td></tr>" }
+        body += "</table>"
+        if !r.notes.isEmpty { body += "<ul>" + r.notes.map { "<li>\(esc($0))</li>" }.joined() + "</ul>" }
+        // Top-down path (ARKit world: x right, z toward the viewer, y up): x against -z.
+        let colourBy = s.errors.isEmpty ? s.speeds : s.errors.map(\.1)
+        let top = (s.errors.isEmpty ? s.positions : s.errorPositions).map { ($0.x, -$0.z) }
+        let hi = colourBy.max() ?? 1
+        body += SVGPlot.chart(title: "Top-down path, coloured by " + (s.errors.isEmpty ? "speed" : "APE") + " (blue low, red high; max \(f(hi)))",
+                              xLabel: "x (m)", yLabel: "-z (m)", series: [.init(points: top, colour: "#333")], height: 420, equalAspect: true,
+                              segmentColours: colourBy.map { SVGPlot.heat(hi > 0 ? $0 / hi : 0) })
+        if !s.errors.isEmpty {
+            body += SVGPlot.chart(title: "APE over time", xLabel: "time (s)", yLabel: "error (m)", series: [.init(points: s.errors, colour: "#c0392b")])
+        }
+        body += SVGPlot.chart(title: "Speed", xLabel: "time (s)", yLabel: "speed (m/s)", series: [.init(points: Array(zip(s.times, s.speeds)), colour: "#2471a3")])
+        if !s.tilt.isEmpty {
+            body += SVGPlot.chart(title: "Gravity tilt error against the IMU", xLabel: "time (s)", yLabel: "tilt (deg)", series: [.init(points: s.tilt, colour: "#7d3c98")])
+        }
+        return """
+        <!DOCTYPE html><html><head><meta charset="utf-8"><title>Trajectory report: \(esc(r.name))</title>
+        <style>body{font-family:sans-serif;max-width:900px;margin:2em auto;color:#222}table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}th{background:#f3f3f3}svg{display:block;margin:1.5em 0}</style>
+        </head><body>\(body)</body></html>
+        """
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Geometry
+import LinearAlgebra
+
+/// Reference-free analytics of one trajectory (phone scans rarely have ground truth).
+public struct TrajectoryAnalytics: Sendable, Codable {
+    public struct Segment: Sendable, Codable, Equatable {
+        public var startTime: Double, endTime: Double, startIndex: Int, endIndex: Int
+        enum CodingKeys: String, CodingKey { case startTime = "start_time", endTime = "end_time", startIndex = "start_index", endIndex = "end_index" }
+    }
+    public struct Jump: Sendable, Codable, Equatable {
+        public var time: Double, index: Int
+        /// Translation (m) and rotation (deg) between the two poses.
+        public var distance: Double, angleDegrees: Double
+        /// Implied speed (m/s) against the trajectory's median speed.
+        public var speed: Double
+        enum CodingKeys: String, CodingKey { case time, index, distance, angleDegrees = "angle_deg", speed }
+    }
+    public struct Tilt: Sendable, Codable {
+        /// Frames with IMU gravity.
+        public var frames: Int
+        public var meanDegrees: Double, maxDegrees: Double
+        /// Least-squares slope of the tilt error over time (LAPACK dgels), degrees per minute.
+        public var trendDegreesPerMinute: Double
+        enum CodingKeys: String, CodingKey { case frames, meanDegrees = "mean_deg", maxDegrees = "max_deg", trendDegreesPerMinute = "trend_deg_per_min" }
+    }
+
+    public var poses: Int
+    public var duration: Double
+    public var pathLength: Double
+    public var meanSpeed: Double, medianSpeed: Double, maxSpeed: Double
+    public var stationary: [Segment]
+    public var jumps: [Jump]
+    /// Distance between the first and last positions; `returnsToStart` when it is under
+    /// 10% of the path length (a loop whose closure gap shows accumulated drift).
+    public var loopGap: Double
+    public var returnsToStart: Bool
+    public var tilt: Tilt?
+
+    enum CodingKeys: String, CodingKey {
+        case poses, duration, pathLength = "path_length", meanSpeed = "mean_speed", medianSpeed = "median_speed", maxSpeed = "max_speed"
+        case stationary, jumps, loopGap = "loop_gap", returnsToStart = "returns_to_start", tilt
+    }
+
+    /// Thresholds of the analytics, with their defaults.
+    public struct Options: Sendable {
+        /// Below this speed (m/s) for at least `stationaryMinimum` seconds: stationary.
+        public var stationarySpeed = 0.02
+        public var stationaryMinimum = 1.0
+        /// A step is a jump when its speed exceeds both `jumpSpeed` (m/s, far above a
+        /// handheld scan) and 10x the median speed, or it turns faster than `jumpTurn` (deg/s).
+        public var jumpSpeed = 2.0
+        public var jumpTurn = 360.0
+        public init() {}
+    }
+
+    /// Analyses `t` (timestamps required); `gravity[i]` is frame i's IMU gravity in the
+    /// device frame (nil when absent), for the tilt error (see `tiltError`).
+    public static func analyse(_ t: Trajectory, gravity: [Vec3?] = [], options o: Options = Options()) throws -> TrajectoryAnalytics {
+        guard let s = t.stamps, t.count >= 2 else { throw TrajectoryError.degenerate("analytics need at least 2 timestamped poses") }
+        var speeds: [Double] = [], steps: [Double] = [], turns: [Double] = []
+        for i in 1..<t.count {
+            let dt = s[i] - s[i - 1]
+            let d = length(t.poses[i].translation - t.poses[i - 1].translation)
+            let a = (t.poses[i - 1].rotation.transposed * t.poses[i].rotation).rotationAngle * 180 / .pi
+            steps.append(d); turns.append(a)
+            speeds.append(dt > 0 ? d / dt : .infinity)
+        }
+        let finite = speeds.filter(\.isFinite).sorted()
+        let median = finite.isEmpty ? 0 : finite[finite.count / 2]
+        // Stationary: runs of consecutive slow steps lasting long enough.
+        var stationary: [Segment] = []
+        var runStart: Int?
+        for i in 0...speeds.count {
+            let slow = i < speeds.count && speeds[i] < o.stationarySpeed
+            if slow && runStart == nil { runStart = i }
+            if !slow, let r = runStart {
+                if s[i] - s[r] >= o.stationaryMinimum { stationary.append(Segment(startTime: s[r], endTime: s[i], startIndex: r, endIndex: i)) }
+                runStart = nil
+            }
+        }
+        var jumps: [Jump] = []
+        for i in speeds.indices {
+            let dt = s[i + 1] - s[i]
+            let fast = speeds[i] > o.jumpSpeed && speeds[i] > 10 * median
+            let spin = dt > 0 && turns[i] / dt > o.jumpTurn
+            if fast || spin { jumps.append(Jump(time: s[i + 1], index: i + 1, distance: steps[i], angleDegrees: turns[i], speed: speeds[i])) }
+        }
+        let path = steps.reduce(0, +), duration = s.last! - s.first!
+        let gap = length(t.poses.last!.translation - t.poses.first!.translation)
+        var tilt: Tilt?
+        let errors = zip(t.poses, s).enumerated().compactMap { i, ps -> (Double, Double)? in
+            guard i < gravity.count, let g = gravity[i] else { return nil }
+            return (ps.1, tiltError(pose: ps.0, gravity: g))
+        }
+        if errors.count >= 2 {
+            let a = Matrix(errors.map { [1, ($0.0 - s[0]) / 60] }), b = Matrix(errors.map { [$0.1] })
+            let trend = (try? LAPACK.leastSquares(a, b)).map { $0[1, 0] } ?? 0
+            tilt = Tilt(frames: errors.count, meanDegrees: errors.map(\.1).reduce(0, +) / Double(errors.count),
+                        maxDegrees: errors.map(\.1).max()!, trendDegreesPerMinute: trend)
+        }
+        return TrajectoryAnalytics(poses: t.count, duration: duration, pathLength: path,
+                                   meanSpeed: duration > 0 ? path / duration : 0, medianSpeed: median, maxSpeed: finite.last ?? 0,
+                                   stationary: stationary, jumps: jumps, loopGap: gap, returnsToStart: gap < 0.1 * path, tilt: tilt)
+    }
+
+    /// Angle (degrees) between the pose's world "down" from IMU gravity and world -y:
+    /// `R_wc * (-g.y, g.x, g.z)` with the brief's device-to-camera axes (ARKit worlds, +y up).
+    public static func tiltError(pose: Pose, gravity g: Vec3) -> Double {
+        let down = normalize(pose.rotation * Vec3(-g.y, g.x, g.z))
+        return acos(max(-1, min(1, -down.y))) * 180 / .pi
+    }
+}
+
+/// Drift per metre travelled, KITTI-style, with segment lengths scaled to rooms.
+public struct DriftPerMetre: Sendable, Codable, Equatable {
+    /// Segment length (m), segments measured, mean translational error per metre (%).
+    public var length: Double, segments: Int, percent: Double
+
+    /// For each start pose (every `step`-th), the pose where the reference has travelled
+    /// `length` metres; the error of the estimate's relative motion over that segment,
+    /// divided by `length`.
+    public static func compute(reference r: Trajectory, estimate e: Trajectory, lengths: [Double] = [1, 2, 5, 10], step: Int = 10) -> [DriftPerMetre] {
+        precondition(r.count == e.count)
+        var acc = [0.0]
+        for i in 1..<max(1, r.count) { acc.append(acc[i - 1] + Geometry.length(r.poses[i].translation - r.poses[i - 1].translation)) }
+        return lengths.compactMap { L in
+            var errors: [Double] = []
+            var j = 0
+            for i in stride(from: 0, to: r.count, by: step) {
+                j = max(j, i)
+                while j < r.count && acc[j] - acc[i] < L { j += 1 }
+                guard j < r.count else { break }
+                let q = r.poses[i].inverse * r.poses[j], p = e.poses[i].inverse * e.poses[j]
+                errors.append(Geometry.length((q.inverse * p).translation) / L)
+            }
+            guard !errors.isEmpty else { return nil }
+            return DriftPerMetre(length: L, segments: errors.count, percent: 100 * errors.reduce(0, +) / Double(errors.count))
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Geometry
+import ScanFormats
+import Stages
+import Synthesis
+import TestSupport
+import Trajectories
+import XCTest
+
+/// Trajectory reports on synthetic scans whose truth is known.
+final class TrajectoryReportTests: XCTestCase {
+    private func scan(frames: Int = 300, drift: Double = 0, seed: UInt64 = 41) throws -> String {
+        try TestSupport.synthScan(frames: frames, seed: seed, width: 16, height: 12) { $0.drift = drift; $0.fps = 30 }
+    }
+
+    private func rewritePoses(_ dir: String, _ edit: (Int, Pose) -> Pose) throws {
+        let entries = try FlatJSONMap.read(path: dir + "/trans.json", what: "")
+        TestSupport.writeText("{" + entries.enumerated().map { i, e in
+            let p = edit(i, Pose(columnMajor4x4: try! NumberList.parse(e.value).get()))
+            return "\"\(e.key)\": \"\(ARKitScanWriter.list(p.columnMajor4x4))\""
+        }.joined(separator: ",\n") + "}", dir + "/trans.json")
+    }
+
+    func testPerfectTrajectoryGivesZeros() throws {
+        let dir = try scan()
+        var o = TrajectoryReporter.Options(); o.reference = dir + "/groundtruth.tum"
+        let (r, _) = try TrajectoryReporter.report(scan: dir, options: o)
+        let ref = try XCTUnwrap(r.reference)
+        XCTAssertLessThan(ref.ape.max, 1e-6)     // trans.json and groundtruth.tum hold the same poses
+        XCTAssertLessThan(ref.rpe.max, 1e-6)
+        XCTAssertTrue(ref.driftPerMetre.allSatisfy { $0.percent < 1e-4 })
+        XCTAssertLessThan(r.analytics.tilt!.meanDegrees, 0.05)  // IMU gravity agrees with the poses
+        XCTAssertTrue(r.analytics.jumps.isEmpty)
+        XCTAssertEqual(r.analytics.pathLength, try Truth(dir).pathLength, accuracy: 1e-6)
+    }
+
+    func testInjectedDriftIsRecoveredPerMetre() throws {
+        let d = 0.03
+        let dir = try scan(frames: 600, drift: d)
+        var o = TrajectoryReporter.Options(); o.reference = dir + "/groundtruth.tum"
+        let (r, _) = try TrajectoryReporter.report(scan: dir, options: o)
+        let oneMetre = try XCTUnwrap(r.reference?.driftPerMetre.first { $0.length == 1 })
+        // Over a segment of L metres the drift model moves the relative pose by d·L of
+        // translation and turns it by 0.5·d·L rad, which moves a lever of at most L by
+        // 0.5·d·L²: so the error per metre lies within d·(1 ± 0.5·L).
+        XCTAssertGreaterThan(oneMetre.percent, 100 * d * 0.5)
+        XCTAssertLessThan(oneMetre.percent, 100 * d * 1.5)
+        XCTAssertGreaterThan(r.reference!.ape.rmse, 0.003)
+        // Yaw drift does not tilt: the gravity tilt error stays flat.
+        XCTAssertLessThan(abs(r.analytics.tilt!.trendDegreesPerMinute), 0.05)
+    }
+
+    func testTiltedPosesShowInTheTiltError() throws {
+        let dir = try scan(frames: 120)
+        // Tilt the recorded world by 3 degrees about x from frame 60 on: gravity disagrees.
+        let tilt = Pose(rotation: Matrix3.rotation(axis: Vec3(1, 0, 0), angle: 3 * .pi / 180), translation: .zero)
+        try rewritePoses(dir) { i, p in i >= 60 ? tilt * p : p }
+        let (r, _) = try TrajectoryReporter.report(scan: dir, options: .init())
+        XCTAssertEqual(r.analytics.tilt!.maxDegrees, 3, accuracy: 0.1)
+        XCTAssertGreaterThan(r.analytics.tilt!.trendDegreesPerMinute, 1)  // a step up within a 4 s scan
+    }
+
+    func testJumpIsDetectedAtItsFrame() throws {
+        let dir = try scan(frames: 150)
+        try rewritePoses(dir) { i, p in i >= 90 ? Pose(rotation: p.rotation, translation: p.translation + Vec3(0.4, 0, 0)) : p }
+        let (r, _) = try TrajectoryReporter.report(scan: dir, options: .init())
+        XCTAssertEqual(r.analytics.jumps.map(\.index), [90])
+        XCTAssertEqual(r.analytics.jumps[0].distance, 0.4, accuracy: 0.05)
+    }
+
+    func testStationaryStretchIsFoundWithItsStartAndEnd() throws {
+        let dir = try scan(frames: 150)
+        var held: Pose?
+        try rewritePoses(dir) { i, p in
+            if i == 40 { held = p }
+            return (40...100).contains(i) ? held! : p   // the camera rests from frame 40 to 100
+        }
+        let (r, _) = try TrajectoryReporter.report(scan: dir, options: .init())
+        let seg = try XCTUnwrap(r.analytics.stationary.first)
+        XCTAssertEqual(r.analytics.stationary.count, 1)
+        XCTAssertEqual(seg.startIndex, 40, accuracy: 1)
+        XCTAssertEqual(seg.endIndex, 100, accuracy: 1)
+    }
+
+    func testReportFilesAreWrittenAndSelfContained() throws {
+        let dir = try scan(frames: 90)
+        var o = TrajectoryReporter.Options(); o.reference = dir + "/groundtruth.tum"
+        let (r, s) = try TrajectoryReporter.report(scan: dir, options: o)
+        let out = TestSupport.temporaryDirectory("report")
+        try TrajectoryReporter.write(r, series: s, to: out)
+        let json = try JSONSerialization.jsonObject(with: Data(TestSupport.read(out + "/report.json"))) as! [String: Any]
+        XCTAssertEqual(json["version"] as? Int, 1)
+        XCTAssertNotNil((json["reference"] as? [String: Any])?["drift_per_metre"])
+        let html = TestSupport.readText(out + "/report.html")
+        XCTAssertEqual(html.components(separatedBy: "<svg").count - 1, 4)  // path, APE, speed, tilt
+        XCTAssertFalse(html.contains("<script") || html.contains("src=\"http"))
+        XCTAssertTrue(TestSupport.readText(out + "/report.md").contains("| drift per metre |"))
+    }
+
+    func testTooFewPosesIsAnError() throws {
+        let dir = try scan(frames: 3)
+        let entries = try FlatJSONMap.read(path: dir + "/trans.json", what: "")
+        TestSupport.writeText("{\"\(entries[0].key)\": \"\(entries[0].value)\"}", dir + "/trans.json")
+        XCTAssertThrowsError(try TrajectoryReporter.report(scan: dir, options: .init())) { XCTAssertTrue("\($0)".contains("fewer than 2"), "\($0)") }
+    }
+}
+
+/// Path length of a synthetic scan from its scene.json.
+private struct Truth {
+    let pathLength: Double
+    init(_ dir: String) throws {
+        pathLength = try JSONDecoder().decode(Synthesizer.SceneTruth.self, from: Data(TestSupport.read(dir + "/scene.json"))).pathLength
+    }
+}
