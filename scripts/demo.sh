@@ -28,6 +28,7 @@ $dp cloud "$out/synth-room" --out "$out/synth-room-level.ply" --frame gravity --
 $dp cloud "$out/synth-room-stray" --out "$out/synth-room-stray.ply" --extras count,confidence > /dev/null
 $dp bench decode "$out/synth-room" --runs 5 | tee "$out/bench-decode.txt"
 $dp bench cloud "$out/synth-room" --runs 3 | tee "$out/bench-cloud.txt"
+$dp trajectory "$out/synth-room" --out "$out/synth-room-trajectory" --reference "$out/synth-room/groundtruth.tum" | tee "$out/synth-room.trajectory.txt"
 echo "== trajectory evaluation on evo's reference data (same numbers as evo_ape/evo_rpe)"
 evo=Notebooks-data/evo
 $dp eval ape tum $evo/fr2_desk_groundtruth.txt $evo/fr2_desk_ORB.txt --align | tee "$out/eval-ape-fr2desk.txt"

@@ -25,10 +25,11 @@ enum SVGPlot {
         var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" font-family=\"sans-serif\" font-size=\"11\">"
         svg += "<text x=\"\(left)\" y=\"16\" font-size=\"13\" font-weight=\"bold\">\(escape(title))</text>"
         svg += "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(pw)\" height=\"\(ph)\" fill=\"#fafafa\" stroke=\"#999\"/>"
+        let xDigits = digits(x1 - x0), yDigits = digits(y1 - y0)
         for k in 0...4 {
             let xv = x0 + (x1 - x0) * Double(k) / 4, yv = y0 + (y1 - y0) * Double(k) / 4
-            svg += "<text x=\"\(X(xv))\" y=\"\(top + ph + 14)\" text-anchor=\"middle\">\(fmt(xv))</text>"
-            svg += "<text x=\"\(left - 4)\" y=\"\(Y(yv) + 4)\" text-anchor=\"end\">\(fmt(yv))</text>"
+            svg += "<text x=\"\(X(xv))\" y=\"\(top + ph + 14)\" text-anchor=\"middle\">\(String(format: "%.\(xDigits)f", xv))</text>"
+            svg += "<text x=\"\(left - 4)\" y=\"\(Y(yv) + 4)\" text-anchor=\"end\">\(String(format: "%.\(yDigits)f", yv))</text>"
             svg += "<line x1=\"\(left)\" x2=\"\(left + pw)\" y1=\"\(Y(yv))\" y2=\"\(Y(yv))\" stroke=\"#e4e4e4\"/>"
         }
         svg += "<text x=\"\(left + pw / 2)\" y=\"\(height - 6)\" text-anchor=\"middle\">\(escape(xLabel))</text>"
@@ -53,5 +54,6 @@ enum SVGPlot {
     }
 
     private static func r(_ v: Double) -> String { String(format: "%.1f", v) }
-    private static func fmt(_ v: Double) -> String { abs(v) >= 100 ? String(format: "%.0f", v) : String(format: "%.2f", v) }
+    /// Decimals that keep five ticks over `range` distinct.
+    private static func digits(_ range: Double) -> Int { range > 0 ? max(0, min(6, 2 - Int(log10(range).rounded(.down)))) : 2 }
 }

@@ -46,6 +46,8 @@ public enum TrajectoryReporter {
     struct Series {
         var times: [Double] = [], positions: [Vec3] = [], speeds: [Double] = [], tilt: [(Double, Double)] = []
         var errors: [(Double, Double)] = [], errorPositions: [Vec3] = []
+        /// The scan's poses as TUM (exported next to the report).
+        var tum = ""
     }
 
     /// The scan's usable poses as a timestamped trajectory, and each pose's IMU gravity.
@@ -74,6 +76,7 @@ public enum TrajectoryReporter {
         guard traj.count >= 2 else { throw TrajectoryError.degenerate("\(path): fewer than 2 usable poses; nothing to analyse") }
         let analytics = try TrajectoryAnalytics.analyse(traj, gravity: gravity, options: o.analytics)
         var series = Series()
+        series.tum = TrajectoryFiles.tumText(traj, header: "\(scan.name): camera-to-world, ARKit camera axes, world +y up; timestamp tx ty tz qx qy qz qw")
         series.times = traj.stamps!.map { $0 - traj.stamps![0] }
         series.positions = traj.positions
         series.speeds = [0] + zip(traj.poses.dropFirst(), traj.poses).enumerated().map { i, pq in
@@ -106,7 +109,8 @@ public enum TrajectoryReporter {
         return (TrajectoryReport(scan: path, name: scan.name, notes: notes, analytics: analytics, reference: reference), series)
     }
 
-    /// Writes `report.json`, `report.md` and `report.html` into `dir` atomically.
+    /// Writes `report.json`, `report.md`, `report.html` and the scan's poses as
+    /// `trajectory.tum` into `dir` atomically.
     public static func write(_ report: TrajectoryReport, series: Any, to dir: String) throws {
         let s = series as! Series
         let staged = try AtomicOutput.StagedDirectory(target: dir)
@@ -115,6 +119,7 @@ public enum TrajectoryReporter {
         try AtomicOutput.write(try enc.encode(report), to: staged.staging + "/report.json")
         try AtomicOutput.write(markdown(report), to: staged.staging + "/report.md")
         try AtomicOutput.write(html(report, s), to: staged.staging + "/report.html")
+        try AtomicOutput.write(s.tum, to: staged.staging + "/trajectory.tum")
         try staged.commit()
     }
 

@@ -55,10 +55,12 @@ public enum Evaluation {
         public var timeOffset: Double?
         /// The offset search's result, when `estimateOffset` was set.
         public var estimatedOffset: TimeOffset.Estimate?
+        /// Input oddities that evo tolerates silently (unordered or duplicate timestamps).
+        public var warnings: [String]
 
         enum CodingKeys: String, CodingKey {
             case title, metric, stats, alignment, poses, pairs, reference, estimate, association
-            case timeOffset = "time_offset", estimatedOffset = "estimated_offset"
+            case timeOffset = "time_offset", estimatedOffset = "estimated_offset", warnings
         }
     }
 
@@ -72,6 +74,7 @@ public enum Evaluation {
         public var association: AssociationMethod?
         public var timeOffset: Double?
         public var estimatedOffset: TimeOffset.Estimate?
+        public var warnings: [String] = []
     }
 
     /// Reads, associates (nearest timestamps, or line by line for KITTI) and aligns.
@@ -88,6 +91,8 @@ public enum Evaluation {
         var offset = o.offset
         var estimatedOffset: TimeOffset.Estimate?
         var ref = reference, est = estimate
+        let warnings = TrajectoryFiles.timestampWarnings(reference, label: refPath.isEmpty ? "reference" : refPath)
+            + TrajectoryFiles.timestampWarnings(estimate, label: estPath.isEmpty ? "estimate" : estPath)
         if o.format == .kitti || ref.stamps == nil || est.stamps == nil {
             guard ref.count == est.count else {
                 throw TrajectoryError.association("\(refPath.isEmpty ? ref.name : refPath) has \(ref.count) poses and \(estPath.isEmpty ? est.name : estPath) \(est.count): trajectories without timestamps pair line by line and must have the same number of poses")
@@ -127,7 +132,7 @@ public enum Evaluation {
         return Prepared(reference: ref, estimate: est, alignment: alignment, alignmentTitle: alignmentTitle,
                         referencePath: refPath, estimatePath: estPath,
                         association: o.format == .kitti ? nil : o.association, timeOffset: o.format == .kitti ? nil : offset,
-                        estimatedOffset: estimatedOffset)
+                        estimatedOffset: estimatedOffset, warnings: warnings)
     }
 
     /// `prepare` then `measure`.
@@ -158,7 +163,8 @@ public enum Evaluation {
         title += "\n" + p.alignmentTitle
         return Result(title: title, metric: o.metric.rawValue, stats: ErrorStatistics(errors), alignment: p.alignment,
                       poses: ref.count, pairs: pairCount, reference: p.referencePath, estimate: p.estimatePath,
-                      association: p.association?.rawValue, timeOffset: p.timeOffset, estimatedOffset: p.estimatedOffset)
+                      association: p.association?.rawValue, timeOffset: p.timeOffset, estimatedOffset: p.estimatedOffset,
+                      warnings: p.warnings)
     }
 }
 
@@ -166,6 +172,8 @@ extension Evaluation.Result {
     /// evo-like text: the title, then the statistics right-aligned.
     public var text: String {
         var s = title + "\n\n"
+        for w in warnings { s += "warning: \(w)\n" }
+        if !warnings.isEmpty { s += "\n" }
         if let e = estimatedOffset { s += String(format: "estimated time offset %+.4f s (aligned RMSE %.6f m over %d poses)\n\n", e.offset, e.rmse, e.poses) }
         for (name, value) in stats.named { s += name.leftPadded(10) + "\t" + String(format: "%.6f", value) + "\n" }
         return s

@@ -58,6 +58,41 @@ public enum TrajectoryFiles {
         return q
     }
 
+    /// KITTI text: the top three rows of each pose, row-major, 12 numbers a line.
+    public static func kittiText(_ t: Trajectory) -> String {
+        t.poses.map { $0.rowMajor3x4.map { String(format: "%.9e", $0) }.joined(separator: " ") }.joined(separator: "\n") + "\n"
+    }
+
+    /// EuRoC ground-truth CSV text (nanosecond stamps, position, quaternion w x y z).
+    public static func eurocText(_ t: Trajectory) -> String {
+        var s = "#timestamp [ns],p_RS_R_x [m],p_RS_R_y [m],p_RS_R_z [m],q_RS_w [],q_RS_x [],q_RS_y [],q_RS_z []\n"
+        for (i, p) in t.poses.enumerated() {
+            let q = p.quaternion, x = p.translation
+            s += String(format: "%.0f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f,%.9f\n", ((t.stamps?[i] ?? Double(i)) * 1e9).rounded(), x.x, x.y, x.z, q.w, q.x, q.y, q.z)
+        }
+        return s
+    }
+
+    /// The text of `t` in `format`.
+    public static func text(_ t: Trajectory, format: TrajectoryFormat) -> String {
+        switch format {
+        case .tum: return tumText(t)
+        case .kitti: return kittiText(t)
+        case .euroc: return eurocText(t)
+        }
+    }
+
+    /// Timestamp problems evo tolerates silently: out-of-order and duplicate stamps.
+    public static func timestampWarnings(_ t: Trajectory, label: String) -> [String] {
+        guard let s = t.stamps else { return [] }
+        let unordered = zip(s, s.dropFirst()).filter { $0 > $1 }.count
+        let duplicates = s.count - Set(s).count
+        var w: [String] = []
+        if unordered > 0 { w.append("\(label): \(unordered) timestamps out of order; matched by linear search as evo does") }
+        if duplicates > 0 { w.append("\(label): \(duplicates) duplicate timestamps; the first of equal stamps is matched") }
+        return w
+    }
+
     /// TUM text of a timestamped trajectory.
     public static func tumText(_ t: Trajectory, header: String? = nil) -> String {
         var s = header.map { "# " + $0 + "\n" } ?? ""

@@ -6,7 +6,7 @@ struct TrajectoryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trajectory",
         abstract: "Trajectory report of a scan: path, speed, stationary segments, jumps, gravity tilt vs IMU, loop gap; with a reference, APE/RPE and drift per metre.",
-        discussion: "Writes DIR/report.json (versioned), DIR/report.md and DIR/report.html (self-contained, SVG plots).")
+        discussion: "Writes DIR/report.json (versioned), DIR/report.md, DIR/report.html (self-contained, SVG plots) and the scan's poses as DIR/trajectory.tum.")
 
     @Argument(help: "Scan folder.") var scan: String
     @Option(name: .long, help: "Output folder.") var out: String
@@ -29,6 +29,6 @@ struct TrajectoryCommand: ParsableCommand {
         o.analytics.stationarySpeed = stationarySpeed; o.analytics.stationaryMinimum = stationaryMinimum; o.analytics.jumpSpeed = jumpSpeed
         let (report, series) = try TrajectoryReporter.report(scan: scan, options: o)
         try TrajectoryReporter.write(report, series: series, to: out)
-        emit(json ? try jsonText(report) : TrajectoryReporter.markdown(report) + "\nwritten: \(out)/report.json, report.md, report.html")
+        emit(json ? try jsonText(report) : TrajectoryReporter.markdown(report) + "\nwritten: \(out)/report.json, report.md, report.html, trajectory.tum")
     }
 }

@@ -50,6 +50,21 @@ final class TrajectoryReportTests: XCTestCase {
         XCTAssertLessThan(abs(r.analytics.tilt!.trendDegreesPerMinute), 0.05)
     }
 
+    /// Without alignment the APE is the drift itself: the last pose is displaced by the
+    /// drift model at the full path length, |Ry(0.5·d·s)·c + d·s·u − c|.
+    func testUnalignedAPEEqualsTheDriftModel() throws {
+        let d = 0.03
+        let dir = try scan(frames: 300, drift: d)
+        let truth = try TrajectoryFiles.read(dir + "/groundtruth.tum", format: .tum)
+        let (estimate, _, _) = TrajectoryReporter.scanTrajectory(try ScanOpener.open(dir))
+        var o = Evaluation.Options(); o.metric = .ape
+        let r = try Evaluation.measure(try Evaluation.prepare(reference: truth, estimate: estimate, options: o), options: o)
+        let s = try Truth(dir).pathLength, c = truth.poses.last!.translation
+        let expected = length(DriftModel(rate: d).apply(truth.poses.last!, travelled: s).translation - c)
+        XCTAssertEqual(r.stats.max, expected, accuracy: 1e-5)  // poses are written to ~1e-9 m; path length to 1 ms steps
+        XCTAssertEqual(r.stats.min, 0, accuracy: 1e-6)         // the first pose has not moved yet
+    }
+
     func testTiltedPosesShowInTheTiltError() throws {
         let dir = try scan(frames: 120)
         // Tilt the recorded world by 3 degrees about x from frame 60 on: gravity disagrees.
@@ -95,6 +110,7 @@ final class TrajectoryReportTests: XCTestCase {
         XCTAssertEqual(html.components(separatedBy: "<svg").count - 1, 4)  // path, APE, speed, tilt
         XCTAssertFalse(html.contains("<script") || html.contains("src=\"http"))
         XCTAssertTrue(TestSupport.readText(out + "/report.md").contains("| drift per metre |"))
+        XCTAssertEqual(try TrajectoryFiles.read(out + "/trajectory.tum", format: .tum).count, 90)
     }
 
     func testTooFewPosesIsAnError() throws {

@@ -88,3 +88,29 @@ final class TrajectoryFileTests: XCTestCase {
         }
     }
 }
+
+final class TrajectoryWriterTests: XCTestCase {
+    func testKITTIAndEuRoCRoundTrip() throws {
+        let dir = TestSupport.temporaryDirectory("writers")
+        let poses = (0..<5).map { i in Pose(rotation: Matrix3.rotation(axis: Vec3(0.2, 1, 0.1), angle: Double(i) * 0.3), translation: Vec3(Double(i), -0.5 * Double(i), 2)) }
+        let t = Trajectory(poses: poses, stamps: (0..<5).map { 100 + Double($0) * 0.25 })
+        for format in TrajectoryFormat.allCases {
+            let path = dir + "/t.\(format.rawValue)"
+            TestSupport.writeText(TrajectoryFiles.text(t, format: format), path)
+            let back = try TrajectoryFiles.read(path, format: format)
+            XCTAssertEqual(back.count, 5, "\(format)")
+            for (a, b) in zip(back.poses, poses) {
+                XCTAssertLessThan(length(a.translation - b.translation), 1e-8, "\(format)")
+                XCTAssertLessThan(zip(a.rotation.rowMajor, b.rotation.rowMajor).map { abs($0 - $1) }.max()!, 1e-8, "\(format)")
+            }
+            if format != .kitti { XCTAssertEqual(back.stamps!, t.stamps!, "\(format)") }
+        }
+    }
+
+    func testUnorderedAndDuplicateStampsAreReported() {
+        let t = Trajectory(poses: Array(repeating: .identity, count: 4), stamps: [1, 3, 2, 3], name: "x")
+        let w = TrajectoryFiles.timestampWarnings(t, label: "x")
+        XCTAssertTrue(w.contains { $0.contains("1 timestamps out of order") }, "\(w)")
+        XCTAssertTrue(w.contains { $0.contains("1 duplicate timestamps") }, "\(w)")
+    }
+}
