@@ -29,17 +29,32 @@ public enum NumberLines {
         var i = 0
         var negative = false
         if i < limit && (p[i] == UInt8(ascii: "-") || p[i] == UInt8(ascii: "+")) { negative = p[i] == UInt8(ascii: "-"); i += 1 }
+        // `digits` counts every digit, leading zeros included (conservative for the fast
+        // path's 19-digit limit); eight digits at a time where eight are present.
         var mantissa: UInt64 = 0, digits = 0, fraction = 0
         var sawDigit = false
+        @inline(__always) func eight(_ at: Int) -> UInt64? {
+            guard at + 8 <= limit else { return nil }
+            let v = UnsafeRawPointer(p + at).loadUnaligned(as: UInt64.self)
+            // all eight bytes in '0'...'9'
+            guard v & 0xF0F0_F0F0_F0F0_F0F0 == 0x3030_3030_3030_3030,
+                  (v &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0 == 0x3030_3030_3030_3030 else { return nil }
+            var x = v & 0x0F0F_0F0F_0F0F_0F0F  // little-endian: first digit in the low byte
+            x = (x &* 2561) >> 8
+            x = ((x & 0x00FF_00FF_00FF_00FF) &* 6_553_601) >> 16
+            return ((x & 0x0000_FFFF_0000_FFFF) &* 42_949_672_960_001) >> 32
+        }
+        while digits + 8 <= 19, let x = eight(i) { mantissa = mantissa &* 100_000_000 &+ x; digits += 8; i += 8; sawDigit = true }
         while i < limit, p[i] &- 48 < 10 {
-            if mantissa != 0 || p[i] != 48 { digits += 1 }
+            digits += 1
             if digits <= 19 { mantissa = mantissa &* 10 &+ UInt64(p[i] &- 48) }
             sawDigit = true; i += 1
         }
         if i < limit && p[i] == UInt8(ascii: ".") {
             i += 1
+            while digits + 8 <= 19, let x = eight(i) { mantissa = mantissa &* 100_000_000 &+ x; digits += 8; fraction += 8; i += 8; sawDigit = true }
             while i < limit, p[i] &- 48 < 10 {
-                if mantissa != 0 || p[i] != 48 { digits += 1 }
+                digits += 1
                 if digits <= 19 { mantissa = mantissa &* 10 &+ UInt64(p[i] &- 48); fraction += 1 }
                 sawDigit = true; i += 1
             }

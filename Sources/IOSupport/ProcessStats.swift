@@ -34,7 +34,7 @@ public enum ProcessStats {
     /// and later buffers stay resident on the heap: peak RSS then grows run after run.
     public static func fixMallocMmapThreshold() {
         #if os(Linux)
-        _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 1 << 20)
+        _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 32 << 20)
         #endif
     }
 

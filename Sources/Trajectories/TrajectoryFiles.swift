@@ -86,7 +86,8 @@ public enum TrajectoryFiles {
     public static func timestampWarnings(_ t: Trajectory, label: String) -> [String] {
         guard let s = t.stamps else { return [] }
         let unordered = zip(s, s.dropFirst()).filter { $0 > $1 }.count
-        let duplicates = s.count - Set(s).count
+        // Sorted stamps (the usual case) hold duplicates only as equal neighbours.
+        let duplicates = unordered == 0 ? zip(s, s.dropFirst()).filter { $0 == $1 }.count : s.count - Set(s).count
         var w: [String] = []
         if unordered > 0 { w.append("\(label): \(unordered) timestamps out of order; matched by linear search as evo does") }
         if duplicates > 0 { w.append("\(label): \(duplicates) duplicate timestamps; the first of equal stamps is matched") }
