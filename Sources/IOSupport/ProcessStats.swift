@@ -29,9 +29,10 @@ public enum ProcessStats {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
     }
 
-    /// Fixes glibc's mmap threshold at 1 MiB, so large frame buffers go straight back to
-    /// the OS when freed. By default glibc raises the threshold after the first such free
-    /// and later buffers stay resident on the heap: peak RSS then grows run after run.
+    /// Fixes glibc's mmap threshold at 32 MiB. By default glibc raises the threshold after
+    /// freeing a large block, so later large buffers land on the heap and stay resident:
+    /// peak RSS then grew run after run. A fixed threshold keeps the behaviour predictable;
+    /// 32 MiB keeps medium arrays (poses, file buffers) off mmap's page faults.
     public static func fixMallocMmapThreshold() {
         #if os(Linux)
         _ = glibcMallopt(-3 /* M_MMAP_THRESHOLD */, 32 << 20)
