@@ -149,9 +149,8 @@ public enum CloudBuilder {
         cloud.counts.reserveCapacity(kept.count)
         let hasConfidence = scan is StrayScan
         if hasConfidence { cloud.confidence = [] }
-        let helper = VoxelGrid(voxelSize: o.voxelSize, initialCapacity: 16)
         for v in kept {
-            let c = helper.centre(of: v.key), n = Double(v.count), u = o.voxelSize / Double(VoxelAccumulator.offsetScale)
+            let c = grid.centre(of: v.key), n = Double(v.count), u = o.voxelSize / Double(VoxelAccumulator.offsetScale)
             cloud.positions += [Float(c.x + Double(v.sumX) * u / n), Float(c.y + Double(v.sumY) * u / n), Float(c.z + Double(v.sumZ) * u / n)]
             cloud.counts.append(v.count)
             if hasConfidence { cloud.confidence!.append(Float(v.confidenceSum) / Float(v.count)) }

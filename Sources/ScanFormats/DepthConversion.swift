@@ -34,11 +34,4 @@ public enum DepthConversion {
         guard x.isFinite, abs(x) < 9.223372e18 else { return 0 }
         return UInt16(truncatingIfNeeded: Int64(x))
     }
-
-    /// Converts one frame of millimetres to metres (0 stays 0).
-    public static func metres(fromMillimetres src: UnsafeBufferPointer<UInt16>, into dst: UnsafeMutableBufferPointer<Float>) {
-        precondition(dst.count >= src.count)
-        let s = src.baseAddress!, d = dst.baseAddress!
-        for i in 0..<src.count { d[i] = Float(s[i]) * 0.001 }
-    }
 }

@@ -52,13 +52,6 @@ public enum VoxelKey {
     /// The table hash of a key.
     @inline(__always) public static func hash(_ key: UInt64) -> UInt64 { mix(key) }
 
-    /// Key bits of the position within an 8x8x8 block (low 3 bits of each axis).
-    public static let withinBlockMask: UInt64 = 0x7 << 42 | 0x7 << 21 | 0x7
-
-    /// A hash of the 8x8x8 block holding the voxel (used to split work into shards).
-    @inline(__always) public static func blockHash(_ key: UInt64) -> UInt64 {
-        mix((key >> 45) << 42 | (key >> 24 & 0x3_FFFF) << 21 | (key >> 3 & 0x3_FFFF))
-    }
 }
 
 /// A sparse voxel grid: an open-addressing hash table (linear probing, power-of-two
@@ -106,9 +99,6 @@ public final class VoxelGrid: @unchecked Sendable {
         #endif
         p.deallocate()
     }
-
-    /// Bytes held by the table.
-    public var memoryBytes: Int { capacity * MemoryLayout<VoxelAccumulator>.stride }
 
     /// The slot of `key` (whose `VoxelKey.hash` is `hash`), inserting an empty
     /// accumulator when absent. Valid until the next insertion.
