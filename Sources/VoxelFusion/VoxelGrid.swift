@@ -42,22 +42,18 @@ public enum VoxelKey {
         (Int64(key >> 42) &- bias, Int64(key >> 21 & 0x1F_FFFF) &- bias, Int64(key & 0x1F_FFFF) &- bias)
     }
 
-    /// A well-mixed hash of a 64-bit value.
-    @inline(__always) public static func mix(_ key: UInt64) -> UInt64 {
+    /// The table hash of a key (well mixed: neighbouring voxels land far apart).
+    @inline(__always) public static func hash(_ key: UInt64) -> UInt64 {
         var z = key &* 0x9E37_79B9_7F4A_7C15
         z = (z ^ (z >> 29)) &* 0xBF58_476D_1CE4_E5B9
         return z ^ (z >> 32)
     }
-
-    /// The table hash of a key.
-    @inline(__always) public static func hash(_ key: UInt64) -> UInt64 { mix(key) }
-
 }
 
 /// A sparse voxel grid: an open-addressing hash table (linear probing, power-of-two
 /// capacity, grown at half load) of `VoxelAccumulator`s in one raw buffer. Memory is
 /// proportional to the number of occupied voxels, never to frames or points. Not
-/// thread-safe: one per thread (or shard).
+/// thread-safe: the cloud builder merges the threads' evicted voxels into it serially.
 public final class VoxelGrid: @unchecked Sendable {
     public let voxelSize: Double
     private var slots: UnsafeMutablePointer<VoxelAccumulator>
