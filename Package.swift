@@ -42,6 +42,7 @@ let package = Package(
                 swiftSettings: optimisedInDebug),
         .target(name: "PointClouds", dependencies: ["IOSupport", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion"],
                 swiftSettings: optimisedInDebug),
+        .target(name: "Gestures", dependencies: ["IOSupport", "Geometry", "ScanFormats"], swiftSettings: optimisedInDebug),
         .target(name: "Trajectories", dependencies: ["IOSupport", "Geometry", "LinearAlgebra"], swiftSettings: optimisedInDebug),
         .target(name: "Synthesis", dependencies: ["IOSupport", "Geometry", "ScanFormats"],
                 swiftSettings: optimisedInDebug),
@@ -50,7 +51,7 @@ let package = Package(
 
         // MARK: - Command line
         .executableTarget(name: "depthpose", dependencies: [
-            "IOSupport", "ScanFormats", "PointClouds", "Trajectories", "Synthesis", "Stages",
+            "IOSupport", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Synthesis", "Stages",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -64,6 +65,7 @@ let package = Package(
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
         .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "VoxelFusion", "Synthesis", "ScanFormats", "Geometry", "TestSupport"]),
         .testTarget(name: "TrajectoriesTests", dependencies: ["Trajectories", "Geometry", "TestSupport"]),
+        .testTarget(name: "GesturesTests", dependencies: ["Gestures", "Synthesis", "ScanFormats", "Codecs", "TestSupport"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "PointClouds", "depthpose"]),
     ]

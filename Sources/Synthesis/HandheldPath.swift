@@ -61,21 +61,6 @@ public struct HandheldPath: Sendable {
         }
         return total
     }
-
-    /// Angular velocity in the camera frame (rad/s), from `R^T dR/dt`.
-    public func angularVelocity(at t: Double) -> Vec3 {
-        let h = 1e-4
-        let r = rotation(at: t), dr = (rotation(at: t + h).rowMajor, rotation(at: t - h).rowMajor)
-        let d = Matrix3(rowMajor: zip(dr.0, dr.1).map { ($0 - $1) / (2 * h) })
-        let w = r.transposed * d  // skew-symmetric
-        return Vec3((w[2, 1] - w[1, 2]) / 2, (w[0, 2] - w[2, 0]) / 2, (w[1, 0] - w[0, 1]) / 2)
-    }
-
-    /// Linear acceleration in the world frame (m/s^2).
-    public func acceleration(at t: Double) -> Vec3 {
-        let h = 1e-3
-        return (position(at: t + h) - 2 * position(at: t) + position(at: t - h)) / (h * h)
-    }
 }
 
 #if canImport(Glibc)
@@ -83,3 +68,12 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+extension Quaternion {
+    /// Normalised linear blend toward `other` by `w` (0...1), along the shorter arc.
+    func slerpTowards(_ other: Quaternion, _ w: Double) -> Quaternion {
+        let d = x * other.x + y * other.y + z * other.z + self.w * other.w
+        let o = d < 0 ? Quaternion(x: -other.x, y: -other.y, z: -other.z, w: -other.w) : other
+        return Quaternion(x: x + w * (o.x - x), y: y + w * (o.y - y), z: z + w * (o.z - z), w: self.w + w * (o.w - self.w)).normalized
+    }
+}

@@ -19,6 +19,8 @@ public struct SynthOptions: Sendable {
     public var imuRate = 100.0
     public var noise = true
     public var threads = ProcessStats.cores
+    /// A gesture-free situation that fools naive detectors (see `Confounder`).
+    public var confounder: Confounder?
     public init() {}
 
     var variant: DepthVariant? {
@@ -29,6 +31,15 @@ public struct SynthOptions: Sendable {
         case .stray: return nil
         }
     }
+}
+
+/// Camera motions that bring real surfaces close to the sensor without any gesture.
+public enum Confounder: String, Sendable, CaseIterable {
+    /// Mid-scan, the operator walks straight at the wall in view, to 0.35 m, and back
+    /// (4 s), turning toward it.
+    case wall
+    /// A tall shelf stands 0.45 m in front of the path mid-scan; the operator walks past it.
+    case furniture
 }
 
 /// The drift injected into written poses: after `s` metres of travel the written pose is
@@ -66,7 +77,27 @@ public enum Synthesizer {
         let dir = staged.staging
         let duration = Double(o.frames) / o.fps
         let path = HandheldPath(seed: o.seed, duration: duration)
-        let scene = RoomScene.furnished(seed: o.seed)
+        var scene = RoomScene.furnished(seed: o.seed)
+        let mid = duration / 2, window = 4.0
+        var poseAt: @Sendable (Double) -> Pose = { path.pose(at: $0) }
+        switch o.confounder {
+        case .wall:
+            let centre = path.pose(at: mid)
+            let forward = centre.rotation * Vec3(0, 0, -1)
+            let reach = max(0, scene.cast(origin: centre.translation, direction: forward).t - 0.35)
+            let q0 = centre.quaternion
+            poseAt = { t in
+                let p = path.pose(at: t)
+                guard abs(t - mid) < window / 2 else { return p }
+                let w = pow(sin(.pi * (t - mid + window / 2) / window), 2)  // 0 → 1 → 0
+                return Pose(translation: p.translation + forward * (reach * w), quaternion: p.quaternion.slerpTowards(q0, w))
+            }
+        case .furniture:
+            let centre = path.pose(at: mid)
+            let c = centre.translation + centre.rotation * Vec3(0, 0, -0.45 - 0.15)
+            scene.boxes.append(RoomScene.Box(name: "shelf", min: [c.x - 0.15, scene.roomMin[1], c.z - 0.15], max: [c.x + 0.15, scene.roomMin[1] + 2.0, c.z + 0.15]))
+        case nil: break
+        }
         let kDepth = colourIntrinsics.scaled(toWidth: o.width, height: o.height)
         var renderer = DepthRenderer(scene: scene, intrinsics: kDepth, seed: o.seed)
         renderer.addNoise = o.noise
@@ -80,7 +111,7 @@ public enum Synthesizer {
         var travelled = 0.0, prev = path.position(at: 0)
         for i in 0..<o.frames {
             let t = Double(i) / o.fps
-            let p = path.pose(at: t)
+            let p = poseAt(t)
             travelled += length(p.translation - prev); prev = p.translation
             truth.append(p); written.append(drift.apply(p, travelled: travelled)); times.append(t)
         }
@@ -121,7 +152,7 @@ public enum Synthesizer {
         var imuNoise = SeededRandom(seed: o.seed, stream: 0x1A0)
         let imuCount = Int((duration + 0.4) * o.imuRate)
         let imu = (0..<imuCount).map { k in
-            DeviceMotion.sample(path: path, at: -0.2 + Double(k) / o.imuRate + 0.0031, clockOffset: o.startTime, noise: &imuNoise)
+            DeviceMotion.sample(pose: poseAt, at: -0.2 + Double(k) / o.imuRate + 0.0031, clockOffset: o.startTime, noise: &imuNoise)
         }
 
         let keys = times.map { String(format: "%.6f", o.startTime + $0) }

@@ -15,7 +15,7 @@ struct DepthPose: ParsableCommand {
         65 malformed input data, 66 missing input, 70 internal error, 73 cannot create output, 74 I/O error.
         """,
         version: version,
-        subcommands: [InspectCommand.self, DecodeCommand.self, CloudCommand.self, TrajectoryCommand.self, EvalCommand.self, SynthCommand.self, BenchCommand.self])
+        subcommands: [InspectCommand.self, DecodeCommand.self, CloudCommand.self, TrajectoryCommand.self, GesturesCommand.self, EvalCommand.self, SynthCommand.self, BenchCommand.self])
 
     /// Runs the command; known failures print one line and exit with their documented code.
     static func main() {

@@ -41,6 +41,9 @@ struct SynthCommand: ParsableCommand {
     @Option(help: "Timestamp of the first frame (seconds since boot).")
     var startTime = 18966.0
 
+    @Option(help: "A gesture-free confounder mid-scan: wall (walk up to a wall and back) or furniture (walk past a close shelf).")
+    var confounder: String?
+
     @Flag(help: "Perfect depth: no noise, no random dropouts.")
     var noNoise = false
 
@@ -52,6 +55,7 @@ struct SynthCommand: ParsableCommand {
         guard fps > 0, fps <= 1000 else { throw ValidationError("--fps must be in (0, 1000]") }
         guard width >= 4, height >= 4, width * height <= 4096 * 4096 else { throw ValidationError("--width/--height out of range") }
         guard gestures >= 0, drift.isFinite, drift >= 0 else { throw ValidationError("--gestures and --drift must be >= 0") }
+        if let c = confounder, Confounder(rawValue: c) == nil { throw ValidationError("--confounder must be wall or furniture") }
     }
 
     func run() throws {
@@ -59,6 +63,7 @@ struct SynthCommand: ParsableCommand {
         o.frames = frames; o.fps = fps; o.seed = seed; o.drift = drift; o.gestures = gestures
         o.layout = SynthOptions.Layout(rawValue: layout)!
         o.width = width; o.height = height; o.startTime = startTime; o.noise = !noNoise; o.threads = threads.threads
+        o.confounder = confounder.flatMap(Confounder.init(rawValue:))
         let s = try Synthesizer.write(o, to: out)
         emit(String(format: "wrote %d frames (%@) to %@: path %.2f m, %d gestures", s.frames, layout, out, s.pathLength, s.gestureEvents.count))
     }
