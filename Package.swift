@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "Trajectories", dependencies: ["IOSupport", "Geometry", "LinearAlgebra"], swiftSettings: optimisedInDebug),
         .target(name: "Synthesis", dependencies: ["IOSupport", "Geometry", "ScanFormats"],
                 swiftSettings: optimisedInDebug),
-        .target(name: "Stages", dependencies: ["IOSupport", "Codecs", "Geometry", "ScanFormats", "PointClouds", "VoxelFusion", "Trajectories"],
+        .target(name: "Stages", dependencies: ["IOSupport", "Codecs", "Geometry", "ScanFormats", "PointClouds", "VoxelFusion", "Trajectories", "Gestures"],
                 swiftSettings: optimisedInDebug),
 
         // MARK: - Command line

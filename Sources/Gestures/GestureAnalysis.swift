@@ -15,33 +15,32 @@ public struct GestureReport: Sendable, Codable {
 /// Runs the detector over a scan's depth stream.
 public enum GestureAnalysis {
     public static func run(scan path: String, options: GestureOptions = GestureOptions(), threads: Int = ProcessStats.cores) throws -> GestureReport {
-        let scan = try ScanOpener.open(path, strict: false)
+        try run(scan: try ScanOpener.open(path, strict: false), options: options, threads: threads)
+    }
+
+    /// Runs the detector over an opened scan.
+    public static func run(scan: any Scan, options: GestureOptions = GestureOptions(), threads: Int = ProcessStats.cores) throws -> GestureReport {
         var detector = GestureDetector(options: options)
         var frames = 0, blind = 0, longestBlind = 0, blindRun = 0
         var medians: [Double] = []
-        var stats = [ROIStatistics?](repeating: nil, count: 128)
         var eventPoints: [Vec3] = []
+        let bins = ROIStatistics.bins
+        var histograms = [Int32](repeating: 0, count: 128 * bins), sampled = [Int](repeating: 0, count: 128)
         try scan.forEachFrameBatch(threads: threads) { fb in
             let n = fb.depth.count
-            if stats.count < n { stats = [ROIStatistics?](repeating: nil, count: n) }
-            let near = detector.nearDepth  // the threshold of the batch's first frame; see below
-            stats.withUnsafeMutableBufferPointer { out in
-                let out = UncheckedSendable(out)
-                parallelRanges(n, threads: threads) { range in
-                    var hist = [Int32](repeating: 0, count: 600)
-                    for k in range {
-                        out.value[k] = ROIStatistics.measure(fb.depth, k, intrinsics: fb.infos[k].intrinsics, roi: options.roi,
-                                                             nearDepth: near, histogram: &hist)
-                    }
+            if sampled.count < n { histograms = [Int32](repeating: 0, count: n * bins); sampled = [Int](repeating: 0, count: n) }
+            // Per-frame ROI histograms in parallel; the detector then runs in frame order.
+            histograms.withUnsafeMutableBufferPointer { hist in sampled.withUnsafeMutableBufferPointer { smp in
+                let hist = UncheckedSendable(hist), smp = UncheckedSendable(smp)
+                parallelFor(n, threads: threads) { k in
+                    smp.value[k] = ROIStatistics.fill(fb.depth, k, roi: options.roi,
+                                                      histogram: UnsafeMutableBufferPointer(rebasing: hist.value[k * bins ..< (k + 1) * bins]))
                 }
-            }
+            } }
             for k in 0..<n {
-                var s = stats[k]!
-                // The baseline moves slowly; re-measure a frame only if its threshold changed.
-                let current = detector.nearDepth
-                if abs(current - near) > 1e-9 {
-                    var hist = [Int32](repeating: 0, count: 600)
-                    s = ROIStatistics.measure(fb.depth, k, intrinsics: fb.infos[k].intrinsics, roi: options.roi, nearDepth: current, histogram: &hist)
+                let near = detector.nearDepth
+                let s = histograms.withUnsafeBufferPointer {
+                    ROIStatistics(histogram: UnsafeBufferPointer(rebasing: $0[k * bins ..< (k + 1) * bins]), sampled: sampled[k], nearDepth: near)
                 }
                 let info = fb.infos[k]
                 let time = info.timestamp ?? Double(info.index) / 30
@@ -52,7 +51,7 @@ public enum GestureAnalysis {
                 let wasActive = detector.activeStartFrame != nil
                 detector.add(frame: info.index, time: time, stats: s, pose: info.pose)
                 if !wasActive, detector.activeStartFrame == info.index, let pose = info.pose {
-                    eventPoints = nearPoints(fb.depth, k, pose: pose, intrinsics: info.intrinsics, nearDepth: current, roi: options.roi)
+                    eventPoints = nearPoints(fb.depth, k, pose: pose, intrinsics: info.intrinsics, nearDepth: near, roi: options.roi)
                 }
                 frames += 1
                 if s.validFraction < options.minimumValid { blind += 1; blindRun += 1; longestBlind = max(longestBlind, blindRun) } else { blindRun = 0 }

@@ -68,50 +68,71 @@ public struct ROIStatistics: Sendable {
     public var median: Double
     /// 5th-percentile valid depth (m).
     public var nearest: Double
-    /// Near fraction of the valid pixels, for the near threshold passed in.
+    /// Near fraction of the valid pixels, for the near threshold in force.
     public var nearFraction: Double
-    /// Camera-frame centroid of the near pixels (ARKit axes), when any.
-    public var nearCentroid: Vec3?
 
-    /// Measures frame `k` of `batch` (ROI `roi` of the image; near below `nearDepth` m),
-    /// with a centimetre histogram: no allocation beyond a fixed 600-bin array.
-    public static func measure(_ batch: DepthBatch, _ k: Int, intrinsics: Intrinsics, roi: Double, nearDepth: Double,
-                               histogram: inout [Int32]) -> ROIStatistics {
+    public init(validFraction: Double, median: Double, nearest: Double, nearFraction: Double) {
+        self.validFraction = validFraction; self.median = median; self.nearest = nearest; self.nearFraction = nearFraction
+    }
+
+    /// Centimetre bins of the ROI histogram (0 ... 5.99 m; farther depths land in the last).
+    public static let bins = 600
+
+    /// Fills `histogram` (`bins` counts) with the valid depths of the ROI of frame `k`
+    /// (every third pixel each way: ~500 samples at 256x192, plenty for fractions and
+    /// percentiles); returns the pixels sampled.
+    public static func fill(_ batch: DepthBatch, _ k: Int, roi: Double, histogram: UnsafeMutableBufferPointer<Int32>) -> Int {
         let w = batch.layout.width, h = batch.layout.height
         let u0 = Int(Double(w) * (1 - roi) / 2), u1 = w - u0, v0 = Int(Double(h) * (1 - roi) / 2), v1 = h - v0
-        for i in histogram.indices { histogram[i] = 0 }
-        var valid = 0, near = 0, total = 0
-        var su = 0.0, sv = 0.0, sd = 0.0
-        let nearMM = Float(nearDepth)
-        histogram.withUnsafeMutableBufferPointer { hist in
-            for v in v0..<v1 {
-                for u in u0..<u1 {
-                    let i = v * w + u
-                    let d: Float = batch.format == .uint16Millimetres ? Float(batch.millimetres(k)[i]) * 0.001 : batch.metres(k)[i]
-                    total += 1
-                    guard d > 0, d.isFinite else { continue }
-                    valid += 1
-                    hist[min(599, Int(d * 100))] &+= 1
-                    if d < nearMM { near += 1; su += Double(u) * Double(d); sv += Double(v) * Double(d); sd += Double(d) }
+        histogram.initialize(repeating: 0)
+        let hist = histogram.baseAddress!
+        var total = 0
+        switch batch.format {
+        case .uint16Millimetres:
+            let d = batch.millimetres(k).baseAddress!
+            for v in stride(from: v0, to: v1, by: 3) {
+                let row = d + v &* w
+                // mm / 10 as a multiply-shift: exact below 6 m, farther values land in the last bin
+                for u in stride(from: u0, to: u1, by: 3) { hist[min(599, (Int(row[u]) &* 6554) >> 16)] &+= 1; total &+= 1 }
+            }
+        case .float32Metres:
+            let d = batch.metres(k).baseAddress!
+            for v in stride(from: v0, to: v1, by: 3) {
+                let row = d + v &* w
+                for u in stride(from: u0, to: u1, by: 3) {
+                    let x = row[u]
+                    // NaN, negative and infinite depths count as "no depth" (bin 0)
+                    hist[x > 0 && x < 6 ? Int(x * 100) : (x >= 6 && x.isFinite ? 599 : 0)] &+= 1
+                    total &+= 1
                 }
             }
         }
-        func percentile(_ q: Double) -> Double {
-            guard valid > 0 else { return 0 }
-            let target = Int(q * Double(valid - 1))
-            var seen = 0
-            for (b, c) in histogram.enumerated() { seen += Int(c); if seen > target { return (Double(b) + 0.5) / 100 } }
-            return 6
+        return total
+    }
+
+    /// Statistics from a filled histogram (bin 0 holds "no depth" and depths under 1 cm):
+    /// one pass over the bins, stopping once the median is reached.
+    public init(histogram: UnsafeBufferPointer<Int32>, sampled: Int, nearDepth: Double) {
+        let valid = sampled - Int(histogram[0])
+        let nearBins = max(1, min(ROIStatistics.bins, Int(nearDepth * 100)))
+        var near = 0, seen = 0, nearest = 0.0, median = 0.0
+        if valid > 0 {
+            let t05 = Int(0.05 * Double(valid - 1)), t50 = Int(0.5 * Double(valid - 1))
+            var found05 = false
+            for b in 1..<ROIStatistics.bins {
+                let c = Int(histogram[b])
+                if b < nearBins { near += c }
+                seen += c
+                if !found05 && seen > t05 { nearest = (Double(b) + 0.5) / 100; found05 = true }
+                if seen > t50 {
+                    median = (Double(b) + 0.5) / 100
+                    if b + 1 < nearBins { for r in (b + 1)..<nearBins { near += Int(histogram[r]) } }
+                    break
+                }
+            }
         }
-        var centroid: Vec3?
-        if near > 0 {
-            // mean of (u·d, v·d, d) back-projects to the mean camera point
-            let n = Double(near), k = intrinsics
-            let md = sd / n
-            centroid = Vec3((su / n - k.cx * md) / k.fx, -(sv / n - k.cy * md) / k.fy, -md)
-        }
-        return ROIStatistics(validFraction: total > 0 ? Double(valid) / Double(total) : 0, median: percentile(0.5),
-                             nearest: percentile(0.05), nearFraction: valid > 0 ? Double(near) / Double(valid) : 0, nearCentroid: centroid)
+        self.init(validFraction: sampled > 0 ? Double(valid) / Double(sampled) : 0, median: median,
+                  nearest: nearest, nearFraction: valid > 0 ? Double(near) / Double(valid) : 0)
     }
 }
 
@@ -121,6 +142,7 @@ public struct GestureDetector: Sendable {
     public private(set) var events: [GestureEvent] = []
     public private(set) var rejected: [String] = []
     private var farDepths: [(time: Double, depth: Double)] = []
+    private var farCount = 0
     private var active: Active?
     private var lastEnd = -Double.infinity
     private var lastValidTime: Double?
@@ -143,11 +165,7 @@ public struct GestureDetector: Sendable {
     public init(options: GestureOptions = GestureOptions()) { self.options = options }
 
     /// The far baseline: median ROI depth over the recent far frames (2 m before any).
-    public var baseline: Double {
-        guard !farDepths.isEmpty else { return 2.0 }
-        let s = farDepths.map(\.depth).sorted()
-        return s[s.count / 2]
-    }
+    public private(set) var baseline = 2.0
 
     /// The near threshold now.
     public var nearDepth: Double { min(options.nearAbsolute, options.nearRelative * baseline) }
@@ -199,7 +217,14 @@ public struct GestureDetector: Sendable {
     private mutating func remember(time: Double, depth: Double) {
         guard depth > 0 else { return }
         farDepths.append((time, depth))
-        farDepths.removeAll { time - $0.time > options.baselineWindow }
+        if let first = farDepths.first, time - first.time > options.baselineWindow {
+            farDepths.removeAll { time - $0.time > options.baselineWindow }
+        }
+        farCount &+= 1
+        if farCount % 8 == 1 {  // the median moves slowly: refresh it every 8 far frames
+            let s = farDepths.map(\.depth).sorted()
+            baseline = s[s.count / 2]
+        }
     }
 
     private mutating func close() {

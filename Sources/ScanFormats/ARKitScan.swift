@@ -158,7 +158,7 @@ public final class ARKitScan: Scan {
         let tp = slot.map { poses[$0] }
         var info = FrameInfo(index: index, timestamp: tp?.time, pose: tp?.problem == nil ? tp?.pose : nil,
                              intrinsics: intrinsics, imu: nil, imuOffset: nil)
-        if let tp, let k = perFrameIntrinsics[Self.canonicalKey(tp.key)] { info.intrinsics = k }
+        if let tp, !perFrameIntrinsics.isEmpty, let k = perFrameIntrinsics[Self.canonicalKey(tp.key)] { info.intrinsics = k }
         if let t = info.timestamp, !posesKeyedByFrameNumber, let (i, off) = imuAssociation.nearest(to: t) {
             info.imu = imu[i]; info.imuOffset = off
         }

@@ -146,14 +146,31 @@ public enum FlatJSONMap {
 
 /// Parses number lists written as `"[1.0, 2.0, ...]"` (nested brackets flattened).
 public enum NumberList {
-    /// The numbers in `text`, or nil naming the first token that is not a number.
+    /// The numbers in `text`, or the first token that is not a number. Parses the UTF-8
+    /// bytes directly (`NumberLines.parseDouble`: bit-identical to `strtod`).
     public static func parse(_ text: String) -> Result<[Double], NumberListError> {
+        var bytes = Array(text.utf8)
+        bytes.append(0)
+        let n = bytes.count - 1
         var out: [Double] = []
-        for token in text.split(whereSeparator: { $0 == "," || $0 == "[" || $0 == "]" || $0 == " " || $0 == "\n" || $0 == "\t" }) {
-            guard let v = Double(token) else { return .failure(NumberListError(token: String(token))) }
-            out.append(v)
+        out.reserveCapacity(16)
+        return bytes.withUnsafeMutableBufferPointer { buf -> Result<[Double], NumberListError> in
+            let p = buf.baseAddress!
+            var i = 0
+            @inline(__always) func separator(_ c: UInt8) -> Bool { c == 44 || c == 91 || c == 93 || c == 32 || c == 10 || c == 9 || c == 13 }
+            while i < n {
+                if separator(p[i]) { i += 1; continue }
+                var end = i
+                while end < n && !separator(p[end]) { end += 1 }
+                let (v, used) = NumberLines.parseDouble(p + i, limit: end - i)
+                guard used == end - i else {
+                    return .failure(NumberListError(token: String(decoding: UnsafeBufferPointer(start: p + i, count: end - i), as: UTF8.self)))
+                }
+                out.append(v)
+                i = end
+            }
+            return .success(out)
         }
-        return .success(out)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Gestures
 import IOSupport
 import PointClouds
 import VoxelFusion
@@ -34,7 +35,20 @@ public struct BenchResult: Sendable, Codable {
 
 /// Benchmarks of the stages (`depthpose bench STAGE SCAN`).
 public enum Benchmark {
-    public enum Stage: String, Sendable, CaseIterable { case decode, backproject, cloud, eval }
+    public enum Stage: String, Sendable, CaseIterable { case decode, backproject, cloud, eval, gestures }
+
+    /// The gestures stage (decode included) on an opened scan, and beside it plain
+    /// decoding of the same scan, so the stage's own cost shows against decoding.
+    public static func gestures(scan path: String, threads: Int, runs: Int) throws -> (BenchResult, Double) {
+        var frames = 0
+        let scan = try ScanOpener.open(path, strict: false)
+        let times = try timed(runs: runs) { frames = try GestureAnalysis.run(scan: scan, threads: threads).frames }
+        let decode = try Benchmark.decode(scan: path, threads: threads, runs: runs)
+        let m = median(times)
+        return (BenchResult(stage: "gestures", scan: path, frames: frames, runs: times.count, threads: threads, seconds: m,
+                            framesPerSecond: Double(frames) / m, mbPerSecond: decode.mbPerSecond * decode.seconds / m,
+                            peakRSSMB: ProcessStats.peakRSSMegabytes(), runSeconds: times), decode.seconds)
+    }
 
     /// Load + associate + align + APE + RPE (translation part) in one process, as
     /// `shared/bench/evo_time.py` times evo's API; "frames" counts associated poses.

@@ -1,5 +1,6 @@
 import Foundation
 import Geometry
+import Gestures
 import IOSupport
 import ScanFormats
 
@@ -16,6 +17,8 @@ public struct InspectReport: Sendable, Codable {
     public var timing: Timing?
     public var accounting: FrameAccounting
     public var depthStatistics: DepthSummary
+    /// Near/far gestures found in the depth (see `gestures`), by kind.
+    public var gestures: [String: Int]?
     public var problems: [ScanProblem]
 
     public struct DepthInfo: Sendable, Codable {
@@ -43,7 +46,7 @@ public struct InspectReport: Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case version, scan, name, layout, depth, intrinsics, timing, accounting, depthStatistics = "depth_statistics", problems
+        case version, scan, name, layout, depth, intrinsics, timing, accounting, depthStatistics = "depth_statistics", gestures, problems
     }
 
     /// True when an error-level problem was found.
@@ -82,6 +85,11 @@ public enum Inspector {
         if accounting.depthFrames != accounting.poses && !scan.poses.isEmpty {
             problems.append(ScanProblem(.warning, "pairing", "\(accounting.depthFrames) depth frames but \(accounting.poses) poses; see the accounting table (nothing is shifted)"))
         }
+        // Gestures: a second pass over the stream (skipped when the depth is broken).
+        var gestures: [String: Int]?
+        if streamProblem == nil, let g = try? GestureAnalysis.run(scan: path, threads: threads) {
+            gestures = Dictionary(grouping: g.events, by: \.kind).mapValues(\.count).merging(["push": 0, "hold": 0]) { a, _ in a }
+        }
         let a = scan as? ARKitScan
         let layoutName = a.map { "\(scan.layout.rawValue) (\($0.variant.rawValue))" } ?? scan.layout.rawValue
         return InspectReport(
@@ -89,7 +97,7 @@ public enum Inspector {
             depth: .init(encoding: scan.depthEncoding, evidence: scan.depthEvidence, width: scan.depthLayout.width,
                          height: scan.depthLayout.height, sampleFormat: scan.depthFormat.rawValue, frames: frames, decodedFrames: decoded),
             intrinsics: scan.intrinsics, timing: timing(scan, frames: frames), accounting: accounting,
-            depthStatistics: summary, problems: problems)
+            depthStatistics: summary, gestures: gestures, problems: problems)
     }
 
     static func timing(_ scan: any Scan, frames: Int) -> InspectReport.Timing? {
@@ -120,6 +128,7 @@ extension InspectReport {
         }
         let d = depthStatistics
         s += "depth stats valid \(f(d.validFraction * 100, 1))%, min \(f(d.min)) m, median \(f(d.median)) m, mean \(f(d.mean)) m, p95 \(f(d.p95)) m, max \(f(d.max)) m\n"
+        if let g = gestures { s += "gestures    \(g["push"] ?? 0) push, \(g["hold"] ?? 0) hold\n" }
         s += "\nframe accounting\n" + accounting.table + "\n"
         s += "\nproblems    " + (problems.isEmpty ? "none\n" : "\(problems.count)\n" + problems.map { "  - \($0)" }.joined(separator: "\n") + "\n")
         return s

@@ -1,5 +1,6 @@
 import Foundation
 import Geometry
+import Gestures
 import IOSupport
 import ScanFormats
 import Trajectories
@@ -13,6 +14,8 @@ public struct TrajectoryReport: Sendable, Codable {
     public var name: String
     public var notes: [String]
     public var analytics: TrajectoryAnalytics
+    /// Near/far gestures in the scan's depth, by kind (nil when the depth could not be read).
+    public var gestures: [String: Int]?
     public var reference: ReferenceComparison?
 
     public struct ReferenceComparison: Sendable, Codable {
@@ -106,7 +109,10 @@ public enum TrajectoryReporter {
             series.errors = zip(prepared.estimate.stamps ?? [], ape).map { ($0 - t0, $1) }
             series.errorPositions = prepared.estimate.positions
         }
-        return (TrajectoryReport(scan: path, name: scan.name, notes: notes, analytics: analytics, reference: reference), series)
+        let gestures = (try? GestureAnalysis.run(scan: path)).map {
+            Dictionary(grouping: $0.events, by: \.kind).mapValues(\.count).merging(["push": 0, "hold": 0]) { a, _ in a }
+        }
+        return (TrajectoryReport(scan: path, name: scan.name, notes: notes, analytics: analytics, gestures: gestures, reference: reference), series)
     }
 
     /// Writes `report.json`, `report.md`, `report.html` and the scan's poses as
@@ -136,6 +142,7 @@ public enum TrajectoryReporter {
             ("jumps (relocalisations)", a.jumps.isEmpty ? "none" : a.jumps.map { "\(f($0.time, 2)) s (pose \($0.index)): \(f($0.distance)) m, \(f($0.angleDegrees, 1))°" }.joined(separator: "; ")),
             ("loop gap", "\(f(a.loopGap)) m" + (a.returnsToStart ? " (returns to its start)" : "")),
         ]
+        if let g = r.gestures { rows.append(("gestures", "\(g["push"] ?? 0) push, \(g["hold"] ?? 0) hold")) }
         if let t = a.tilt {
             rows.append(("gravity tilt error", "mean \(f(t.meanDegrees, 3))°, max \(f(t.maxDegrees, 3))°, trend \(f(t.trendDegreesPerMinute, 4))°/min over \(t.frames) poses"))
         } else { rows.append(("gravity tilt error", "no IMU gravity")) }

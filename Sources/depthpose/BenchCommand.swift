@@ -8,12 +8,12 @@ struct BenchCommand: ParsableCommand {
         commandName: "bench",
         abstract: "Measure a stage on a scan: median wall time over runs, frames/s, MB/s, peak RSS.",
         discussion: """
-        STAGE is eval (FORMAT REF EST: load, associate, align, APE and RPE, like shared/bench/evo_time.py), decode (every frame), backproject (back-projection + pose transform of up to --frames frames \
+        STAGE is gestures (the gestures stage with decoding, beside decoding alone), eval (FORMAT REF EST: load, associate, align, APE and RPE, like shared/bench/evo_time.py), decode (every frame), backproject (back-projection + pose transform of up to --frames frames \
         decoded into memory first, like shared/bench/backproject.py) or cloud (the whole cloud stage at --voxel, \
         no file written, like shared/bench/open3d_cloud.py). Run it on a release build (swift build -c release).
         """)
 
-    @Argument(help: "Stage to measure: decode, backproject, cloud or eval.")
+    @Argument(help: "Stage to measure: decode, backproject, cloud, gestures or eval.")
     var stage: String
 
     @Argument(help: "Scan folder; for eval: FORMAT REF EST.")
@@ -65,6 +65,10 @@ struct BenchCommand: ParsableCommand {
             var o = noFilters ? CloudOptions.unfiltered(voxelSize: voxel) : CloudOptions()
             o.voxelSize = voxel; o.threads = threads.threads
             r = try Benchmark.cloud(scan: scan, options: o, runs: runs)
+        case .gestures:
+            let (g, decodeSeconds) = try Benchmark.gestures(scan: scan, threads: threads.threads, runs: runs)
+            emit(json ? try jsonText(g) : g.text + String(format: "\ndecode alone %.4f s: the gestures stage adds %.1f%%", decodeSeconds, 100 * (g.seconds / decodeSeconds - 1)))
+            return
         case .eval:
             var o = Evaluation.Options()
             o.format = TrajectoryFormat(rawValue: inputs[0])!
