@@ -29,6 +29,11 @@ $dp cloud "$out/synth-room-stray" --out "$out/synth-room-stray.ply" --extras cou
 $dp bench decode "$out/synth-room" --runs 5 | tee "$out/bench-decode.txt"
 $dp bench cloud "$out/synth-room" --runs 3 | tee "$out/bench-cloud.txt"
 $dp trajectory "$out/synth-room" --out "$out/synth-room-trajectory" --reference "$out/synth-room/groundtruth.tum" | tee "$out/synth-room.trajectory.txt"
+echo "== gestures: a scan with 5 gestures, and one that walks up to a wall (no gestures)"
+$dp synth --out "$out/synth-gestures" --frames 900 --gestures 5 --seed 11 > /dev/null
+$dp gestures "$out/synth-gestures" --out "$out/synth-gestures/gestures.json" | tee "$out/gestures.txt"
+$dp synth --out "$out/synth-wall" --frames 600 --confounder wall --seed 11 > /dev/null
+$dp gestures "$out/synth-wall" --out "$out/synth-wall/gestures.json" | tee -a "$out/gestures.txt"
 echo "== trajectory evaluation on evo's reference data (same numbers as evo_ape/evo_rpe)"
 evo=Notebooks-data/evo
 $dp eval ape tum $evo/fr2_desk_groundtruth.txt $evo/fr2_desk_ORB.txt --align | tee "$out/eval-ape-fr2desk.txt"
