@@ -48,7 +48,8 @@ public enum DecodeExporter {
             if let f = failures[0..<batch.count].compactMap({ $0 }).first { throw IOError.cannotWrite(path: depthDir, reason: f) }
             frames = batch.firstIndex + batch.count
         }
-        try AtomicOutput.write(trajectoryTUM(scan), to: staged.staging + "/trajectory.tum")
+        let (trajectory, notes) = ScanTrajectory.poses(scan)
+        try AtomicOutput.write(ScanTrajectory.tumText(scan, trajectory, notes: notes), to: staged.staging + "/trajectory.tum")
         try AtomicOutput.write(imuCSV(scan.imu), to: staged.staging + "/imu.csv")
         try AtomicOutput.write(framesCSV(scan, frames: frames), to: staged.staging + "/frames.csv")
         try staged.commit()
@@ -76,18 +77,6 @@ public enum DecodeExporter {
                 try emit(UnsafeBufferPointer(s))
             }
         }
-    }
-
-    /// Usable poses as TUM lines (timestamp tx ty tz qx qy qz qw), depthpose convention.
-    /// Scans keyed by frame number use the frame number as the timestamp.
-    public static func trajectoryTUM(_ scan: any Scan) -> String {
-        var s = "# \(scan.name): camera-to-world, ARKit camera axes (x right, y up, looking along -z), world +y up\n"
-        s += "# timestamp tx ty tz qx qy qz qw\n"
-        for p in scan.poses where p.problem == nil {
-            let t = p.time ?? Double(p.key) ?? 0, q = p.pose.quaternion, x = p.pose.translation
-            s += String(format: "%.6f %.9f %.9f %.9f %.9f %.9f %.9f %.9f\n", t, x.x, x.y, x.z, q.x, q.y, q.z, q.w)
-        }
-        return s
     }
 
     /// IMU samples as CSV in Core Motion's device frame (g, rad/s, rad, uT); empty fields

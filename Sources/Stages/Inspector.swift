@@ -54,14 +54,18 @@ public struct InspectReport: Sendable, Codable {
 }
 
 /// Builds `InspectReport`s: opens the scan leniently (bad sidecars become problems),
-/// decodes every depth frame once for statistics, and accounts for every frame.
+/// decodes every depth frame once for statistics and gestures, and accounts for every frame.
 public enum Inspector {
     public static func inspect(_ path: String, threads: Int = ProcessStats.cores) throws -> InspectReport {
         let scan = try ScanOpener.open(path, strict: false)
         var stats = DepthStatistics()
+        var gestureStream = GestureStream(threads: threads)
         var streamProblem: ScanProblem?
         do {
-            try scan.forEachDepthBatch(threads: threads) { stats.add($0, threads: threads) }
+            try scan.forEachFrameBatch(threads: threads) {
+                stats.add($0.depth, threads: threads)
+                gestureStream.consume($0)
+            }
         } catch let e as DepthPoseError {
             streamProblem = ScanProblem(.error, "depth", "\(e); statistics cover the \(stats.frames) frames before it")
         }
@@ -85,11 +89,8 @@ public enum Inspector {
         if accounting.depthFrames != accounting.poses && !scan.poses.isEmpty {
             problems.append(ScanProblem(.warning, "pairing", "\(accounting.depthFrames) depth frames but \(accounting.poses) poses; see the accounting table (nothing is shifted)"))
         }
-        // Gestures: a second pass over the stream (skipped when the depth is broken).
-        var gestures: [String: Int]?
-        if streamProblem == nil, let g = try? GestureAnalysis.run(scan: path, threads: threads) {
-            gestures = Dictionary(grouping: g.events, by: \.kind).mapValues(\.count).merging(["push": 0, "hold": 0]) { a, _ in a }
-        }
+        // Gestures from the same pass (not reported when the depth is broken).
+        let gestures = streamProblem == nil ? gestureStream.finish().counts : nil
         let a = scan as? ARKitScan
         let layoutName = a.map { "\(scan.layout.rawValue) (\($0.variant.rawValue))" } ?? scan.layout.rawValue
         return InspectReport(

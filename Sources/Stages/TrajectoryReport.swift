@@ -45,41 +45,24 @@ public enum TrajectoryReporter {
         public init() {}
     }
 
-    /// Series behind the plots.
-    struct Series {
+    /// Series behind the plots (what `write` renders besides the report).
+    public struct Series: Sendable {
         var times: [Double] = [], positions: [Vec3] = [], speeds: [Double] = [], tilt: [(Double, Double)] = []
         var errors: [(Double, Double)] = [], errorPositions: [Vec3] = []
         /// The scan's poses as TUM (exported next to the report).
         var tum = ""
     }
 
-    /// The scan's usable poses as a timestamped trajectory, and each pose's IMU gravity.
-    public static func scanTrajectory(_ scan: any Scan) -> (Trajectory, [Vec3?], [String]) {
-        var notes: [String] = []
-        let usable = scan.poses.filter { $0.problem == nil }
-        if usable.count < scan.poses.count { notes.append("\(scan.poses.count - usable.count) unusable poses (NaN, not rigid) left out") }
-        var stamps = usable.map { $0.time }
-        if stamps.contains(where: { $0 == nil }) {
-            notes.append("poses carry frame numbers, not timestamps: times are frame numbers / 30 fps")
-            stamps = usable.map { Double($0.key).map { $0 / 30 } }
-        }
-        let t = Trajectory(poses: usable.map(\.pose), stamps: stamps.map { $0 ?? 0 }, name: scan.name)
-        let assoc = IMUAssociation(times: scan.imu.map(\.time))
-        let gravity: [Vec3?] = t.stamps!.map { time in
-            guard let (i, _) = assoc.nearest(to: time) else { return nil }
-            return scan.imu[i].gravity ?? scan.imu[i].acceleration
-        }
-        if scan.imu.isEmpty { notes.append("no IMU: no gravity tilt error") }
-        return (t, gravity, notes)
-    }
-
-    public static func report(scan path: String, options o: Options) throws -> (TrajectoryReport, Any) {
+    public static func report(scan path: String, options o: Options) throws -> (TrajectoryReport, Series) {
         let scan = try ScanOpener.open(path, strict: false)
-        let (traj, gravity, notes) = scanTrajectory(scan)
+        let (traj, poseNotes) = ScanTrajectory.poses(scan)
+        var notes = poseNotes
+        let gravity = ScanTrajectory.gravity(scan, at: traj.stamps!)
+        if scan.imu.isEmpty { notes.append("no IMU: no gravity tilt error") }
         guard traj.count >= 2 else { throw TrajectoryError.degenerate("\(path): fewer than 2 usable poses; nothing to analyse") }
         let analytics = try TrajectoryAnalytics.analyse(traj, gravity: gravity, options: o.analytics)
         var series = Series()
-        series.tum = TrajectoryFiles.tumText(traj, header: "\(scan.name): camera-to-world, ARKit camera axes, world +y up; timestamp tx ty tz qx qy qz qw")
+        series.tum = ScanTrajectory.tumText(scan, traj, notes: poseNotes)
         series.times = traj.stamps!.map { $0 - traj.stamps![0] }
         series.positions = traj.positions
         series.speeds = [0] + zip(traj.poses.dropFirst(), traj.poses).enumerated().map { i, pq in
@@ -109,16 +92,18 @@ public enum TrajectoryReporter {
             series.errors = zip(prepared.estimate.stamps ?? [], ape).map { ($0 - t0, $1) }
             series.errorPositions = prepared.estimate.positions
         }
-        let gestures = (try? GestureAnalysis.run(scan: path)).map {
-            Dictionary(grouping: $0.events, by: \.kind).mapValues(\.count).merging(["push": 0, "hold": 0]) { a, _ in a }
+        var gestures: [String: Int]?
+        do {
+            gestures = try GestureAnalysis.run(scan: scan).counts
+        } catch {
+            notes.append("no gesture counts: \(error)")
         }
         return (TrajectoryReport(scan: path, name: scan.name, notes: notes, analytics: analytics, gestures: gestures, reference: reference), series)
     }
 
     /// Writes `report.json`, `report.md`, `report.html` and the scan's poses as
     /// `trajectory.tum` into `dir` atomically.
-    public static func write(_ report: TrajectoryReport, series: Any, to dir: String) throws {
-        let s = series as! Series
+    public static func write(_ report: TrajectoryReport, series s: Series, to dir: String) throws {
         let staged = try AtomicOutput.StagedDirectory(target: dir)
         let enc = JSONEncoder()
         enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

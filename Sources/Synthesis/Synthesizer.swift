@@ -2,6 +2,7 @@ import Foundation
 import Geometry
 import IOSupport
 import ScanFormats
+import Trajectories
 
 /// Options of `depthpose synth`.
 public struct SynthOptions: Sendable {
@@ -165,11 +166,9 @@ public enum Synthesizer {
         }
 
         // Ground truth.
-        var tum = "# depthpose synth ground truth: timestamp tx ty tz qx qy qz qw (camera-to-world, ARKit camera axes)\n"
-        for (t, p) in zip(times, truth) {
-            let q = p.quaternion, x = p.translation
-            tum += String(format: "%.6f %.9f %.9f %.9f %.9f %.9f %.9f %.9f\n", o.startTime + t, x.x, x.y, x.z, q.x, q.y, q.z, q.w)
-        }
+        // Stamped exactly as the scan's poses (their keys), so the two associate one to one.
+        let groundTruth = Trajectory(poses: truth, stamps: keys.map { Double($0)! }, name: "ground truth")
+        let tum = TrajectoryFiles.tumText(groundTruth, header: "depthpose synth ground truth: camera-to-world, ARKit camera axes\ntimestamp tx ty tz qx qy qz qw")
         try Data(tum.utf8).write(to: URL(fileURLWithPath: dir + "/groundtruth.tum"))
         let events = gestures.events(fps: o.fps, startTime: o.startTime, frames: o.frames)
         try writeJSON(GestureTruth(version: 1, events: events), to: dir + "/gestures_truth.json")

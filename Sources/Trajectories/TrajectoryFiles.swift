@@ -94,9 +94,9 @@ public enum TrajectoryFiles {
         return w
     }
 
-    /// TUM text of a timestamped trajectory.
+    /// TUM text of a timestamped trajectory; each line of `header` becomes a `#` comment.
     public static func tumText(_ t: Trajectory, header: String? = nil) -> String {
-        var s = header.map { "# " + $0 + "\n" } ?? ""
+        var s = header.map { $0.split(separator: "\n", omittingEmptySubsequences: false).map { "# \($0)\n" }.joined() } ?? ""
         for (i, p) in t.poses.enumerated() {
             let q = p.quaternion, x = p.translation
             s += String(format: "%.9f %.9f %.9f %.9f %.9f %.9f %.9f %.9f\n", t.stamps?[i] ?? Double(i), x.x, x.y, x.z, q.x, q.y, q.z, q.w)

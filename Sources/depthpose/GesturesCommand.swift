@@ -32,7 +32,7 @@ struct GesturesCommand: ParsableCommand {
         o.enterCoverage = enterCoverage; o.exitCoverage = exitCoverage
         o.minimumDuration = minDuration; o.pushMaximum = pushMaximum; o.refractory = refractory
         let r = try GestureAnalysis.run(scan: scan, options: o, threads: threads.threads)
-        try GestureAnalysis.write(r, to: out)
+        try r.write(to: out)
         if json { emit(try jsonText(r)); return }
         var s = "\(r.events.count) events in \(r.frames) frames → \(out)\n"
         for e in r.events {

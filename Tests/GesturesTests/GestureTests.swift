@@ -98,7 +98,7 @@ final class GestureTests: XCTestCase {
         let dir = try scan(seed: 2, gestures: 2, frames: 450)
         let r = try GestureAnalysis.run(scan: dir)
         let out = TestSupport.temporaryDirectory("g") + "/gestures.json"
-        try GestureAnalysis.write(r, to: out)
+        try r.write(to: out)
         let json = try JSONSerialization.jsonObject(with: Data(TestSupport.read(out))) as! [String: Any]
         XCTAssertEqual(Set(json.keys), ["version", "parameters", "frames", "events", "warnings"])
         let first = try XCTUnwrap((json["events"] as? [[String: Any]])?.first)

@@ -56,7 +56,7 @@ final class TrajectoryReportTests: XCTestCase {
         let d = 0.03
         let dir = try scan(frames: 300, drift: d)
         let truth = try TrajectoryFiles.read(dir + "/groundtruth.tum", format: .tum)
-        let (estimate, _, _) = TrajectoryReporter.scanTrajectory(try ScanOpener.open(dir))
+        let (estimate, _) = ScanTrajectory.poses(try ScanOpener.open(dir))
         var o = Evaluation.Options(); o.metric = .ape
         let r = try Evaluation.measure(try Evaluation.prepare(reference: truth, estimate: estimate, options: o), options: o)
         let s = try Truth(dir).pathLength, c = truth.poses.last!.translation

@@ -1,0 +1,51 @@
+import Foundation
+import IOSupport
+
+/// One detected gesture.
+public struct GestureEvent: Sendable, Codable, Equatable {
+    public var kind: String
+    public var startTime: Double, endTime: Double
+    public var startFrame: Int, endFrame: Int
+    /// Nearest depth reached in the ROI (5th percentile), metres.
+    public var peakDepth: Double
+    /// Largest near fraction of the ROI.
+    public var coverage: Double
+    /// 0...1 from coverage, contrast against the baseline and how clearly the duration
+    /// falls in its kind.
+    public var confidence: Double
+
+    enum CodingKeys: String, CodingKey {
+        case kind, startTime = "start_time", endTime = "end_time", startFrame = "start_frame", endFrame = "end_frame"
+        case peakDepth = "peak_depth", coverage, confidence
+    }
+}
+
+/// `gestures.json`: the stable output of the gestures stage.
+public struct GestureReport: Sendable, Codable {
+    public var version = 1
+    public var parameters: GestureOptions
+    public var frames: Int
+    public var events: [GestureEvent]
+    public var warnings: [String]
+
+    /// Events by kind, every kind present (zero when none): the summary `inspect` and the
+    /// trajectory report show.
+    public var counts: [String: Int] {
+        var c = ["push": 0, "hold": 0]
+        for e in events { c[e.kind, default: 0] += 1 }
+        return c
+    }
+
+    /// Writes `path` (JSON) and the same events as CSV next to it (`.csv`), atomically.
+    public func write(to path: String) throws {
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try AtomicOutput.write(try enc.encode(self), to: path)
+        let csvPath = (path.hasSuffix(".json") ? String(path.dropLast(5)) : path) + ".csv"
+        var csv = "kind,start_time,end_time,start_frame,end_frame,peak_depth,coverage,confidence\n"
+        for e in events {
+            csv += String(format: "%@,%.6f,%.6f,%d,%d,%.4f,%.4f,%.4f\n", e.kind, e.startTime, e.endTime, e.startFrame, e.endFrame, e.peakDepth, e.coverage, e.confidence)
+        }
+        try AtomicOutput.write(csv, to: csvPath)
+    }
+}

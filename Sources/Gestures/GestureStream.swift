@@ -1,0 +1,112 @@
+import Foundation
+import Geometry
+import IOSupport
+import ScanFormats
+
+/// The gestures stage as a consumer of frame batches, so a stage that already streams a
+/// scan (`inspect`, the trajectory report) detects gestures in the same decoding pass.
+/// Feed batches in frame order with `consume`, then call `finish`.
+public struct GestureStream {
+    public let options: GestureOptions
+    private let threads: Int
+    private var detector: GestureDetector
+    private var frames = 0, blind = 0, longestBlind = 0, blindRun = 0
+    private var medians: [Double] = []
+    /// World points of the near surface at the active event's first frame.
+    private var eventPoints: [Vec3] = []
+    /// Per-frame ROI histograms and sample counts of the current batch (reused).
+    private var histograms: [Int32] = [], sampled: [Int] = []
+
+    public init(options: GestureOptions = GestureOptions(), threads: Int = ProcessStats.cores) {
+        self.options = options
+        self.threads = threads
+        detector = GestureDetector(options: options)
+    }
+
+    /// Detects over one batch: ROI histograms of its frames in parallel, then the detector
+    /// in frame order.
+    public mutating func consume(_ fb: FrameBatch) {
+        let n = fb.depth.count, bins = ROIStatistics.bins, roi = options.roi
+        if sampled.count < n { histograms = [Int32](repeating: 0, count: n * bins); sampled = [Int](repeating: 0, count: n) }
+        histograms.withUnsafeMutableBufferPointer { hist in sampled.withUnsafeMutableBufferPointer { smp in
+            let hist = UncheckedSendable(hist), smp = UncheckedSendable(smp)
+            parallelFor(n, threads: threads) { k in
+                smp.value[k] = ROIStatistics.fill(fb.depth, k, roi: roi,
+                                                  histogram: UnsafeMutableBufferPointer(rebasing: hist.value[k * bins ..< (k + 1) * bins]))
+            }
+        } }
+        for k in 0..<n {
+            let near = detector.nearDepth
+            let s = histograms.withUnsafeBufferPointer {
+                ROIStatistics(histogram: UnsafeBufferPointer(rebasing: $0[k * bins ..< (k + 1) * bins]), sampled: sampled[k], nearDepth: near)
+            }
+            add(fb, k, stats: s, nearDepth: near)
+        }
+    }
+
+    private mutating func add(_ fb: FrameBatch, _ k: Int, stats s: ROIStatistics, nearDepth near: Double) {
+        let info = fb.infos[k]
+        let time = info.timestamp ?? Double(info.index) / 30
+        if let pose = info.pose, detector.activeStartFrame != nil, !eventPoints.isEmpty {
+            let (agree, total) = Self.reprojection(eventPoints, into: fb.depth, k, pose: pose, intrinsics: info.intrinsics)
+            detector.noteReprojection(agreeing: agree, compared: total)
+        }
+        let wasActive = detector.activeStartFrame != nil
+        detector.add(frame: info.index, time: time, stats: s, pose: info.pose)
+        if !wasActive, detector.activeStartFrame == info.index, let pose = info.pose {
+            eventPoints = Self.nearPoints(fb.depth, k, pose: pose, intrinsics: info.intrinsics, nearDepth: near, roi: options.roi)
+        }
+        frames += 1
+        if s.validFraction < options.minimumValid { blind += 1; blindRun += 1; longestBlind = max(longestBlind, blindRun) } else { blindRun = 0 }
+        if s.median > 0 { medians.append(s.median) }
+    }
+
+    /// Closes an open event and returns the report, with warnings about blind or frozen depth.
+    public mutating func finish() -> GestureReport {
+        detector.finish()
+        var warnings = detector.rejected
+        if frames > 0 && blind > 0 {
+            warnings.append("\(blind) of \(frames) frames have almost no depth in the region of interest (longest stretch \(longestBlind) frames): no events can start there")
+        }
+        if medians.count >= 10, let lo = medians.min(), let hi = medians.max(), hi - lo < 0.005 {
+            warnings.append("the depth in the region of interest is constant (\(String(format: "%.3f", lo)) m): a frozen or synthetic stream?")
+        }
+        return GestureReport(parameters: options, frames: frames, events: detector.events, warnings: warnings)
+    }
+
+    /// Up to 256 near pixels of the ROI of frame `k`, as world points.
+    static func nearPoints(_ b: DepthBatch, _ k: Int, pose: Pose, intrinsics kk: Intrinsics, nearDepth: Double, roi: Double) -> [Vec3] {
+        let w = b.layout.width, h = b.layout.height
+        let u0 = Int(Double(w) * (1 - roi) / 2), v0 = Int(Double(h) * (1 - roi) / 2)
+        let stepU = max(1, (w - 2 * u0) / 16), stepV = max(1, (h - 2 * v0) / 16)
+        var out: [Vec3] = []
+        for v in stride(from: v0, to: h - v0, by: stepV) { for u in stride(from: u0, to: w - u0, by: stepU) {
+            let d = depth(b, k, v * w + u)
+            if d > 0 && d < nearDepth { out.append(pose.apply(kk.backProject(u: Double(u), v: Double(v), depth: d))) }
+        } }
+        return out
+    }
+
+    /// How many of `points` project into frame `k` onto measured depth within 3 cm + 3%,
+    /// out of those that project inside the image onto valid depth.
+    static func reprojection(_ points: [Vec3], into b: DepthBatch, _ k: Int, pose: Pose, intrinsics kk: Intrinsics) -> (Int, Int) {
+        let rt = pose.rotation.transposed, w = b.layout.width, h = b.layout.height
+        var agree = 0, total = 0
+        for p in points {
+            let c = rt * (p - pose.translation)
+            guard c.z < -0.05 else { continue }
+            let (u, v, z) = kk.project(c)
+            let iu = Int(u.rounded()), iv = Int(v.rounded())
+            guard iu >= 0, iu < w, iv >= 0, iv < h else { continue }
+            let d = depth(b, k, iv * w + iu)
+            guard d > 0 else { continue }
+            total += 1
+            if abs(d - z) < 0.03 + 0.03 * z { agree += 1 }
+        }
+        return (agree, total)
+    }
+
+    @inline(__always) static func depth(_ b: DepthBatch, _ k: Int, _ i: Int) -> Double {
+        b.format == .uint16Millimetres ? Double(b.millimetres(k)[i]) * 0.001 : Double(b.metres(k)[i])
+    }
+}
