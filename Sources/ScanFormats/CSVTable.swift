@@ -10,39 +10,44 @@ public struct CSVTable: Sendable {
     public let rows: [[Double]]
     public let lines: [Int]
 
-    /// Reads `path`; every field after the header must be a number.
+    /// Reads `path`; every field after the header must be a number (parsed by `NumberLines`).
     public init(path: String, what: String) throws(ScanFormatError) {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw .missing(path: path, what: what)
         }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw .malformed(InputLocation(file: path), "not UTF-8 text")
-        }
         self.path = path
+        // The header is the first non-blank line; the numbers follow it.
+        var start = data.startIndex, headerLine = 0
         var header: [String]?
-        var rows: [[Double]] = [], lines: [Int] = []
-        for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-            if line.isEmpty { continue }
-            let fields = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let h = header else {
-                header = fields.map { $0.lowercased() }
-                continue
+        while header == nil && start < data.endIndex {
+            let end = data[start...].firstIndex(of: 10) ?? data.endIndex
+            headerLine += 1
+            guard let text = String(data: data[start..<end], encoding: .utf8) else {
+                throw .malformed(InputLocation(file: path, line: headerLine), "not UTF-8 text")
             }
-            guard fields.count == h.count else {
-                throw .malformed(InputLocation(file: path, line: n + 1), "\(fields.count) fields; expected \(h.count) as in the header (\(h.joined(separator: ", ")))")
+            let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if !line.isEmpty {
+                header = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             }
-            var row: [Double] = []
-            row.reserveCapacity(fields.count)
-            for (k, f) in fields.enumerated() {
-                guard let v = Double(f) else {
-                    throw .malformed(InputLocation(file: path, line: n + 1), "column '\(h[k])' is '\(f)'; expected a number")
-                }
-                row.append(v)
-            }
-            rows.append(row); lines.append(n + 1)
+            start = min(end + 1, data.endIndex)
         }
         guard let header else { throw .malformed(InputLocation(file: path, line: 1), "empty file; expected a header row") }
+        var rows: [[Double]] = [], lines: [Int] = []
+        do {
+            try NumberLines.parse(data[start...], separator: UInt8(ascii: ","), comment: 0) { n, values in
+                guard values.count == header.count else {
+                    throw ScanFormatError.malformed(InputLocation(file: path, line: headerLine + n),
+                                                    "\(values.count) fields; expected \(header.count) as in the header (\(header.joined(separator: ", ")))")
+                }
+                rows.append(Array(values)); lines.append(headerLine + n)
+            }
+        } catch let e as NumberLines.BadToken {
+            throw .malformed(InputLocation(file: path, line: headerLine + e.line), "'\(e.token)' is not a number; every field after the header must be one")
+        } catch let e as ScanFormatError {
+            throw e
+        } catch {
+            throw .malformed(InputLocation(file: path), "\(error)")
+        }
         self.header = header; self.rows = rows; self.lines = lines
     }
 
