@@ -33,6 +33,17 @@ public struct BenchResult: Sendable, Codable {
     }
 }
 
+extension BenchResult {
+    /// A figure from every run's wall time: the median, rates from it, `bytes` per run for
+    /// the MB/s, and the peak RSS so far.
+    init(stage: String, scan: String, frames: Int, threads: Int, runSeconds: [Double], bytes: Int) {
+        let m = Benchmark.median(runSeconds)
+        self.init(stage: stage, scan: scan, frames: frames, runs: runSeconds.count, threads: threads, seconds: m,
+                  framesPerSecond: Double(frames) / m, mbPerSecond: Double(bytes) / m / 1e6,
+                  peakRSSMB: ProcessStats.peakRSSMegabytes(), runSeconds: runSeconds)
+    }
+}
+
 /// Benchmarks of the stages (`depthpose bench STAGE SCAN`).
 public enum Benchmark {
     public enum Stage: String, Sendable, CaseIterable { case decode, backproject, cloud, eval, gestures }
@@ -44,10 +55,8 @@ public enum Benchmark {
         let scan = try ScanOpener.open(path, strict: false)
         let times = try timed(runs: runs) { frames = try GestureAnalysis.run(scan: scan, threads: threads).frames }
         let decode = try Benchmark.decode(scan: path, threads: threads, runs: runs)
-        let m = median(times)
-        return (BenchResult(stage: "gestures", scan: path, frames: frames, runs: times.count, threads: threads, seconds: m,
-                            framesPerSecond: Double(frames) / m, mbPerSecond: decode.mbPerSecond * decode.seconds / m,
-                            peakRSSMB: ProcessStats.peakRSSMegabytes(), runSeconds: times), decode.seconds)
+        let bytes = frames * scan.depthLayout.pixels * scan.depthFormat.bytesPerSample
+        return (BenchResult(stage: "gestures", scan: path, frames: frames, threads: threads, runSeconds: times, bytes: bytes), decode.seconds)
     }
 
     /// Load + associate + align + APE + RPE (translation part) in one process, as
@@ -62,9 +71,7 @@ public enum Benchmark {
             o.metric = .rpe
             _ = try Evaluation.measure(prepared, options: o)
         }
-        let m = median(times)
-        return BenchResult(stage: "eval", scan: reference + " " + estimate, frames: poses, runs: times.count, threads: 1, seconds: m,
-                           framesPerSecond: Double(poses) / m, mbPerSecond: 0, peakRSSMB: ProcessStats.peakRSSMegabytes(), runSeconds: times)
+        return BenchResult(stage: "eval", scan: reference + " " + estimate, frames: poses, threads: 1, runSeconds: times, bytes: 0)
     }
 
     /// Median of `values` (mean of the middle two for an even count).
@@ -90,10 +97,7 @@ public enum Benchmark {
         let times = try timed(runs: runs) { summary = try CloudBuilder.build(scan: path, options: options).1 }
         let scan = try ScanOpener.open(path, strict: false)
         let frames = summary!.frames, bytes = frames * scan.depthLayout.pixels * scan.depthFormat.bytesPerSample
-        let m = median(times)
-        return BenchResult(stage: "cloud", scan: path, frames: frames, runs: times.count, threads: options.threads, seconds: m,
-                           framesPerSecond: Double(frames) / m, mbPerSecond: Double(bytes) / m / 1e6,
-                           peakRSSMB: ProcessStats.peakRSSMegabytes(), runSeconds: times)
+        return BenchResult(stage: "cloud", scan: path, frames: frames, threads: options.threads, runSeconds: times, bytes: bytes)
     }
 
     /// Back-projection + pose transform alone: up to `frames` frames are decoded into
@@ -123,10 +127,7 @@ public enum Benchmark {
                 }
             }
         }
-        let m = median(times)
-        return BenchResult(stage: "backproject", scan: path, frames: n, runs: times.count, threads: threads, seconds: m,
-                           framesPerSecond: Double(n) / m, mbPerSecond: Double(n * layout.pixels * 12) / m / 1e6,
-                           peakRSSMB: ProcessStats.peakRSSMegabytes(), runSeconds: times)
+        return BenchResult(stage: "backproject", scan: path, frames: n, threads: threads, runSeconds: times, bytes: n * layout.pixels * 12)
     }
 
     /// Decodes every depth frame of `path` `runs` times (after one warm-up run that also
@@ -134,26 +135,13 @@ public enum Benchmark {
     public static func decode(scan path: String, threads: Int, runs: Int) throws -> BenchResult {
         let scan = try ScanOpener.open(path, strict: false)
         var frames = 0, bytes = 0
-        var sink: UInt64 = 0
-        func once() throws -> Double {
-            let t0 = ProcessStats.now()
-            var n = 0
+        let times = try timed(runs: runs) {
+            frames = 0; bytes = 0
             try scan.forEachDepthBatch(threads: threads) { batch in
-                // Touch one sample per frame so the work cannot be skipped.
-                for k in 0..<batch.count { sink &+= UInt64(batch.frame(k).load(fromByteOffset: (k * 64) % batch.frameBytes & ~3, as: UInt32.self)) }
-                n += batch.count
-                bytes = batch.frameBytes
+                frames += batch.count
+                bytes += batch.count * batch.frameBytes
             }
-            frames = n
-            return ProcessStats.now() - t0
         }
-        _ = try once()
-        var times: [Double] = []
-        for _ in 0..<max(1, runs) { times.append(try once()) }
-        if sink == 42 { print("") }  // keeps `sink` alive
-        let m = median(times)
-        return BenchResult(stage: "decode", scan: path, frames: frames, runs: times.count, threads: threads, seconds: m,
-                           framesPerSecond: Double(frames) / m, mbPerSecond: Double(frames * bytes) / m / 1e6,
-                           peakRSSMB: ProcessStats.peakRSSMegabytes(), runSeconds: times)
+        return BenchResult(stage: "decode", scan: path, frames: frames, threads: threads, runSeconds: times, bytes: bytes)
     }
 }

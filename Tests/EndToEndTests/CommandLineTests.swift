@@ -23,9 +23,7 @@ final class CommandLineTests: XCTestCase {
 
         let dir = TestSupport.temporaryDirectory("cli")
         XCTAssertEqual(try TestSupport.depthpose("synth", "--out", dir + "/scan", "--frames", "6", "--width", "32", "--height", "24").status, 0)
-        var b = TestSupport.read(dir + "/scan/depth.bin")
-        b.removeLast(7)
-        TestSupport.write(b, dir + "/scan/depth.bin")
+        TestSupport.truncate(dir + "/scan/depth.bin", by: 7)
         let bad = try TestSupport.depthpose("decode", dir + "/scan", "--out", dir + "/out")
         XCTAssertEqual(bad.status, 65)
         XCTAssertTrue(bad.stderr.contains("depth.bin: frame 5 (byte offset"), bad.stderr)
@@ -178,9 +176,7 @@ final class CloudCommandTests: XCTestCase {
     func testFailedCloudLeavesNoPLY() throws {
         let dir = TestSupport.temporaryDirectory("cloudfail")
         _ = try TestSupport.depthpose("synth", "--out", dir + "/scan", "--frames", "70", "--width", "32", "--height", "24")
-        var b = TestSupport.read(dir + "/scan/depth.bin")
-        b.removeLast(5)
-        TestSupport.write(b, dir + "/scan/depth.bin")
+        TestSupport.truncate(dir + "/scan/depth.bin", by: 5)
         let r = try TestSupport.depthpose("cloud", dir + "/scan", "--out", dir + "/scene.ply")
         XCTAssertEqual(r.status, 65)
         XCTAssertTrue(r.stderr.contains("frame 69"), r.stderr)

@@ -112,9 +112,7 @@ final class DecodeTests: XCTestCase {
 
     func testFailedDecodeLeavesNoOutput() throws {
         let dir = try TestSupport.synthScan(frames: 80)
-        var b = TestSupport.read(dir + "/depth.bin")
-        b.removeLast(10)
-        TestSupport.write(b, dir + "/depth.bin")
+        TestSupport.truncate(dir + "/depth.bin", by: 10)
         let out = TestSupport.temporaryDirectory("fail")
         XCTAssertThrowsError(try DecodeExporter.export(scan: dir, to: out, options: .init()))
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out), [])

@@ -34,6 +34,8 @@ public enum TestSupport {
     public static func write(_ bytes: [UInt8], _ path: String) { try! Data(bytes).write(to: URL(fileURLWithPath: path)) }
     public static func readText(_ path: String) -> String { String(decoding: read(path), as: UTF8.self) }
     public static func writeText(_ text: String, _ path: String) { write(Array(text.utf8), path) }
+    /// Cuts the last `count` bytes off the file at `path` (a scan's depth stream, to damage it).
+    public static func truncate(_ path: String, by count: Int) { write(read(path).dropLast(count), path) }
 
     /// Offsets and sizes of the `[u32 size][payload]` records of a per-frame depth.bin.
     public static func records(_ bytes: [UInt8]) -> [(offset: Int, size: Int)] {
