@@ -38,9 +38,7 @@ public struct GestureReport: Sendable, Codable {
 
     /// Writes `path` (JSON) and the same events as CSV next to it (`.csv`), atomically.
     public func write(to path: String) throws {
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try AtomicOutput.write(try enc.encode(self), to: path)
+        try AtomicOutput.write(try JSONOutput.encode(self), to: path)
         let csvPath = (path.hasSuffix(".json") ? String(path.dropLast(5)) : path) + ".csv"
         var csv = "kind,start_time,end_time,start_frame,end_frame,peak_depth,coverage,confidence\n"
         for e in events {

@@ -105,9 +105,7 @@ public enum TrajectoryReporter {
     /// `trajectory.tum` into `dir` atomically.
     public static func write(_ report: TrajectoryReport, series s: Series, to dir: String) throws {
         let staged = try AtomicOutput.StagedDirectory(target: dir)
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        try AtomicOutput.write(try enc.encode(report), to: staged.staging + "/report.json")
+        try AtomicOutput.write(try JSONOutput.encode(report), to: staged.staging + "/report.json")
         try AtomicOutput.write(markdown(report), to: staged.staging + "/report.md")
         try AtomicOutput.write(html(report, s), to: staged.staging + "/report.html")
         try AtomicOutput.write(s.tum, to: staged.staging + "/trajectory.tum")

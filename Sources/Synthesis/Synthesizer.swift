@@ -198,8 +198,6 @@ public enum Synthesizer {
     }
 
     static func writeJSON<T: Encodable>(_ value: T, to path: String) throws {
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try enc.encode(value).write(to: URL(fileURLWithPath: path))
+        try JSONOutput.encode(value).write(to: URL(fileURLWithPath: path))
     }
 }

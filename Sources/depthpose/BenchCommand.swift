@@ -1,4 +1,5 @@
 import ArgumentParser
+import IOSupport
 import PointClouds
 import Stages
 import Trajectories
@@ -67,7 +68,7 @@ struct BenchCommand: ParsableCommand {
             r = try Benchmark.cloud(scan: scan, options: o, runs: runs)
         case .gestures:
             let (g, decodeSeconds) = try Benchmark.gestures(scan: scan, threads: threads.threads, runs: runs)
-            emit(json ? try jsonText(g) : g.text + String(format: "\ndecode alone %.4f s: the gestures stage adds %.1f%%", decodeSeconds, 100 * (g.seconds / decodeSeconds - 1)))
+            emit(json ? try JSONOutput.text(g) : g.text + String(format: "\ndecode alone %.4f s: the gestures stage adds %.1f%%", decodeSeconds, 100 * (g.seconds / decodeSeconds - 1)))
             return
         case .eval:
             var o = Evaluation.Options()
@@ -76,6 +77,6 @@ struct BenchCommand: ParsableCommand {
             o.delta = delta; o.deltaUnit = PoseMetrics.DeltaUnit(rawValue: deltaUnit)!
             r = try Benchmark.eval(reference: inputs[1], estimate: inputs[2], options: o, runs: runs)
         }
-        emit(json ? try jsonText(r) : r.text)
+        emit(json ? try JSONOutput.text(r) : r.text)
     }
 }

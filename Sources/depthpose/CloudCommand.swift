@@ -91,7 +91,7 @@ struct CloudCommand: ParsableCommand {
         w.comments = ["made by depthpose \(DepthPose.version) cloud", "scan \(summary.scan)",
                       "voxel_size \(voxel) m", "frame \(summary.frame.rawValue)" + (summary.frame == .gravity ? " (levelled by IMU gravity, +z up)" : " (recording world, +y up)")]
         try PLYWriter.write(cloud, to: out, options: w)
-        if json { emit(try jsonText(summary)); return }
+        if json { emit(try JSONOutput.text(summary)); return }
         var s = "wrote \(summary.points) points to \(out) (voxel \(voxel) m, \(summary.frame.rawValue) frame) in \(String(format: "%.2f", summary.seconds)) s\n"
         s += "frames: \(summary.frames) read, \(summary.framesUsed) used, \(summary.framesSkippedByStride) skipped by stride, \(summary.framesWithoutPose) without a usable pose\n"
         s += "samples fused: \(summary.samples); voxels: \(summary.voxels), \(summary.voxelsRemovedLowSupport) removed with support < \(o.minSupport)\n"

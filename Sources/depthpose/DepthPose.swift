@@ -52,10 +52,3 @@ func emit(_ text: String) {
     FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
 }
 
-/// Pretty, key-sorted JSON of `value`.
-func jsonText<T: Encodable>(_ value: T) throws -> String {
-    let enc = JSONEncoder()
-    enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    enc.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-    return String(decoding: try enc.encode(value), as: UTF8.self)
-}

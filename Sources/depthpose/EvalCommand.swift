@@ -1,4 +1,5 @@
 import ArgumentParser
+import IOSupport
 import Trajectories
 
 struct EvalCommand: ParsableCommand {
@@ -58,6 +59,6 @@ struct EvalCommand: ParsableCommand {
         o.estimateOffset = estimateOffset; o.align4DoF = align4DoF
         o.gravityAxis = FourDoFAlignment.GravityAxis(rawValue: gravityAxis)!
         let r = try Evaluation.run(reference: reference, estimate: estimate, options: o)
-        emit(json ? try jsonText(r) : r.text)
+        emit(json ? try JSONOutput.text(r) : r.text)
     }
 }

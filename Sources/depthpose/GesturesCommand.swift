@@ -1,5 +1,6 @@
 import ArgumentParser
 import Gestures
+import IOSupport
 
 struct GesturesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -33,7 +34,7 @@ struct GesturesCommand: ParsableCommand {
         o.minimumDuration = minDuration; o.pushMaximum = pushMaximum; o.refractory = refractory
         let r = try GestureAnalysis.run(scan: scan, options: o, threads: threads.threads)
         try r.write(to: out)
-        if json { emit(try jsonText(r)); return }
+        if json { emit(try JSONOutput.text(r)); return }
         var s = "\(r.events.count) events in \(r.frames) frames → \(out)\n"
         for e in r.events {
             s += String(format: "%@  %.3f–%.3f s (frames %d–%d)  peak %.2f m  coverage %.2f  confidence %.2f\n",

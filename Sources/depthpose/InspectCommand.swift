@@ -18,7 +18,7 @@ struct InspectCommand: ParsableCommand {
 
     func run() throws {
         let report = try Inspector.inspect(scan, threads: threads.threads)
-        emit(json ? try jsonText(report) : report.text)
+        emit(json ? try JSONOutput.text(report) : report.text)
         if report.hasErrors { throw ExitCode(ExitStatus.dataError.rawValue) }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import IOSupport
 import Stages
 import Trajectories
 
@@ -29,6 +30,6 @@ struct TrajectoryCommand: ParsableCommand {
         o.analytics.stationarySpeed = stationarySpeed; o.analytics.stationaryMinimum = stationaryMinimum; o.analytics.jumpSpeed = jumpSpeed
         let (report, series) = try TrajectoryReporter.report(scan: scan, options: o)
         try TrajectoryReporter.write(report, series: series, to: out)
-        emit(json ? try jsonText(report) : TrajectoryReporter.markdown(report) + "\nwritten: \(out)/report.json, report.md, report.html, trajectory.tum")
+        emit(json ? try JSONOutput.text(report) : TrajectoryReporter.markdown(report) + "\nwritten: \(out)/report.json, report.md, report.html, trajectory.tum")
     }
 }

@@ -1,0 +1,17 @@
+import Foundation
+
+/// The one JSON style of every depthpose output: pretty, keys sorted, slashes unescaped,
+/// and non-finite numbers as the strings "inf", "-inf" and "nan" (JSON has no such numbers).
+public enum JSONOutput {
+    public static func encode<T: Encodable>(_ value: T) throws -> Data {
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        enc.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return try enc.encode(value)
+    }
+
+    /// `value` as JSON text.
+    public static func text<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try encode(value), as: UTF8.self)
+    }
+}
