@@ -71,24 +71,10 @@ public enum LAPACK {
     /// Eigenvalues (ascending) and eigenvectors of the symmetric matrix `a` (`dsyevd`,
     /// lower triangle read).
     public static func symmetricEigen(_ a: Matrix) throws(LinearAlgebraError) -> SymmetricEigen {
-        _ = singleThreaded
         precondition(a.rows == a.cols, "symmetricEigen needs a square matrix")
-        try requireFinite(a, "dsyevd")
-        var n = Int32(a.rows), lda = max(1, n)
-        var v = a
-        var w = [Double](repeating: 0, count: a.rows)
-        var jobz: CChar = 86, uplo: CChar = 76  // "V", "L"
-        var info: Int32 = 0, lwork: Int32 = -1, liwork: Int32 = -1
-        var query = 0.0
-        var iquery: Int32 = 0
-        dsyevd_(&jobz, &uplo, &n, &v.storage, &lda, &w, &query, &lwork, &iquery, &liwork, &info, 1, 1)
-        try check(info, "dsyevd", positive: .noConvergence(routine: "dsyevd", info: Int(info)))
-        lwork = Int32(query); liwork = iquery
-        var work = [Double](repeating: 0, count: Int(lwork))
-        var iwork = [Int32](repeating: 0, count: Int(liwork))
-        dsyevd_(&jobz, &uplo, &n, &v.storage, &lda, &w, &work, &lwork, &iwork, &liwork, &info, 1, 1)
-        try check(info, "dsyevd", positive: .noConvergence(routine: "dsyevd", info: Int(info)))
-        return SymmetricEigen(values: w, vectors: v)
+        var vectors = Matrix(rows: a.rows, cols: a.cols)
+        let values = try SymmetricEigenSolver(n: a.rows).decompose(a.storage, vectors: &vectors.storage)
+        return SymmetricEigen(values: values, vectors: vectors)
     }
 
     /// Least-squares solution `x` of `a * x ≈ b` for full-rank `a` (`m >= n`), one
@@ -115,7 +101,7 @@ public enum LAPACK {
         return x
     }
 
-    private static func check(_ info: Int32, _ routine: String, positive: LinearAlgebraError) throws(LinearAlgebraError) {
+    static func check(_ info: Int32, _ routine: String, positive: LinearAlgebraError) throws(LinearAlgebraError) {
         if info < 0 { throw .illegalArgument(routine: routine, index: Int(-info)) }
         if info > 0 { throw positive }
     }
@@ -161,8 +147,7 @@ public final class SymmetricEigenSolver {
         var nn = Int32(n), lda = Int32(n), lwork = Int32(work.count), liwork = Int32(iwork.count), info: Int32 = 0
         var jobz: CChar = 86, uplo: CChar = 76
         dsyevd_(&jobz, &uplo, &nn, &a, &lda, &w, &work, &lwork, &iwork, &liwork, &info, 1, 1)
-        if info < 0 { throw .illegalArgument(routine: "dsyevd", index: Int(-info)) }
-        if info > 0 { throw .noConvergence(routine: "dsyevd", info: Int(info)) }
+        try LAPACK.check(info, "dsyevd", positive: .noConvergence(routine: "dsyevd", info: Int(info)))
         for i in 0..<(n * n) { vectors[i] = a[i] }
         return w
     }
