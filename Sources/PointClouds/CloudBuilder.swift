@@ -149,9 +149,12 @@ public enum CloudBuilder {
         cloud.counts.reserveCapacity(kept.count)
         let hasConfidence = scan is StrayScan
         if hasConfidence { cloud.confidence = [] }
+        let u = o.voxelSize / Double(VoxelAccumulator.offsetScale)
         for v in kept {
-            let c = grid.centre(of: v.key), n = Double(v.count), u = o.voxelSize / Double(VoxelAccumulator.offsetScale)
-            cloud.positions += [Float(c.x + Double(v.sumX) * u / n), Float(c.y + Double(v.sumY) * u / n), Float(c.z + Double(v.sumZ) * u / n)]
+            let c = grid.centre(of: v.key), n = Double(v.count)
+            cloud.positions.append(Float(c.x + Double(v.sumX) * u / n))
+            cloud.positions.append(Float(c.y + Double(v.sumY) * u / n))
+            cloud.positions.append(Float(c.z + Double(v.sumZ) * u / n))
             cloud.counts.append(v.count)
             if hasConfidence { cloud.confidence!.append(Float(v.confidenceSum) / Float(v.count)) }
         }
@@ -163,17 +166,13 @@ public enum CloudBuilder {
                                                      },
                                                      radius: o.normalRadius, threads: o.threads)
         }
-        if o.frame == .gravity {
-            guard let g = summary.gravity else {
-                summary.frame = .recording
-                summary.notes.append("no IMU gravity in this scan: the cloud stays in the recording frame")
-                summary.points = cloud.count
-                summary.seconds = ProcessStats.now() - start
-                return (cloud, summary)
-            }
+        if o.frame == .gravity, let g = summary.gravity {
             let r = GravityEstimate.levellingRotation(down: Vec3(g.down[0], g.down[1], g.down[2]))
             rotate(&cloud.positions, by: r)
             if cloud.normals != nil { rotate(&cloud.normals!, by: r) }
+        } else if o.frame == .gravity {
+            summary.frame = .recording
+            summary.notes.append("no IMU gravity in this scan: the cloud stays in the recording frame")
         }
         summary.points = cloud.count
         summary.seconds = ProcessStats.now() - start

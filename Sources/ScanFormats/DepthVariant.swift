@@ -33,7 +33,7 @@ public struct DepthFrameLayout: Sendable, Equatable {
     /// never drive allocations beyond this.
     public static let maxSide = 4096
 
-    /// Why `width`x`height` read from `source` is not a plausible depth size, or nil.
+    /// Why a depth size read from a file is not plausible, or nil when it is.
     public static func problem(width: Int, height: Int) -> String? {
         (1...maxSide).contains(width) && (1...maxSide).contains(height) ? nil
             : "depth size \(width)x\(height) outside 1...\(maxSide) per side"

@@ -231,7 +231,7 @@ public final class StrayScan: Scan {
                     if withConfidence, errs.value[k] == nil {
                         let c = UnsafeMutableRawBufferPointer(rebasing: confBox.value[k * pixels ..< (k + 1) * pixels])
                         do {
-                            if let map = try self.confidence(frame: start + k) { c.copyBytes(from: map) } else { c.initializeMemory(as: UInt8.self, repeating: 2) }
+                            if try !self.readConfidence(index: start + k, into: c) { c.initializeMemory(as: UInt8.self, repeating: 2) }
                         } catch { errs.value[k] = error as? ScanFormatError }
                     }
                 }
@@ -265,12 +265,18 @@ public final class StrayScan: Scan {
 
     /// The confidence map (0 low, 1 medium, 2 high) of depth frame `index`, if exported.
     public func confidence(frame index: Int) throws -> [UInt8]? {
-        let p = path + "/confidence/" + String(format: "%06d", depthFrameNumbers[index]) + ".png"
-        guard let data = FileManager.default.contents(atPath: p) else { return nil }
         var out = [UInt8](repeating: 0, count: depthLayout.pixels)
+        return try out.withUnsafeMutableBytes { try readConfidence(index: index, into: $0) } ? out : nil
+    }
+
+    /// Decodes the confidence map of frame `index` into `dst` (one byte per pixel);
+    /// false when the frame has none.
+    private func readConfidence(index: Int, into dst: UnsafeMutableRawBufferPointer) throws -> Bool {
+        let p = path + "/confidence/" + String(format: "%06d", depthFrameNumbers[index]) + ".png"
+        guard let data = FileManager.default.contents(atPath: p) else { return false }
         do {
-            try out.withUnsafeMutableBytes { try PNGImage.decodeGray(data, width: depthLayout.width, height: depthLayout.height, bitDepth: 8, into: $0) }
+            try PNGImage.decodeGray(data, width: depthLayout.width, height: depthLayout.height, bitDepth: 8, into: dst)
         } catch { throw ScanFormatError.malformed(InputLocation(file: p, frame: index), "\(error)") }
-        return out
+        return true
     }
 }

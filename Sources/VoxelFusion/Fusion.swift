@@ -35,5 +35,4 @@ public enum Fusion {
 
     /// Frames between sweeps of the active voxels, and how many frames unseen evicts one.
     public static let sweepInterval = 16, evictionAge: UInt32 = 8
-
 }

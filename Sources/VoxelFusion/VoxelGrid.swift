@@ -193,7 +193,7 @@ public final class ActiveVoxels {
     /// The entry of `key` for `frame`, inserted when absent.
     @inline(__always) public func entry(_ key: UInt64, frame: UInt32) -> UnsafeMutablePointer<Entry> {
         let mask = capacity &- 1
-        var i = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+        var i = Self.home(key, mask)
         while true {
             let e = table + i
             if e.pointee.key == key {
@@ -214,6 +214,12 @@ public final class ActiveVoxels {
             }
             i = (i &+ 1) & mask
         }
+    }
+
+    /// The first slot probed for `key`: one multiply (Fibonacci hashing), cheaper than
+    /// `VoxelKey.hash` and enough for a table that holds only the last frames' voxels.
+    @inline(__always) private static func home(_ key: UInt64, _ mask: Int) -> Int {
+        Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
     }
 
     /// Moves the entry to the outbox and clears it (the slot stays allocated).
@@ -255,7 +261,7 @@ public final class ActiveVoxels {
         let mask = newCapacity - 1
         for j in 0..<oldCapacity where old[j].key != VoxelKey.empty {
             if keep(old[j]) {
-                var i = Int(truncatingIfNeeded: (old[j].key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+                var i = Self.home(old[j].key, mask)
                 while table[i].key != VoxelKey.empty { i = (i &+ 1) & mask }
                 table[i] = old[j]
                 count &+= 1
