@@ -4,9 +4,8 @@ import ScanFormats
 
 /// Fuses per-frame IMU gravity with the poses into one world "down" direction.
 ///
-/// Each frame's gravity (Core Motion device frame, g) is turned into ARKit camera axes by
-/// `g_cam = (-g.y, g.x, g.z)` (camera x = -device y, camera y = device x) and into the
-/// world by the frame's rotation; the unit vectors are averaged. Scans without a gravity
+/// Each frame's gravity (Core Motion device frame, g) is turned into ARKit camera axes
+/// (`DeviceAxes`) and into the world by the frame's rotation; the unit vectors are averaged. Scans without a gravity
 /// field (Stray Scanner) use the raw accelerometer, whose mean over a scan is gravity.
 public struct GravityEstimate: Sendable {
     private var sum = Vec3.zero
@@ -18,9 +17,9 @@ public struct GravityEstimate: Sendable {
     /// Adds one frame's pose and IMU sample (ignored when either is missing).
     public mutating func add(pose: Pose?, imu: IMUSample?) {
         guard let pose, let g = imu?.gravity ?? imu?.acceleration, length(g) > 0.1 else { return }
-        let down = normalize(pose.rotation * Vec3(-g.y, g.x, g.z))
+        let down = DeviceAxes.worldDown(pose: pose, deviceGravity: g)
         sum += down
-        angles.append(acos(max(-1, min(1, -down.y))) * 180 / .pi)
+        angles.append(DeviceAxes.tiltDegrees(down: down))
         frames += 1
     }
 
@@ -31,7 +30,7 @@ public struct GravityEstimate: Sendable {
         let mean = angles.reduce(0, +) / Double(angles.count)
         let sd = (angles.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(angles.count)).squareRoot()
         return GravityReport(framesUsed: frames, down: [down.x, down.y, down.z],
-                             angleToMinusYDegrees: acos(max(-1, min(1, -down.y))) * 180 / .pi,
+                             angleToMinusYDegrees: DeviceAxes.tiltDegrees(down: down),
                              meanFrameAngleDegrees: mean, frameAngleStdDegrees: sd)
     }
 

@@ -37,7 +37,7 @@ extension BenchResult {
     /// A figure from every run's wall time: the median, rates from it, `bytes` per run for
     /// the MB/s, and the peak RSS so far.
     init(stage: String, scan: String, frames: Int, threads: Int, runSeconds: [Double], bytes: Int) {
-        let m = Benchmark.median(runSeconds)
+        let m = Median.of(runSeconds)
         self.init(stage: stage, scan: scan, frames: frames, runs: runSeconds.count, threads: threads, seconds: m,
                   framesPerSecond: Double(frames) / m, mbPerSecond: Double(bytes) / m / 1e6,
                   peakRSSMB: ProcessStats.peakRSSMegabytes(), runSeconds: runSeconds)
@@ -72,12 +72,6 @@ public enum Benchmark {
             _ = try Evaluation.measure(prepared, options: o)
         }
         return BenchResult(stage: "eval", scan: reference + " " + estimate, frames: poses, threads: 1, runSeconds: times, bytes: 0)
-    }
-
-    /// Median of `values` (mean of the middle two for an even count).
-    static func median(_ values: [Double]) -> Double {
-        let s = values.sorted(), n = s.count
-        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2
     }
 
     /// Runs `body` once to warm up, then `runs` times; returns every run's wall time.

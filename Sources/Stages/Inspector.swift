@@ -105,7 +105,7 @@ public enum Inspector {
         let times = (0..<frames).compactMap { scan.frameInfo($0).timestamp }
         guard times.count >= 2 else { return nil }
         let gaps = zip(times.dropFirst(), times).map { $0 - $1 }.sorted()
-        let median = gaps[gaps.count / 2]
+        let median = Median.of(sorted: gaps)
         let duration = times.last! - times.first!
         return .init(firstTimestamp: times.first!, lastTimestamp: times.last!, duration: duration,
                      frameRate: Double(times.count - 1) / duration, medianInterval: median, maxInterval: gaps.last!,

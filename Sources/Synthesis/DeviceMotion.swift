@@ -1,12 +1,8 @@
 import Geometry
 import ScanFormats
 
-/// Core Motion's device frame versus ARKit's camera frame (see DESIGN.md): camera axes in
-/// device terms are x_c = -y_d, y_c = x_d, z_c = z_d, so a vector maps as
-/// `v_cam = (-v_dev.y, v_dev.x, v_dev.z)` and back as `v_dev = (v_cam.y, -v_cam.x, v_cam.z)`.
+/// Synthetic Core Motion samples for a camera path (device axes: see `DeviceAxes`).
 public enum DeviceMotion {
-    public static func cameraFromDevice(_ v: Vec3) -> Vec3 { Vec3(-v.y, v.x, v.z) }
-    public static func deviceFromCamera(_ v: Vec3) -> Vec3 { Vec3(v.y, -v.x, v.z) }
 
     /// Standard gravity, m/s^2 per g.
     public static let g = 9.80665
@@ -25,11 +21,11 @@ public enum DeviceMotion {
         let dev = r * Matrix3(columns: Vec3(0, 1, 0), Vec3(-1, 0, 0), Vec3(0, 0, 1)) // world-from-device
         let roll = atan2(dev[2, 1], dev[2, 2]), pitch = asin(max(-1, min(1, -dev[2, 0]))), yaw = atan2(dev[1, 0], dev[0, 0])
         return IMUSample(time: t + clockOffset,
-                         rotationRate: deviceFromCamera(omegaCam) + jitter(0.002),
-                         userAcceleration: deviceFromCamera(userCam) + jitter(0.002),
-                         acceleration: deviceFromCamera(gravityCam + userCam) + jitter(0.002),
-                         gravity: deviceFromCamera(gravityCam),
-                         magneticField: deviceFromCamera(magCam) + jitter(0.3),
+                         rotationRate: DeviceAxes.deviceFromCamera(omegaCam) + jitter(0.002),
+                         userAcceleration: DeviceAxes.deviceFromCamera(userCam) + jitter(0.002),
+                         acceleration: DeviceAxes.deviceFromCamera(gravityCam + userCam) + jitter(0.002),
+                         gravity: DeviceAxes.deviceFromCamera(gravityCam),
+                         magneticField: DeviceAxes.deviceFromCamera(magCam) + jitter(0.3),
                          attitude: Vec3(roll, pitch, yaw))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Geometry
+import IOSupport
 import LinearAlgebra
 
 /// Reference-free analytics of one trajectory (phone scans rarely have ground truth).
@@ -67,7 +68,7 @@ public struct TrajectoryAnalytics: Sendable, Codable {
             speeds.append(dt > 0 ? d / dt : .infinity)
         }
         let finite = speeds.filter(\.isFinite).sorted()
-        let median = finite.isEmpty ? 0 : finite[finite.count / 2]
+        let median = Median.of(sorted: finite)
         // Stationary: runs of consecutive slow steps lasting long enough.
         var stationary: [Segment] = []
         var runStart: Int?
@@ -104,11 +105,10 @@ public struct TrajectoryAnalytics: Sendable, Codable {
                                    stationary: stationary, jumps: jumps, loopGap: gap, returnsToStart: gap < 0.1 * path, tilt: tilt)
     }
 
-    /// Angle (degrees) between the pose's world "down" from IMU gravity and world -y:
-    /// `R_wc * (-g.y, g.x, g.z)` with the brief's device-to-camera axes (ARKit worlds, +y up).
+    /// Angle (degrees) between the pose's world "down" from IMU gravity (device frame)
+    /// and world -y (ARKit worlds, +y up).
     public static func tiltError(pose: Pose, gravity g: Vec3) -> Double {
-        let down = normalize(pose.rotation * Vec3(-g.y, g.x, g.z))
-        return acos(max(-1, min(1, -down.y))) * 180 / .pi
+        DeviceAxes.tiltDegrees(down: DeviceAxes.worldDown(pose: pose, deviceGravity: g))
     }
 }
 
@@ -122,19 +122,18 @@ public struct DriftPerMetre: Sendable, Codable, Equatable {
     /// divided by `length`.
     public static func compute(reference r: Trajectory, estimate e: Trajectory, lengths: [Double] = [1, 2, 5, 10], step: Int = 10) -> [DriftPerMetre] {
         precondition(r.count == e.count)
-        var acc = [0.0]
-        for i in 1..<max(1, r.count) { acc.append(acc[i - 1] + Geometry.length(r.poses[i].translation - r.poses[i - 1].translation)) }
+        let acc = Trajectory.distanceTravelled(r.poses)
         return lengths.compactMap { L in
-            var errors: [Double] = []
+            var pairs: [(Int, Int)] = []
             var j = 0
             for i in stride(from: 0, to: r.count, by: step) {
                 j = max(j, i)
                 while j < r.count && acc[j] - acc[i] < L { j += 1 }
                 guard j < r.count else { break }
-                let q = r.poses[i].inverse * r.poses[j], p = e.poses[i].inverse * e.poses[j]
-                errors.append(Geometry.length((q.inverse * p).translation) / L)
+                pairs.append((i, j))
             }
-            guard !errors.isEmpty else { return nil }
+            guard !pairs.isEmpty else { return nil }
+            let errors = PoseMetrics.rpe(reference: r, estimate: e, relation: .translationPart, pairs: pairs).map { $0 / L }
             return DriftPerMetre(length: L, segments: errors.count, percent: 100 * errors.reduce(0, +) / Double(errors.count))
         }
     }

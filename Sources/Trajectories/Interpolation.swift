@@ -1,3 +1,4 @@
+import Foundation
 import Geometry
 
 extension Quaternion {
@@ -52,19 +53,9 @@ extension Association {
         guard keep.count >= 1 else { throw TrajectoryError.association("no stamps of the sparser trajectory fall inside the other's time span") }
         let shortKept = (secondLonger ? r.first : r.second).subset(keep)
         let longResampled = Trajectory(poses: resampled, stamps: shortKept.stamps, name: long.name)
-        if secondLonger {
-            r.first = shortKept; r.second = longResampled
-            r.firstIndices = keep.map { r.firstIndices[$0] }; r.secondIndices = keep.map { r.secondIndices[$0] }
-        } else {
-            r.second = shortKept; r.first = longResampled
-            r.firstIndices = keep.map { r.firstIndices[$0] }; r.secondIndices = keep.map { r.secondIndices[$0] }
-        }
+        (r.first, r.second) = secondLonger ? (shortKept, longResampled) : (longResampled, shortKept)
+        r.firstIndices = keep.map { r.firstIndices[$0] }
+        r.secondIndices = keep.map { r.secondIndices[$0] }
         return r
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

@@ -1,5 +1,6 @@
 import Foundation
 import Geometry
+import IOSupport
 
 /// Which part of the pose error a metric measures (evo's `PoseRelation`).
 public enum PoseRelation: String, Sendable, CaseIterable, Codable {
@@ -50,7 +51,7 @@ public struct ErrorStatistics: Sendable, Codable, Equatable {
         rmse = (sse / n).squareRoot()
         mean = errors.reduce(0, +) / n
         let sorted = errors.sorted()
-        median = sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        median = Median.of(sorted: sorted)
         let m = mean
         std = (errors.reduce(0) { $0 + ($1 - m) * ($1 - m) } / n).squareRoot()
         min = sorted.first!; max = sorted.last!
@@ -88,8 +89,7 @@ public enum PoseMetrics {
             return Array(zip(ids, ids.dropFirst()))
         case .metres:
             if allPairs {
-                var acc = [0.0]
-                for (a, b) in zip(poses, poses.dropFirst()) { acc.append(acc.last! + length(b.translation - a.translation)) }
+                let acc = Trajectory.distanceTravelled(poses)
                 var out: [(Int, Int)] = []
                 for i in 0..<(acc.count - 1) {
                     var best = i + 1

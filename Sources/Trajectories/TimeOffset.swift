@@ -1,5 +1,6 @@
 import Foundation
 import Geometry
+import IOSupport
 
 /// Estimates a constant time offset between two trajectories (clocks of two devices or a
 /// logging delay): the offset added to the estimate's stamps that minimises the RMS of the
@@ -45,7 +46,6 @@ public enum TimeOffset {
 
     static func medianGap(_ t: Trajectory) -> Double {
         guard let s = t.stamps, s.count > 1 else { return 0 }
-        let gaps = zip(s.dropFirst(), s).map { $0 - $1 }.sorted()
-        return gaps[gaps.count / 2]
+        return Median.of(zip(s.dropFirst(), s).map { $0 - $1 })
     }
 }

@@ -22,7 +22,14 @@ public struct Trajectory: Sendable, Equatable {
     }
 
     /// Path length in metres.
-    public var pathLength: Double { zip(poses, poses.dropFirst()).reduce(0) { $0 + length($1.1.translation - $1.0.translation) } }
+    public var pathLength: Double { Self.distanceTravelled(poses).last ?? 0 }
+
+    /// Distance travelled (m) from the first pose to each pose: `[0, |p1-p0|, ...]`.
+    public static func distanceTravelled(_ poses: [Pose]) -> [Double] {
+        var acc = [Double](repeating: 0, count: poses.count)
+        for i in poses.indices.dropFirst() { acc[i] = acc[i - 1] + length(poses[i].translation - poses[i - 1].translation) }
+        return acc
+    }
 
     /// This trajectory with every position scaled by `s` and then transformed by `t`
     /// (`p' = t * scaled(p)`): what evo's `scale` + `transform` do.

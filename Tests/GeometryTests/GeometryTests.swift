@@ -56,4 +56,16 @@ final class GeometryTests: XCTestCase {
         XCTAssertEqual(ar.rotation, .identity)  // ARKit camera looking along -z is the identity
         XCTAssertEqual(ar.flippingCameraYZ, cv)
     }
+
+    func testDeviceAxesAndGravityTilt() {
+        let v = Vec3(0.1, -0.7, 0.3)
+        XCTAssertEqual(DeviceAxes.deviceFromCamera(DeviceAxes.cameraFromDevice(v)), v)
+        // Portrait phone, camera looking along world -z: camera y is world up, device x points
+        // along camera y, so gravity (world -y) reads -1 g on the device x axis.
+        let down = DeviceAxes.worldDown(pose: .identity, deviceGravity: Vec3(-1, 0, 0))
+        XCTAssertEqual(down.y, -1, accuracy: 1e-12)
+        XCTAssertEqual(DeviceAxes.tiltDegrees(down: down), 0, accuracy: 1e-6)
+        let tilted = Pose(rotation: Matrix3.rotation(axis: Vec3(0, 0, 1), angle: 10 * .pi / 180), translation: .zero)
+        XCTAssertEqual(DeviceAxes.tiltDegrees(down: DeviceAxes.worldDown(pose: tilted, deviceGravity: Vec3(-1, 0, 0))), 10, accuracy: 1e-9)
+    }
 }
