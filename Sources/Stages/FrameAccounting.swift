@@ -1,3 +1,4 @@
+import IOSupport
 import ScanFormats
 
 /// Which depth frames, poses and IMU samples were paired, dropped or shared, and why —
@@ -80,7 +81,7 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
         imuTolerance = scan.imu.isEmpty ? nil : IMUAssociation(times: scan.imu.map(\.time)).tolerance
         offsets.sort()
         imuMaxAbsOffset = offsets.last
-        imuMedianAbsOffset = offsets.isEmpty ? nil : offsets[offsets.count / 2]
+        imuMedianAbsOffset = offsets.isEmpty ? nil : Median.of(sorted: offsets)
     }
 
     /// The accounting as a text table.

@@ -72,8 +72,7 @@ public enum Inspector {
         let decoded = stats.frames
         // When decoding stopped early, count per-frame records from their prefixes if possible.
         var frames = decoded
-        if streamProblem != nil, let a = scan as? ARKitScan, a.variant.isPerFrame,
-           let n = try? DepthStreamReader(file: a.depthFile, variant: a.variant, layout: a.depthLayout).countRecords() {
+        if streamProblem != nil, let a = scan as? ARKitScan, a.variant.isPerFrame, let n = try? a.depthFrameCount() {
             frames = n
         }
         var problems = scan.problems
