@@ -1,3 +1,4 @@
+import Foundation
 import Geometry
 
 /// Renders LiDAR-like depth of a `RoomScene`: ray-cast per pixel (ARKit camera
@@ -57,9 +58,3 @@ public struct DepthRenderer: Sendable {
         }
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

@@ -1,9 +1,9 @@
+import Foundation
 import Geometry
 import ScanFormats
 
 /// Synthetic Core Motion samples for a camera path (device axes: see `DeviceAxes`).
 public enum DeviceMotion {
-
     /// Standard gravity, m/s^2 per g.
     public static let g = 9.80665
 
@@ -45,9 +45,3 @@ extension DeviceMotion {
         return (pose(t + h).translation - 2 * pose(t).translation + pose(t - h).translation) / (h * h)
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

@@ -1,3 +1,4 @@
+import Foundation
 /// Near/far occluder gestures in front of the camera (a hand or a head leaning in):
 /// `push` comes in to ~0.2-0.3 m and leaves within ~1 s; `hold` stays near for 2.5-4 s.
 /// The occluder is a disc facing the camera, centred on the view axis.
@@ -59,9 +60,3 @@ public struct GestureScript: Sendable {
         }
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

@@ -1,3 +1,4 @@
+import Foundation
 import Geometry
 
 /// A smooth handheld camera path through the room: the operator walks an ellipse at
@@ -50,30 +51,4 @@ public struct HandheldPath: Sendable {
     }
 
     public func pose(at t: Double) -> Pose { Pose(rotation: rotation(at: t), translation: position(at: t)) }
-
-    /// Path length in metres between times 0 and `t` (numerical, 1 ms steps).
-    public func pathLength(to t: Double) -> Double {
-        let steps = max(1, Int(t / 0.001))
-        var total = 0.0, prev = position(at: 0)
-        for k in 1...steps {
-            let p = position(at: t * Double(k) / Double(steps))
-            total += length(p - prev); prev = p
-        }
-        return total
-    }
-}
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-extension Quaternion {
-    /// Normalised linear blend toward `other` by `w` (0...1), along the shorter arc.
-    func slerpTowards(_ other: Quaternion, _ w: Double) -> Quaternion {
-        let d = x * other.x + y * other.y + z * other.z + self.w * other.w
-        let o = d < 0 ? Quaternion(x: -other.x, y: -other.y, z: -other.z, w: -other.w) : other
-        return Quaternion(x: x + w * (o.x - x), y: y + w * (o.y - y), z: z + w * (o.z - z), w: self.w + w * (o.w - self.w)).normalized
-    }
 }

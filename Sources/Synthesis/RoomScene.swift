@@ -1,3 +1,4 @@
+import Foundation
 import Geometry
 
 /// A furnished room in ARKit world coordinates (metres, +y up, floor at y = 0): the
@@ -110,9 +111,3 @@ public struct RoomScene: Sendable, Codable, Equatable {
         return best
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

@@ -1,3 +1,4 @@
+import Foundation
 /// SplitMix64: a small, fast, seedable generator. Every frame gets its own stream
 /// (`SeededRandom(seed, stream: frame)`), so output does not depend on thread scheduling.
 public struct SeededRandom: RandomNumberGenerator, Sendable {
@@ -30,9 +31,3 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
         range.lowerBound + (range.upperBound - range.lowerBound) * unit()
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

@@ -91,7 +91,7 @@ public enum Synthesizer {
                 let p = path.pose(at: t)
                 guard abs(t - mid) < window / 2 else { return p }
                 let w = pow(sin(.pi * (t - mid + window / 2) / window), 2)  // 0 → 1 → 0
-                return Pose(translation: p.translation + forward * (reach * w), quaternion: p.quaternion.slerpTowards(q0, w))
+                return Pose(translation: p.translation + forward * (reach * w), quaternion: p.quaternion.slerp(to: q0, w))
             }
         case .furniture:
             let centre = path.pose(at: mid)
@@ -107,15 +107,12 @@ public enum Synthesizer {
         let drift = DriftModel(rate: o.drift)
         let layout = DepthFrameLayout(width: o.width, height: o.height)
 
-        // Truth and written poses, and travelled distance per frame.
-        var truth: [Pose] = [], written: [Pose] = [], times: [Double] = []
-        var travelled = 0.0, prev = path.position(at: 0)
-        for i in 0..<o.frames {
-            let t = Double(i) / o.fps
-            let p = poseAt(t)
-            travelled += length(p.translation - prev); prev = p.translation
-            truth.append(p); written.append(drift.apply(p, travelled: travelled)); times.append(t)
-        }
+        // Truth and written poses (drifting with the distance travelled to each frame).
+        let times = (0..<o.frames).map { Double($0) / o.fps }
+        let truth = times.map(poseAt)
+        let distances = Trajectory.distanceTravelled(truth)
+        let written = zip(truth, distances).map { drift.apply($0, travelled: $1) }
+        let travelled = distances.last!
 
         // Depth, in parallel batches appended in order.
         let arkit = try o.variant.map { try ARKitScanWriter(directory: dir, variant: $0, layout: layout) }

@@ -1,21 +1,4 @@
-import Foundation
 import Geometry
-
-extension Quaternion {
-    /// Spherical linear interpolation from `self` (s = 0) to `other` (s = 1), along the
-    /// shorter arc.
-    public func slerp(to other: Quaternion, _ s: Double) -> Quaternion {
-        var b = other
-        var d = x * b.x + y * b.y + z * b.z + w * b.w
-        if d < 0 { b = Quaternion(x: -b.x, y: -b.y, z: -b.z, w: -b.w); d = -d }
-        if d > 0.9995 {  // nearly parallel: normalised linear interpolation
-            return Quaternion(x: x + s * (b.x - x), y: y + s * (b.y - y), z: z + s * (b.z - z), w: w + s * (b.w - w)).normalized
-        }
-        let theta = acos(d), sinTheta = sin(theta)
-        let wa = sin((1 - s) * theta) / sinTheta, wb = sin(s * theta) / sinTheta
-        return Quaternion(x: wa * x + wb * b.x, y: wa * y + wb * b.y, z: wa * z + wb * b.z, w: wa * w + wb * b.w).normalized
-    }
-}
 
 extension Trajectory {
     /// The pose at time `t` by linear interpolation of position and SLERP of rotation
