@@ -1,5 +1,6 @@
 import Foundation
 import Geometry
+import IOSupport
 
 /// The streaming near/far gesture detector (see `GestureOptions`). Feed frames in order.
 public struct GestureDetector: Sendable {
@@ -85,8 +86,7 @@ public struct GestureDetector: Sendable {
         }
         farCount &+= 1
         if farCount % 8 == 1 {  // the median moves slowly: refresh it every 8 far frames
-            let s = farDepths.map(\.depth).sorted()
-            baseline = s[s.count / 2]
+            baseline = Median.of(farDepths.map(\.depth))
         }
     }
 
