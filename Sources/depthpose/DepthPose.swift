@@ -11,7 +11,7 @@ struct DepthPose: ParsableCommand {
         commandName: "depthpose",
         abstract: "Offline depth and pose analytics for iPhone LiDAR scans.",
         discussion: """
-        Exit codes: 0 success, 3 some scans of a batch failed, 64 bad command line, \
+        Exit codes: 0 success, 3 some scans of a batch failed (batch: planned), 64 bad command line, \
         65 malformed input data, 66 missing input, 70 internal error, 73 cannot create output, 74 I/O error.
         """,
         version: version,
