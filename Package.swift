@@ -26,6 +26,7 @@ let package = Package(
         system("CLibDeflate", "libdeflate", apt: ["libdeflate-dev"]),
         system("CLibPNG", "libpng", apt: ["libpng-dev"]),
         system("COpenBLAS", "openblas", apt: ["libopenblas-dev"]),
+        system("CLibArchive", "libarchive", apt: ["libarchive-dev"]),
 
         .target(name: "CPNGBridge", dependencies: ["CLibPNG"]),
 
@@ -48,10 +49,12 @@ let package = Package(
                 swiftSettings: optimisedInDebug),
         .target(name: "Stages", dependencies: ["IOSupport", "Codecs", "Geometry", "ScanFormats", "PointClouds", "VoxelFusion", "Trajectories", "Gestures"],
                 swiftSettings: optimisedInDebug),
+        // The batch layer: `run` (all stages of one scan), scan discovery, archives, `nightly`, summaries.
+        .target(name: "Batch", dependencies: ["IOSupport", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Stages", "CLibArchive"]),
 
         // MARK: - Command line
         .executableTarget(name: "depthpose", dependencies: [
-            "IOSupport", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Synthesis", "Stages",
+            "IOSupport", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -67,6 +70,7 @@ let package = Package(
         .testTarget(name: "TrajectoriesTests", dependencies: ["Trajectories", "Geometry", "TestSupport"]),
         .testTarget(name: "GesturesTests", dependencies: ["Gestures", "Synthesis", "ScanFormats", "Codecs", "TestSupport"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "TestSupport"]),
+        .testTarget(name: "BatchTests", dependencies: ["Batch", "Stages", "Synthesis", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "PointClouds", "depthpose"]),
     ]
 )

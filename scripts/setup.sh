@@ -17,7 +17,7 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >/dev/null
 }
 
-apt_install zlib1g-dev liblz4-dev libdeflate-dev libpng-dev libopenblas-dev liblapack-dev pkgconf
+apt_install zlib1g-dev liblz4-dev libdeflate-dev libpng-dev libopenblas-dev liblapack-dev libarchive-dev pkgconf
 
 if [ "${1:-}" = "--tests" ]; then
   venv=${DEPTHPOSE_VENV:-$here/.venv}

@@ -39,6 +39,15 @@ public enum ProcessStats {
         #endif
     }
 
+    /// Caps this process's address space (`RLIMIT_AS`) at `megabytes` MiB: allocations
+    /// beyond it fail, so one runaway scan of a batch stops instead of exhausting memory.
+    public static func limitAddressSpace(megabytes: Int) {
+        #if os(Linux)
+        var l = rlimit(rlim_cur: rlim_t(megabytes) << 20, rlim_max: rlim_t(megabytes) << 20)
+        _ = setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &l)
+        #endif
+    }
+
     /// Number of active processor cores.
     public static var cores: Int { ProcessInfo.processInfo.activeProcessorCount }
 }

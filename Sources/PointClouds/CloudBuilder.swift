@@ -186,3 +186,11 @@ public enum CloudBuilder {
         }
     }
 }
+
+extension CloudSummary {
+    /// The PLY `comment` lines saying what made a cloud.
+    public var plyComments: [String] {
+        ["made by depthpose \(DepthPoseVersion.current) cloud", "scan \(scan)", "voxel_size \(voxelSize) m",
+         "frame \(frame.rawValue)" + (frame == .gravity ? " (levelled by IMU gravity, +z up)" : " (recording world, +y up)")]
+    }
+}

@@ -57,9 +57,16 @@ public struct InspectReport: Sendable, Codable {
 /// decodes every depth frame once for statistics and gestures, and accounts for every frame.
 public enum Inspector {
     public static func inspect(_ path: String, threads: Int = ProcessStats.cores) throws -> InspectReport {
+        try inspectWithGestures(path, threads: threads).report
+    }
+
+    /// `inspect`, also returning the full gestures report of the same decoding pass (nil
+    /// when the depth stream is broken; the report's `problems` say where).
+    public static func inspectWithGestures(_ path: String, gestureOptions: GestureOptions = GestureOptions(),
+                                           threads: Int = ProcessStats.cores) throws -> (report: InspectReport, gestures: GestureReport?) {
         let scan = try ScanOpener.open(path, strict: false)
         var stats = DepthStatistics()
-        var gestureStream = GestureStream(threads: threads)
+        var gestureStream = GestureStream(options: gestureOptions, threads: threads)
         var streamProblem: ScanProblem?
         do {
             try scan.forEachFrameBatch(threads: threads) {
@@ -89,15 +96,16 @@ public enum Inspector {
             problems.append(ScanProblem(.warning, "pairing", "\(accounting.depthFrames) depth frames but \(accounting.poses) poses; see the accounting table (nothing is shifted)"))
         }
         // Gestures from the same pass (not reported when the depth is broken).
-        let gestures = streamProblem == nil ? gestureStream.finish().counts : nil
+        let gestureReport = streamProblem == nil ? gestureStream.finish() : nil
         let a = scan as? ARKitScan
         let layoutName = a.map { "\(scan.layout.rawValue) (\($0.variant.rawValue))" } ?? scan.layout.rawValue
-        return InspectReport(
+        let report = InspectReport(
             scan: path, name: scan.name, layout: layoutName,
             depth: .init(encoding: scan.depthEncoding, evidence: scan.depthEvidence, width: scan.depthLayout.width,
                          height: scan.depthLayout.height, sampleFormat: scan.depthFormat.rawValue, frames: frames, decodedFrames: decoded),
             intrinsics: scan.intrinsics, timing: timing(scan, frames: frames), accounting: accounting,
-            depthStatistics: summary, gestures: gestures, problems: problems)
+            depthStatistics: summary, gestures: gestureReport?.counts, problems: problems)
+        return (report, gestureReport)
     }
 
     static func timing(_ scan: any Scan, frames: Int) -> InspectReport.Timing? {

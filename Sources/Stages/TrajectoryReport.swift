@@ -42,6 +42,8 @@ public enum TrajectoryReporter {
         /// Sim(3) instead of SE(3) alignment to the reference.
         public var correctScale = false
         public var analytics = TrajectoryAnalytics.Options()
+        /// Gesture counts already computed from this scan's depth (skips a decoding pass).
+        public var gestureCounts: [String: Int]?
         public init() {}
     }
 
@@ -92,11 +94,9 @@ public enum TrajectoryReporter {
             series.errors = zip(prepared.estimate.stamps ?? [], ape).map { ($0 - t0, $1) }
             series.errorPositions = prepared.estimate.positions
         }
-        var gestures: [String: Int]?
-        do {
-            gestures = try GestureAnalysis.run(scan: scan).counts
-        } catch {
-            notes.append("no gesture counts: \(error)")
+        var gestures = o.gestureCounts
+        if gestures == nil {
+            do { gestures = try GestureAnalysis.run(scan: scan).counts } catch { notes.append("no gesture counts: \(error)") }
         }
         return (TrajectoryReport(scan: path, name: scan.name, notes: notes, analytics: analytics, gestures: gestures, reference: reference), series)
     }

@@ -88,8 +88,7 @@ struct CloudCommand: ParsableCommand {
         w.ascii = ascii
         w.includeCount = extraList.contains("count")
         w.includeConfidence = extraList.contains("confidence")
-        w.comments = ["made by depthpose \(DepthPose.version) cloud", "scan \(summary.scan)",
-                      "voxel_size \(voxel) m", "frame \(summary.frame.rawValue)" + (summary.frame == .gravity ? " (levelled by IMU gravity, +z up)" : " (recording world, +y up)")]
+        w.comments = summary.plyComments
         try PLYWriter.write(cloud, to: out, options: w)
         if json { emit(try JSONOutput.text(summary)); return }
         var s = "wrote \(summary.points) points to \(out) (voxel \(voxel) m, \(summary.frame.rawValue) frame) in \(String(format: "%.2f", summary.seconds)) s\n"

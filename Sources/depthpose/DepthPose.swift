@@ -5,17 +5,18 @@ import IOSupport
 /// The `depthpose` command tree.
 @main
 struct DepthPose: ParsableCommand {
-    static let version = "0.1.0"
+    static let version = DepthPoseVersion.current
 
     static let configuration = CommandConfiguration(
         commandName: "depthpose",
         abstract: "Offline depth and pose analytics for iPhone LiDAR scans.",
         discussion: """
-        Exit codes: 0 success, 3 some scans of a batch failed (batch: planned), 64 bad command line, \
+        Exit codes: 0 success, 3 some scans of a batch failed (nightly, summarize), 64 bad command line, \
         65 malformed input data, 66 missing input, 70 internal error, 73 cannot create output, 74 I/O error.
         """,
         version: version,
-        subcommands: [InspectCommand.self, DecodeCommand.self, CloudCommand.self, TrajectoryCommand.self, GesturesCommand.self, EvalCommand.self, SynthCommand.self, BenchCommand.self])
+        subcommands: [InspectCommand.self, DecodeCommand.self, CloudCommand.self, TrajectoryCommand.self, GesturesCommand.self, EvalCommand.self,
+                      RunCommand.self, NightlyCommand.self, ScansCommand.self, SummarizeCommand.self, SynthCommand.self, BenchCommand.self])
 
     /// Runs the command; known failures print one line and exit with their documented code.
     static func main() {

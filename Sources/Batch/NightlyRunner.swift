@@ -1,0 +1,213 @@
+import Foundation
+import IOSupport
+
+/// `nightly`: every scan of a dataset folder or archive, `jobs` at a time, each in its own
+/// `depthpose run` process (a crash or a runaway allocation takes down one scan, not the
+/// batch; the memory limit applies per process). Resumable through `OUT/manifest.json`.
+public final class NightlyRunner: @unchecked Sendable {  // mutable state is guarded by `lock`
+    public struct Options: Sendable {
+        public var jobs = ProcessStats.cores
+        /// Worker threads inside each scan's process (default: cores / jobs, at least 1).
+        public var threadsPerScan: Int?
+        public var force = false
+        /// Address-space limit per scan process, MiB (0 = none). Default: physical memory / jobs.
+        public var memoryLimitMB: Int?
+        public var keepExtracted = false
+        public var run = RunOptions()
+        /// The `depthpose` executable that runs each scan.
+        public var executable = NightlyRunner.currentExecutable
+        public init() {}
+
+        var threads: Int { threadsPerScan ?? max(1, ProcessStats.cores / max(1, jobs)) }
+        var memoryLimit: Int { memoryLimitMB ?? Int((ProcessInfo.processInfo.physicalMemory / UInt64(max(1, jobs))) >> 20) }
+    }
+
+    /// This process's own executable (`/proc/self/exe`).
+    public static var currentExecutable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    let dataset: String, out: String, options: Options
+    let progress: Progress
+    private let lock = NSLock()
+    private var manifest: Manifest
+    private var results: [String: ScanSummary] = [:]
+    private var problems: [String] = []
+
+    public init(dataset: String, out: String, options: Options, log: @escaping @Sendable (String) -> Void) {
+        var o = options
+        o.run.threads = o.threads
+        self.dataset = dataset; self.out = out; self.options = o
+        progress = Progress(log: log)
+        manifest = Manifest.load(out + "/manifest.json")
+    }
+
+    var manifestPath: String { out + "/manifest.json" }
+    var workDir: String { out + "/.nightly" }
+
+    /// Runs the batch, writes the summaries and returns them (`counts["failed"] > 0` → exit 3).
+    public func run() throws -> NightlySummary {
+        let started = Clock.iso()
+        try AtomicOutput.makeDirectory(workDir + "/logs")
+        let optionsPrint = Fingerprint.of(text: options.run.fingerprintText)
+        var root = dataset
+        var describe: (String) -> String = { $0 }
+        var archivePrint: String?
+        var brokenEntry: String?
+        if ArchiveExtractor.isArchive(dataset) {
+            archivePrint = Fingerprint.of(file: dataset)
+            if !options.force, let previous = unchangedArchiveSummary(archivePrint!, optionsPrint) {
+                progress.line("nightly: \(dataset) unchanged since \(previous.started): all \(previous.scans.count) scans skipped")
+                return try finish(started: started, scans: previous.scans.map { var s = $0; s.status = .skipped; s.seconds = 0; return s })
+            }
+            root = URL(fileURLWithPath: workDir + "/extract").standardizedFileURL.path
+            AtomicOutput.removeItem(root)
+            progress.line("nightly: extracting \(dataset)")
+            let x = try ArchiveExtractor.extract(dataset, into: root)
+            problems += x.refused.map { "\(dataset): entry '\($0.entry)' refused: \($0.reason)" }
+            if let f = x.fatal {
+                problems.append("\(dataset): extraction stopped at entry '\(f.entry)': \(f.reason); entries after it are missing")
+                brokenEntry = root + "/" + (ArchiveExtractor.safeRelativePath(f.entry) ?? "")
+            }
+            let prefix = URL(fileURLWithPath: root).standardizedFileURL.path + "/"
+            let archive = dataset
+            describe = { p in p.hasPrefix(prefix) ? archive + ":" + p.dropFirst(prefix.count) : p }
+        }
+        defer { if archivePrint != nil && !options.keepExtracted { AtomicOutput.removeItem(root) } }
+        let scans = try ScanDiscovery.find(root: root, excluding: [out])
+        guard !scans.isEmpty else { throw BatchError.notADataset(path: dataset, reason: "no scans found (ARKit-Scanner, Stray Scanner or ScanNet++ layouts)") }
+        if manifest.archive != archivePrint { manifest.archive = archivePrint }
+
+        var queue: [(DiscoveredScan, String)] = []
+        for s in scans {
+            let broken = brokenEntry.map { $0.hasPrefix(URL(fileURLWithPath: s.path).standardizedFileURL.path + "/") } ?? false
+            if let problem = s.problem ?? (broken ? "incomplete: the archive breaks inside this scan" : nil) {
+                results[s.name] = ScanSummary(failed: s.name, path: describe(s.path), error: problem)
+                manifest.scans[s.name] = nil
+                continue
+            }
+            let input = Fingerprint.of(folder: s.path)
+            if !options.force, let m = manifest.scans[s.name], m.input == input, m.options == optionsPrint,
+               let record = try? RunRecord.read(out + "/" + s.name + "/run.json"), record.status == .ok {
+                results[s.name] = ScanSummary(record: record, path: describe(s.path), outputFolder: s.name, status: .skipped, seconds: 0)
+                continue
+            }
+            queue.append((s, input))
+        }
+        progress.start(total: scans.count, toRun: queue.count, jobs: options.jobs)
+        let slots = DispatchSemaphore(value: options.jobs)
+        let group = DispatchGroup()
+        for (scan, input) in queue {
+            slots.wait()
+            group.enter()
+            launch(scan, input: input, optionsPrint: optionsPrint, describe: describe) { slots.signal(); group.leave() }
+        }
+        group.wait()
+        try manifest.save(manifestPath)
+        return try finish(started: started, scans: scans.compactMap { results[$0.name] })
+    }
+
+    private func finish(started: String, scans: [ScanSummary]) throws -> NightlySummary {
+        let summary = NightlySummary(dataset: dataset, started: started, finished: Clock.iso(),
+                                     options: .init(jobs: options.jobs, threadsPerScan: options.threads, force: options.force,
+                                                    memoryLimitMB: options.memoryLimit, run: options.run),
+                                     scans: scans, problems: problems)
+        try summary.write(to: out)
+        return summary
+    }
+
+    /// The previous summary, when the archive and options are unchanged and it had no failures.
+    private func unchangedArchiveSummary(_ archivePrint: String, _ optionsPrint: String) -> NightlySummary? {
+        guard manifest.archive == archivePrint, let d = FileManager.default.contents(atPath: out + "/summary.json"),
+              let previous = try? JSONDecoder().decode(NightlySummary.self, from: d), !previous.scans.isEmpty else { return nil }
+        let complete = previous.scans.allSatisfy { s in
+            s.status != .failed && manifest.scans[s.name]?.options == optionsPrint && FileManager.default.fileExists(atPath: out + "/" + s.name + "/run.json")
+        }
+        return complete ? previous : nil
+    }
+
+    /// Starts `depthpose run` for one scan; `done` is called when it has been accounted for.
+    private func launch(_ scan: DiscoveredScan, input: String, optionsPrint: String, describe: @escaping (String) -> String, done: @escaping @Sendable () -> Void) {
+        let dir = out + "/" + scan.name
+        let logPath = workDir + "/logs/" + scan.name + ".log"
+        AtomicOutput.removeItem(dir + "/run.json")  // a record left after this run is this run's
+        let t0 = Clock.now()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: options.executable)
+        p.arguments = ["run", scan.path, "--out", dir, "--name", scan.name, "--memory-limit", String(options.memoryLimit), "--exit-zero"] + options.run.arguments
+        var env = ProcessInfo.processInfo.environment
+        env["OPENBLAS_NUM_THREADS"] = "1"
+        p.environment = env
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = FileHandle(forWritingAtPath: logPath)
+        p.standardOutput = log; p.standardError = log
+        let path = describe(scan.path)
+        let finish: @Sendable (Process?) -> Void = { [self] proc in
+            try? log?.close()
+            let seconds = Clock.now() - t0
+            let summary: ScanSummary
+            if let record = try? RunRecord.read(dir + "/run.json") {
+                summary = ScanSummary(record: record, path: path, outputFolder: scan.name, seconds: seconds)
+            } else {
+                let how = proc.map { $0.terminationReason == .uncaughtSignal ? "was killed by signal \($0.terminationStatus)" : "exited with status \($0.terminationStatus)" } ?? "could not be started"
+                let tail = (try? String(contentsOfFile: logPath, encoding: .utf8))?.split(separator: "\n").last.map(String.init) ?? ""
+                summary = ScanSummary(failed: scan.name, path: path, error: "depthpose run \(how)" + (tail.isEmpty ? "" : ": \(tail)") + " (log: .nightly/logs/\(scan.name).log)",
+                                      seconds: seconds, outputs: ["log": ".nightly/logs/\(scan.name).log"])
+                AtomicOutput.removeItem(dir)  // no half-finished outputs next to a failure
+            }
+            lock.lock()
+            results[scan.name] = summary
+            manifest.scans[scan.name] = summary.status == .ok ? .init(path: path, input: input, options: optionsPrint, finished: Clock.iso()) : nil
+            try? manifest.save(manifestPath)  // resumable even if the batch itself is interrupted
+            progress.finished(summary)
+            lock.unlock()
+            done()
+        }
+        p.terminationHandler = { finish($0) }
+        lock.lock(); progress.started(scan.name); lock.unlock()
+        do { try p.run() } catch { finish(nil) }
+    }
+}
+
+extension RunOptions {
+    /// These options as `depthpose run` arguments.
+    public var arguments: [String] {
+        var a = ["--stages", stages.map(\.rawValue).joined(separator: ","), "--voxel", "\(voxel)", "--stride", "\(stride)",
+                 "--reference-name", referenceName, "--decode-format", decodeFormat, "--threads", "\(threads)"]
+        if normals { a.append("--normals") }
+        return a
+    }
+}
+
+/// Progress: a live status line on a terminal, plain log lines otherwise.
+final class Progress: @unchecked Sendable {
+    let log: @Sendable (String) -> Void
+    let tty = isatty(STDERR_FILENO) != 0
+    var total = 0, done = 0, toRun = 0
+    var running: [String] = []
+
+    init(log: @escaping @Sendable (String) -> Void) { self.log = log }
+
+    func line(_ s: String) { log((tty ? "\r\u{1b}[K" : "") + s + "\n") }
+
+    func start(total: Int, toRun: Int, jobs: Int) {
+        self.total = total; self.toRun = toRun
+        line("nightly: \(total) scans, \(toRun) to run, \(total - toRun) unchanged or unusable; \(jobs) at a time")
+    }
+
+    func started(_ name: String) {
+        running.append(name)
+        if tty { status() } else { line("nightly: start \(name)") }
+    }
+
+    func finished(_ s: ScanSummary) {
+        running.removeAll { $0 == s.name }
+        done += 1
+        line("nightly: [\(done)/\(toRun)] \(s.status.rawValue) \(s.name) (\(String(format: "%.1f", s.seconds)) s)" + (s.error.map { ": \($0)" } ?? ""))
+        if tty { status() }
+    }
+
+    private func status() {
+        log("\r\u{1b}[K[\(done)/\(toRun)] running: " + running.joined(separator: ", "))
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import Gestures
+import IOSupport
+import PointClouds
+import Stages
+
+/// `run`: every stage for one scan into one output folder, each stage isolated (a failing
+/// stage is recorded and the others still run), everything staged and committed at once.
+///
+/// Outputs (relative to the folder): `inspect.json`; `gestures.json` + `gestures.csv`;
+/// `cloud.ply` + `cloud.json`; `trajectory/` (report.json/.md/.html, trajectory.tum);
+/// `decode/` on request; and the record (`run.json` by default).
+public enum ScanRunner {
+    /// Runs `options.stages` on `scan`, writes into `out`, and returns the record (also written as `out/recordName`).
+    public static func run(scan: String, name: String? = nil, out: String, options: RunOptions, recordName: String = "run.json") throws -> RunRecord {
+        let startDate = Date()
+        let t0 = Clock.now()
+        let staged = try AtomicOutput.StagedDirectory(target: out)
+        let dir = staged.staging
+        var stages: [StageRecord] = []
+        let wanted = Set(options.stages)
+        var gestureReport: GestureReport?
+
+        func stage(_ n: StageName, _ body: (inout StageRecord) throws -> Void) {
+            guard wanted.contains(n) else { return }
+            var r = StageRecord(name: n, status: .ok, seconds: 0)
+            let s0 = Clock.now()
+            do { try body(&r) } catch {
+                r.status = .failed
+                r.error = "\(error)"
+            }
+            r.seconds = Clock.now() - s0
+            stages.append(r)
+        }
+
+        stage(.inspect) { r in
+            let (report, gestures) = try Inspector.inspectWithGestures(scan, threads: options.threads)
+            gestureReport = gestures
+            try AtomicOutput.write(try JSONOutput.encode(report), to: dir + "/inspect.json")
+            r.outputs = ["inspect.json"]
+            r.metrics["frames"] = Double(report.depth.frames)
+            r.metrics["valid_depth_fraction"] = report.depthStatistics.validFraction
+            if let t = report.timing { r.metrics["duration_s"] = t.duration; r.metrics["frame_rate"] = t.frameRate }
+            r.warnings = report.problems.filter { $0.severity == .warning }.map(\.description)
+            let errors = report.problems.filter { $0.severity == .error }
+            if !errors.isEmpty { throw BatchError.problems(errors.map(\.description)) }
+        }
+        stage(.gestures) { r in
+            // The inspect stage's decoding pass already ran the detector with the same options.
+            let report = try gestureReport ?? GestureAnalysis.run(scan: scan, threads: options.threads)
+            gestureReport = report
+            try report.write(to: dir + "/gestures.json")
+            r.outputs = ["gestures.json", "gestures.csv"]
+            r.warnings = report.warnings
+            let counts = report.counts
+            r.metrics["gestures"] = Double(report.events.count)
+            for (k, v) in counts { r.metrics["gestures_\(k)"] = Double(v) }
+        }
+        stage(.cloud) { r in
+            var o = CloudOptions()
+            o.voxelSize = options.voxel; o.normals = options.normals; o.stride = options.stride; o.threads = options.threads
+            let (cloud, summary) = try CloudBuilder.build(scan: scan, options: o)
+            var w = PLYWriter.Options()
+            w.comments = summary.plyComments
+            try PLYWriter.write(cloud, to: dir + "/cloud.ply", options: w)
+            var s = summary
+            s.seconds = 0  // timings live in the run record; cloud.json stays comparable between runs
+            try AtomicOutput.write(try JSONOutput.encode(s), to: dir + "/cloud.json")
+            r.outputs = ["cloud.ply", "cloud.json"]
+            r.warnings = summary.notes
+            r.metrics["points"] = Double(summary.points)
+            r.metrics["frames_used"] = Double(summary.framesUsed)
+            r.metrics["frames_without_pose"] = Double(summary.framesWithoutPose)
+        }
+        stage(.trajectory) { r in
+            var o = TrajectoryReporter.Options()
+            let ref = scan + "/" + options.referenceName
+            if !options.referenceName.isEmpty, FileManager.default.fileExists(atPath: ref) { o.reference = ref }
+            o.gestureCounts = gestureReport?.counts
+            let (report, series) = try TrajectoryReporter.report(scan: scan, options: o)
+            try TrajectoryReporter.write(report, series: series, to: dir + "/trajectory")
+            r.outputs = ["trajectory"]
+            r.warnings = report.notes
+            r.metrics.merge(ScanMetrics.trajectory(report)) { a, _ in a }
+        }
+        stage(.decode) { r in
+            var o = DecodeExporter.Options()
+            o.format = DecodeExporter.ImageFormat(rawValue: options.decodeFormat) ?? .png
+            o.threads = options.threads
+            let s = try DecodeExporter.export(scan: scan, to: dir + "/decode", options: o)
+            r.outputs = ["decode"]
+            r.metrics["decoded_frames"] = Double(s.frames)
+        }
+
+        let record = RunRecord(scan: scan, name: name ?? URL(fileURLWithPath: scan).lastPathComponent,
+                               started: Clock.iso(startDate), finished: Clock.iso(), seconds: Clock.now() - t0,
+                               options: options, stages: stages)
+        try AtomicOutput.write(try JSONOutput.encode(record), to: dir + "/" + recordName)
+        try staged.commit()
+        return record
+    }
+}
+
+/// Names of the per-scan figures the nightly summary shows.
+public enum ScanMetrics {
+    /// Trajectory figures: path length, tilt, jumps, loop gap and, with a reference, APE/RPE/drift.
+    public static func trajectory(_ r: TrajectoryReport) -> [String: Double] {
+        let a = r.analytics
+        var m: [String: Double] = ["path_length_m": a.pathLength, "poses": Double(a.poses), "jumps": Double(a.jumps.count),
+                                   "loop_gap_m": a.loopGap, "stationary_segments": Double(a.stationary.count)]
+        if let t = a.tilt { m["tilt_mean_deg"] = t.meanDegrees; m["tilt_max_deg"] = t.maxDegrees; m["tilt_trend_deg_per_min"] = t.trendDegreesPerMinute }
+        if let ref = r.reference {
+            m["ape_rmse_m"] = ref.ape.rmse; m["rpe_rmse_m"] = ref.rpe.rmse
+            if let d = ref.driftPerMetre.first { m["drift_percent"] = d.percent }
+        }
+        return m
+    }
+}
+
+/// Errors of the batch layer.
+public enum BatchError: DepthPoseError {
+    case problems([String])
+    case badRecord(path: String, reason: String)
+    case archive(path: String, entry: String?, reason: String)
+    case notADataset(path: String, reason: String)
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .problems, .badRecord, .archive: return .dataError
+        case .notADataset: return .noInput
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case let .problems(p): return p.joined(separator: "; ")
+        case let .badRecord(path, reason): return "\(path): not a depthpose run record: \(reason)"
+        case let .archive(path, entry, reason): return "\(path)" + (entry.map { ": entry '\($0)'" } ?? "") + ": \(reason)"
+        case let .notADataset(path, reason): return "\(path): \(reason)"
+        }
+    }
+}

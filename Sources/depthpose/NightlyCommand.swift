@@ -1,0 +1,84 @@
+import ArgumentParser
+import Batch
+import Foundation
+import IOSupport
+
+struct NightlyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "nightly",
+        abstract: "Every scan of a dataset folder or archive (.tar, .tar.gz/.tgz, .zip): run in parallel, resumable, with summary.json/.csv/.html and a history.",
+        discussion: """
+        Finds ARKit-Scanner, Stray Scanner and ScanNet++ (data/<scene>/iphone) scans at any depth and runs `depthpose run` \
+        for each in its own process (--jobs at a time, memory-limited), writing OUT/<scan>/. Unchanged scans (same files, \
+        sizes and times; same options; last run ok) are skipped; --force redoes all. A failing scan is recorded with its \
+        error and the rest complete. Exit codes: 0 all ok or skipped, 3 some scans failed, 66/65 the dataset itself is \
+        missing or unreadable.
+        """)
+
+    @Argument(help: "Dataset folder or archive.") var dataset: String
+    @Option(name: .long, help: "Output folder.") var out: String
+    @Option(help: "Scans processed at the same time (default: all cores).") var jobs = ProcessStats.cores
+    @Option(help: "Worker threads inside each scan (default: cores / jobs).") var threadsPerScan: Int?
+    @Option(help: "Address-space limit per scan in MiB (default: physical memory / jobs; 0 = none).") var memoryLimit: Int?
+    @Flag(help: "Redo every scan, changed or not.") var force = false
+    @Flag(help: "Keep the extracted archive in OUT/.nightly/extract.") var keepExtracted = false
+    @OptionGroup var stageOptions: RunStageOptions
+
+    func validate() throws {
+        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        if let t = threadsPerScan, t < 1 { throw ValidationError("--threads-per-scan must be at least 1") }
+        if let m = memoryLimit, m < 0 { throw ValidationError("--memory-limit must be >= 0") }
+    }
+
+    func run() throws {
+        var o = NightlyRunner.Options()
+        o.jobs = jobs; o.threadsPerScan = threadsPerScan; o.memoryLimitMB = memoryLimit
+        o.force = force; o.keepExtracted = keepExtracted
+        o.run = stageOptions.options(threads: 1)
+        let runner = NightlyRunner(dataset: dataset, out: out, options: o) { FileHandle.standardError.write(Data($0.utf8)) }
+        let t0 = ProcessStats.now()
+        let s = try runner.run()
+        let c = s.counts
+        emit("nightly: \(s.scans.count) scans: \(c["ok"] ?? 0) ok, \(c["failed"] ?? 0) failed, \(c["skipped"] ?? 0) skipped"
+             + (s.problems.isEmpty ? "" : ", \(s.problems.count) archive problems") + " in \(String(format: "%.1f", ProcessStats.now() - t0)) s → \(out)/summary.html")
+        if s.hasFailures { throw ExitCode(ExitStatus.partialFailure.rawValue) }
+    }
+}
+
+struct ScansCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scans",
+        abstract: "List the scans `nightly` would process under a dataset folder (name, layout, path, problem).",
+        discussion: "--json prints a list of {name, path, layout, problem}; the Snakemake workflow reads it.")
+
+    @Argument(help: "Dataset folder.") var dataset: String
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        let scans = try ScanDiscovery.find(root: dataset)
+        if json { emit(try JSONOutput.text(scans)); return }
+        emit(scans.map { "\($0.name)\t\($0.layout)\t\($0.path)" + ($0.problem.map { "\t\($0)" } ?? "") }.joined(separator: "\n"))
+    }
+}
+
+struct SummarizeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "summarize",
+        abstract: "Write summary.json/.csv/.html (and append the history) from the run records in an output folder.",
+        discussion: """
+        For workflow engines that run the stages themselves (Pipelines/Snakefile): merges each scan's run*.json records \
+        (one per stage job) and summarises them exactly like `nightly`. Scans named with --scans but without a record are \
+        listed as failed. Exit 3 when a scan failed.
+        """)
+
+    @Argument(help: "Output folder holding <scan>/run*.json.") var out: String
+    @Option(help: "Dataset name recorded in the summary.") var dataset = ""
+    @Option(help: "Scan names expected (comma-separated; default: every folder with a record).") var scans: String?
+
+    func run() throws {
+        let s = try Summarizer.summarize(out: out, dataset: dataset, expected: scans.map { $0.split(separator: ",").map(String.init) })
+        let c = s.counts
+        emit("summary: \(s.scans.count) scans: \(c["ok"] ?? 0) ok, \(c["failed"] ?? 0) failed → \(out)/summary.html")
+        if s.hasFailures { throw ExitCode(ExitStatus.partialFailure.rawValue) }
+    }
+}
