@@ -69,11 +69,18 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
                 problems.append("\(dataset): extraction stopped at entry '\(f.entry)': \(f.reason); entries after it are missing")
                 brokenEntry = root + "/" + (ArchiveExtractor.safeRelativePath(f.entry) ?? "")
             }
-            let prefix = URL(fileURLWithPath: root).standardizedFileURL.path + "/"
+            let prefix = root + "/"
+            // An archive of one top-level folder (dataset.tar.gz → dataset/...) names scans as the folder would.
+            let top = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).filter { !$0.hasPrefix(".") }
+            var isDir: ObjCBool = false
+            if top.count == 1, FileManager.default.fileExists(atPath: root + "/" + top[0], isDirectory: &isDir), isDir.boolValue,
+               ScanDiscovery.layout(of: root + "/" + top[0], files: Set((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + top[0])) ?? [])) == nil {
+                root += "/" + top[0]
+            }
             let archive = dataset
             describe = { p in p.hasPrefix(prefix) ? archive + ":" + p.dropFirst(prefix.count) : p }
         }
-        defer { if archivePrint != nil && !options.keepExtracted { AtomicOutput.removeItem(root) } }
+        defer { if archivePrint != nil && !options.keepExtracted { AtomicOutput.removeItem(workDir + "/extract") } }
         let scans = try ScanDiscovery.find(root: root, excluding: [out])
         guard !scans.isEmpty else { throw BatchError.notADataset(path: dataset, reason: "no scans found (ARKit-Scanner, Stray Scanner or ScanNet++ layouts)") }
         if manifest.archive != archivePrint { manifest.archive = archivePrint }
@@ -134,14 +141,15 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         let t0 = Clock.now()
         let p = Process()
         p.executableURL = URL(fileURLWithPath: options.executable)
-        p.arguments = ["run", scan.path, "--out", dir, "--name", scan.name, "--memory-limit", String(options.memoryLimit), "--exit-zero"] + options.run.arguments
+        let path = describe(scan.path)
+        p.arguments = ["run", scan.path, "--out", dir, "--name", scan.name, "--memory-limit", String(options.memoryLimit), "--exit-zero"]
+            + (path == scan.path ? [] : ["--source", path]) + options.run.arguments
         var env = ProcessInfo.processInfo.environment
         env["OPENBLAS_NUM_THREADS"] = "1"
         p.environment = env
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = FileHandle(forWritingAtPath: logPath)
         p.standardOutput = log; p.standardError = log
-        let path = describe(scan.path)
         let finish: @Sendable (Process?) -> Void = { [self] proc in
             try? log?.close()
             let seconds = Clock.now() - t0

@@ -12,7 +12,11 @@ import Stages
 /// `decode/` on request; and the record (`run.json` by default).
 public enum ScanRunner {
     /// Runs `options.stages` on `scan`, writes into `out`, and returns the record (also written as `out/recordName`).
-    public static func run(scan: String, name: String? = nil, out: String, options: RunOptions, recordName: String = "run.json") throws -> RunRecord {
+    /// `source`, when given, is how outputs name the scan instead of its path (an archive
+    /// member's `archive.tar:dir/scan` rather than its temporary extraction folder).
+    public static func run(scan: String, name: String? = nil, source: String? = nil, out: String, options: RunOptions,
+                           recordName: String = "run.json") throws -> RunRecord {
+        func shown(_ p: String) -> String { source.map { p.hasPrefix(scan) ? $0 + p.dropFirst(scan.count) : p } ?? p }
         let startDate = Date()
         let t0 = Clock.now()
         let staged = try AtomicOutput.StagedDirectory(target: out)
@@ -34,7 +38,8 @@ public enum ScanRunner {
         }
 
         stage(.inspect) { r in
-            let (report, gestures) = try Inspector.inspectWithGestures(scan, threads: options.threads)
+            var (report, gestures) = try Inspector.inspectWithGestures(scan, threads: options.threads)
+            report.scan = shown(report.scan)
             gestureReport = gestures
             try AtomicOutput.write(try JSONOutput.encode(report), to: dir + "/inspect.json")
             r.outputs = ["inspect.json"]
@@ -59,7 +64,8 @@ public enum ScanRunner {
         stage(.cloud) { r in
             var o = CloudOptions()
             o.voxelSize = options.voxel; o.normals = options.normals; o.stride = options.stride; o.threads = options.threads
-            let (cloud, summary) = try CloudBuilder.build(scan: scan, options: o)
+            var (cloud, summary) = try CloudBuilder.build(scan: scan, options: o)
+            summary.scan = shown(summary.scan)
             var w = PLYWriter.Options()
             w.comments = summary.plyComments
             try PLYWriter.write(cloud, to: dir + "/cloud.ply", options: w)
@@ -77,7 +83,9 @@ public enum ScanRunner {
             let ref = scan + "/" + options.referenceName
             if !options.referenceName.isEmpty, FileManager.default.fileExists(atPath: ref) { o.reference = ref }
             o.gestureCounts = gestureReport?.counts
-            let (report, series) = try TrajectoryReporter.report(scan: scan, options: o)
+            var (report, series) = try TrajectoryReporter.report(scan: scan, options: o)
+            report.scan = shown(report.scan)
+            if let f = report.reference?.file { report.reference?.file = shown(f) }
             try TrajectoryReporter.write(report, series: series, to: dir + "/trajectory")
             r.outputs = ["trajectory"]
             r.warnings = report.notes
@@ -92,7 +100,7 @@ public enum ScanRunner {
             r.metrics["decoded_frames"] = Double(s.frames)
         }
 
-        let record = RunRecord(scan: scan, name: name ?? URL(fileURLWithPath: scan).lastPathComponent,
+        let record = RunRecord(scan: shown(scan), name: name ?? URL(fileURLWithPath: scan).lastPathComponent,
                                started: Clock.iso(startDate), finished: Clock.iso(), seconds: Clock.now() - t0,
                                options: options, stages: stages)
         try AtomicOutput.write(try JSONOutput.encode(record), to: dir + "/" + recordName)

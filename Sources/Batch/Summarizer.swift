@@ -3,15 +3,25 @@ import Foundation
 /// Summaries from run records already on disk: what the Snakemake workflow's final rule
 /// calls (each stage job wrote its own `run-<stage>.json`; `RunRecord.merge` joins them).
 public enum Summarizer {
-    public static func summarize(out: String, dataset: String, expected: [String]? = nil) throws -> NightlySummary {
+    /// Summarises `out`. With a dataset folder, its scans are rediscovered: folders that are
+    /// not scans are listed with their problem, scans without a record as failed.
+    public static func summarize(out: String, dataset: String) throws -> NightlySummary {
         let started = Clock.iso()
         let fm = FileManager.default
-        let folders = (try? fm.contentsOfDirectory(atPath: out)) ?? []
+        var isDir: ObjCBool = false
+        let expected: [DiscoveredScan]
+        if fm.fileExists(atPath: dataset, isDirectory: &isDir), isDir.boolValue {
+            expected = try ScanDiscovery.find(root: dataset, excluding: [out])
+        } else {
+            expected = ((try? fm.contentsOfDirectory(atPath: out)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+                .filter { fm.fileExists(atPath: out + "/" + $0, isDirectory: &isDir) && isDir.boolValue }
+                .map { DiscoveredScan(name: $0, path: "", layout: "unknown", problem: nil) }
+        }
         var scans: [ScanSummary] = []
         var options: RunOptions?
-        let names = expected ?? folders.filter { !$0.hasPrefix(".") }.sorted()
-        for name in names.sorted() {
-            let dir = out + "/" + name
+        for scan in expected {
+            if let problem = scan.problem { scans.append(ScanSummary(failed: scan.name, path: scan.path, error: problem)); continue }
+            let dir = out + "/" + scan.name
             let files = ((try? fm.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasPrefix("run") && $0.hasSuffix(".json") }.sorted()
             var records: [RunRecord] = []
             var errors: [String] = []
@@ -19,13 +29,11 @@ public enum Summarizer {
                 do { records.append(try RunRecord.read(dir + "/" + f)) } catch { errors.append("\(error)") }
             }
             guard let merged = RunRecord.merge(records) else {
-                if expected != nil || !errors.isEmpty {
-                    scans.append(ScanSummary(failed: name, path: "", error: errors.first ?? "no run record in \(dir)"))
-                }
+                scans.append(ScanSummary(failed: scan.name, path: scan.path, error: errors.first ?? "no run record in \(dir)"))
                 continue
             }
             options = options ?? merged.options
-            scans.append(ScanSummary(record: merged, path: merged.scan, outputFolder: name))
+            scans.append(ScanSummary(record: merged, path: merged.scan, outputFolder: scan.name))
         }
         let summary = NightlySummary(dataset: dataset, started: started, finished: Clock.iso(),
                                      options: .init(jobs: 0, threadsPerScan: options?.threads ?? 0, force: false, memoryLimitMB: 0, run: options ?? RunOptions()),

@@ -67,16 +67,16 @@ struct SummarizeCommand: ParsableCommand {
         abstract: "Write summary.json/.csv/.html (and append the history) from the run records in an output folder.",
         discussion: """
         For workflow engines that run the stages themselves (Pipelines/Snakefile): merges each scan's run*.json records \
-        (one per stage job) and summarises them exactly like `nightly`. Scans named with --scans but without a record are \
-        listed as failed. Exit 3 when a scan failed.
+        (one per stage job) and summarises them exactly like `nightly`. With --dataset naming the dataset folder, its \
+        scans are rediscovered: folders that are not scans are listed with their problem, scans without a record as \
+        failed. Exit 3 when a scan failed.
         """)
 
     @Argument(help: "Output folder holding <scan>/run*.json.") var out: String
-    @Option(help: "Dataset name recorded in the summary.") var dataset = ""
-    @Option(help: "Scan names expected (comma-separated; default: every folder with a record).") var scans: String?
+    @Option(help: "The dataset folder (scans are rediscovered from it; otherwise every folder of OUT with a record).") var dataset = ""
 
     func run() throws {
-        let s = try Summarizer.summarize(out: out, dataset: dataset, expected: scans.map { $0.split(separator: ",").map(String.init) })
+        let s = try Summarizer.summarize(out: out, dataset: dataset)
         let c = s.counts
         emit("summary: \(s.scans.count) scans: \(c["ok"] ?? 0) ok, \(c["failed"] ?? 0) failed → \(out)/summary.html")
         if s.hasFailures { throw ExitCode(ExitStatus.partialFailure.rawValue) }

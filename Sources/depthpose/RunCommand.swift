@@ -48,6 +48,7 @@ struct RunCommand: ParsableCommand {
     @Argument(help: "Scan folder.") var scan: String
     @Option(name: .long, help: "Output folder.") var out: String
     @Option(help: "Name recorded for the scan (default: the folder's name).") var name: String?
+    @Option(help: "How outputs name the scan instead of its path (nightly passes archive:member for archives).") var source: String?
     @Option(help: "File name of the run record inside DIR (the Snakemake workflow writes one per stage).") var record = "run.json"
     @Option(help: "Address-space limit for this process in MiB (0 = none): a runaway scan fails instead of exhausting the machine.")
     var memoryLimit = 0
@@ -64,7 +65,7 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         if memoryLimit > 0 { ProcessStats.limitAddressSpace(megabytes: memoryLimit) }
         guard FileManager.default.fileExists(atPath: scan) else { throw IOError.missing(path: scan, what: "scan folder") }
-        let r = try ScanRunner.run(scan: scan, name: name, out: out, options: stageOptions.options(threads: threads.threads), recordName: record)
+        let r = try ScanRunner.run(scan: scan, name: name, source: source, out: out, options: stageOptions.options(threads: threads.threads), recordName: record)
         if json { emit(try JSONOutput.text(r)) } else {
             var s = "\(r.name): \(r.status.rawValue) in \(String(format: "%.2f", r.seconds)) s → \(out)\n"
             for st in r.stages {
