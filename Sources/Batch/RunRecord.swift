@@ -5,6 +5,17 @@ import IOSupport
 public enum StageName: String, Sendable, Codable, CaseIterable {
     case inspect, gestures, cloud, trajectory, decode
 
+    /// The files and folders this stage writes into a scan's output folder.
+    public var outputs: [String] {
+        switch self {
+        case .inspect: return ["inspect.json"]
+        case .gestures: return ["gestures.json", "gestures.csv"]
+        case .cloud: return ["cloud.ply", "cloud.json"]
+        case .trajectory: return ["trajectory"]
+        case .decode: return ["decode"]
+        }
+    }
+
     /// What `run` does unless told otherwise (`decode` only on request).
     public static let standard: [StageName] = [.inspect, .gestures, .cloud, .trajectory]
 }

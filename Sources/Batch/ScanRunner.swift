@@ -29,9 +29,15 @@ public enum ScanRunner {
             guard wanted.contains(n) else { return }
             var r = StageRecord(name: n, status: .ok, seconds: 0)
             let s0 = Clock.now()
-            do { try body(&r) } catch {
+            do {
+                try body(&r)
+                r.outputs = n.outputs
+            } catch {
                 r.status = .failed
                 r.error = "\(error)"
+                r.outputs = []
+                // Neither tonight's partial files nor an older run's stay next to a failure.
+                for o in n.outputs { AtomicOutput.removeItem(dir + "/" + o); AtomicOutput.removeItem(out + "/" + o) }
             }
             r.seconds = Clock.now() - s0
             stages.append(r)
@@ -42,20 +48,21 @@ public enum ScanRunner {
             report.scan = shown(report.scan)
             gestureReport = gestures
             try AtomicOutput.write(try JSONOutput.encode(report), to: dir + "/inspect.json")
-            r.outputs = ["inspect.json"]
             r.metrics["frames"] = Double(report.depth.frames)
             r.metrics["valid_depth_fraction"] = report.depthStatistics.validFraction
             if let t = report.timing { r.metrics["duration_s"] = t.duration; r.metrics["frame_rate"] = t.frameRate }
             r.warnings = report.problems.filter { $0.severity == .warning }.map(\.description)
             let errors = report.problems.filter { $0.severity == .error }
-            if !errors.isEmpty { throw BatchError.problems(errors.map(\.description)) }
+            if !errors.isEmpty {  // the report itself is complete: it stays, and says what is wrong
+                r.status = .failed
+                r.error = BatchError.problems(errors.map(\.description)).description
+            }
         }
         stage(.gestures) { r in
             // The inspect stage's decoding pass already ran the detector with the same options.
             let report = try gestureReport ?? GestureAnalysis.run(scan: scan, threads: options.threads)
             gestureReport = report
             try report.write(to: dir + "/gestures.json")
-            r.outputs = ["gestures.json", "gestures.csv"]
             r.warnings = report.warnings
             let counts = report.counts
             r.metrics["gestures"] = Double(report.events.count)
@@ -72,11 +79,13 @@ public enum ScanRunner {
             var s = summary
             s.seconds = 0  // timings live in the run record; cloud.json stays comparable between runs
             try AtomicOutput.write(try JSONOutput.encode(s), to: dir + "/cloud.json")
-            r.outputs = ["cloud.ply", "cloud.json"]
             r.warnings = summary.notes
             r.metrics["points"] = Double(summary.points)
             r.metrics["frames_used"] = Double(summary.framesUsed)
             r.metrics["frames_without_pose"] = Double(summary.framesWithoutPose)
+            if summary.points == 0 {
+                throw BatchError.problems(["empty cloud: none of the \(summary.frames) frames had depth and a usable pose (\(summary.framesWithoutPose) without a pose)"])
+            }
         }
         stage(.trajectory) { r in
             var o = TrajectoryReporter.Options()
@@ -87,7 +96,6 @@ public enum ScanRunner {
             report.scan = shown(report.scan)
             if let f = report.reference?.file { report.reference?.file = shown(f) }
             try TrajectoryReporter.write(report, series: series, to: dir + "/trajectory")
-            r.outputs = ["trajectory"]
             r.warnings = report.notes
             r.metrics.merge(ScanMetrics.trajectory(report)) { a, _ in a }
         }
@@ -96,7 +104,6 @@ public enum ScanRunner {
             o.format = DecodeExporter.ImageFormat(rawValue: options.decodeFormat) ?? .png
             o.threads = options.threads
             let s = try DecodeExporter.export(scan: scan, to: dir + "/decode", options: o)
-            r.outputs = ["decode"]
             r.metrics["decoded_frames"] = Double(s.frames)
         }
 
@@ -141,7 +148,7 @@ public enum BatchError: DepthPoseError {
 
     public var description: String {
         switch self {
-        case let .problems(p): return p.joined(separator: "; ")
+        case let .problems(p): return p.prefix(3).joined(separator: "; ") + (p.count > 3 ? "; and \(p.count - 3) more" : "")
         case let .badRecord(path, reason): return "\(path): not a depthpose run record: \(reason)"
         case let .archive(path, entry, reason): return "\(path)" + (entry.map { ": entry '\($0)'" } ?? "") + ": \(reason)"
         case let .notADataset(path, reason): return "\(path): \(reason)"
