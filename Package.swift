@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(name: "TrajectoriesTests", dependencies: ["Trajectories", "Geometry", "TestSupport"]),
         .testTarget(name: "GesturesTests", dependencies: ["Gestures", "Synthesis", "ScanFormats", "Codecs", "TestSupport"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "TestSupport"]),
-        .testTarget(name: "BatchTests", dependencies: ["Batch", "Stages", "Synthesis", "TestSupport"]),
+        .testTarget(name: "BatchTests", dependencies: ["Batch", "IOSupport", "Stages", "Synthesis", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "PointClouds", "depthpose"]),
     ]
 )

@@ -1,0 +1,80 @@
+import Foundation
+import XCTest
+@testable import Batch
+import Gestures
+import IOSupport
+import Stages
+import TestSupport
+
+/// `run`: the same outputs as the stages run on their own, and isolated stage failures.
+final class ScanRunnerTests: XCTestCase {
+    func testOutputsEqualTheStandaloneStagesAndTheRecordSaysWhatRan() throws {
+        let scan = try TestSupport.synthScan(frames: 30, seed: 3) { $0.gestures = 1 }
+        let out = TestSupport.temporaryDirectory("run")
+        var o = RunOptions(); o.threads = 2
+        let r = try ScanRunner.run(scan: scan, out: out, options: o)
+        XCTAssertEqual(r.status, .ok, "\(r.stages)")
+        XCTAssertEqual(r.stages.map(\.name), StageName.standard)
+        XCTAssertEqual(try RunRecord.read(out + "/run.json").stages, r.stages)
+        for f in ["inspect.json", "gestures.json", "gestures.csv", "cloud.ply", "cloud.json", "trajectory/report.json", "trajectory/report.html", "trajectory/trajectory.tum"] {
+            XCTAssertTrue(FileManager.default.fileExists(atPath: out + "/" + f), f)
+        }
+        // inspect and gestures share one decoding pass, yet write what the stages alone write.
+        XCTAssertEqual(TestSupport.read(out + "/inspect.json"), [UInt8](try JSONOutput.encode(Inspector.inspect(scan))))
+        let alone = out + "/alone-gestures.json"
+        try GestureAnalysis.run(scan: scan).write(to: alone)
+        XCTAssertEqual(TestSupport.read(out + "/gestures.json"), TestSupport.read(alone))
+        // The trajectory report used the scan's ground truth and the shared gesture counts.
+        var t = TrajectoryReporter.Options(); t.reference = scan + "/groundtruth.tum"
+        let (report, _) = try TrajectoryReporter.report(scan: scan, options: t)
+        XCTAssertEqual(TestSupport.read(out + "/trajectory/report.json"), [UInt8](try JSONOutput.encode(report)))
+        XCTAssertNotNil(report.reference)
+        // Figures for the summary.
+        let m = r.metrics
+        XCTAssertEqual(m["frames"], 30)
+        XCTAssertEqual(m["gestures"], Double(report.gestures!.values.reduce(0, +)))
+        XCTAssertEqual(m["path_length_m"], report.analytics.pathLength)
+        XCTAssertEqual(m["ape_rmse_m"], report.reference!.ape.rmse)
+        XCTAssertGreaterThan(m["points"]!, 1000)
+    }
+
+    func testAFailingStageIsRecordedAndLeavesNoOutputsWhileTheOthersRun() throws {
+        let scan = TestSupport.copy(try TestSupport.synthScan(frames: 12, seed: 4))
+        let out = TestSupport.temporaryDirectory("runfail")
+        var o = RunOptions(); o.threads = 1
+        XCTAssertEqual(try ScanRunner.run(scan: scan, out: out, options: o).status, .ok)
+        // Every pose NaN: inspect names the poses, cloud and trajectory fail; the old cloud and report go.
+        let keys = try JSONSerialization.jsonObject(with: Data(TestSupport.read(scan + "/trans.json"))) as! [String: String]
+        TestSupport.writeText("{" + keys.keys.map { "\"\($0)\": \"[" + Array(repeating: "nan", count: 16).joined(separator: ",") + "]\"" }.joined(separator: ",") + "}", scan + "/trans.json")
+        let r = try ScanRunner.run(scan: scan, out: out, options: o)
+        let status = Dictionary(uniqueKeysWithValues: r.stages.map { ($0.name, $0.status) })
+        XCTAssertEqual(status, [.inspect: .failed, .gestures: .ok, .cloud: .failed, .trajectory: .failed])
+        XCTAssertTrue(r.error!.hasPrefix("inspect: error: trans.json"), r.error!)
+        XCTAssertTrue(r.error!.contains("and 9 more"), r.error!)
+        XCTAssertTrue(r.stages[2].error!.contains("empty cloud"), r.stages[2].error!)
+        XCTAssertTrue(r.stages[3].error!.contains("fewer than 2 usable poses"), r.stages[3].error!)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out + "/cloud.ply"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out + "/trajectory"))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: out + "/inspect.json"))  // the report that says what is wrong
+        XCTAssertTrue(FileManager.default.fileExists(atPath: out + "/gestures.json"))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasPrefix(".") }, [])
+    }
+
+    func testSingleStageJobsMergeIntoTheFullRun() throws {
+        let scan = try TestSupport.synthScan(frames: 12, seed: 5)
+        let full = TestSupport.temporaryDirectory("full"), split = TestSupport.temporaryDirectory("split")
+        var o = RunOptions(); o.threads = 1
+        _ = try ScanRunner.run(scan: scan, out: full, options: o)
+        var merged: [RunRecord] = []
+        for s in StageName.standard.reversed() {
+            var one = o; one.stages = [s]
+            merged.append(try ScanRunner.run(scan: scan, out: split, options: one, recordName: "run-\(s.rawValue).json"))
+        }
+        let m = RunRecord.merge(merged)!
+        XCTAssertEqual(m.stages.map(\.name), StageName.standard)
+        XCTAssertEqual(m.metrics, try RunRecord.read(full + "/run.json").metrics)
+        for f in ["inspect.json", "gestures.json", "gestures.csv", "cloud.ply", "cloud.json", "trajectory/report.json", "trajectory/trajectory.tum"] {
+            XCTAssertEqual(TestSupport.read(split + "/" + f), TestSupport.read(full + "/" + f), f)
+        }
+    }
+}
