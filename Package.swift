@@ -71,6 +71,6 @@ let package = Package(
         .testTarget(name: "GesturesTests", dependencies: ["Gestures", "Synthesis", "ScanFormats", "Codecs", "TestSupport"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "TestSupport"]),
         .testTarget(name: "BatchTests", dependencies: ["Batch", "IOSupport", "Stages", "Synthesis", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "PointClouds", "depthpose"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "PointClouds", "Batch", "depthpose"]),
     ]
 )

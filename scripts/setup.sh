@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what depthpose needs to build (Debian packages) and, with --tests, a Python
-# venv holding the ScanNet++ toolkit's decode dependencies (parity tests) and plyfile
-# (an independent PLY reader for the cloud tests).
+# venv holding the ScanNet++ toolkit's decode dependencies (parity tests), plyfile
+# (an independent PLY reader for the cloud tests) and Snakemake (the Pipelines/ workflow test).
 # Idempotent: packages already present are not reinstalled. Prints the venv's python last.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +25,7 @@ if [ "${1:-}" = "--tests" ]; then
     apt_install python3 python3-venv
     python3 -m venv "$venv"
   fi
-  "$venv/bin/python" -c "import numpy, lz4.block, imageio, plyfile" 2>/dev/null ||
-    "$venv/bin/pip" install -q numpy lz4 imageio plyfile >&2
+  "$venv/bin/python" -c "import numpy, lz4.block, imageio, plyfile, snakemake" 2>/dev/null ||
+    "$venv/bin/pip" install -q numpy lz4 imageio plyfile snakemake >&2
   echo "$venv/bin/python"
 fi

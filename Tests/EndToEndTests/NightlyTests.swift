@@ -1,0 +1,195 @@
+import Foundation
+import XCTest
+import Batch
+import TestSupport
+
+/// `nightly` through the built binary: bad scans named and isolated, resumability, archives,
+/// and the Snakemake workflow producing the same per-scan outputs.
+final class NightlyTests: XCTestCase {
+    static let good = ["alpha", "sub/beta", "gamma"]
+
+    /// Three small good scans (one Stray, one with a gesture) under `root`.
+    func makeDataset(_ root: String) throws {
+        for (i, name) in Self.good.enumerated() {
+            var args = ["synth", "--out", root + "/" + name, "--frames", "24", "--width", "64", "--height", "48", "--seed", "\(i + 1)"]
+            if name == "sub/beta" { args += ["--layout", "stray"] }
+            if name == "gamma" { args += ["--gestures", "1"] }
+            XCTAssertEqual(try TestSupport.run(TestSupport.productsDirectory + "/depthpose", args).status, 0)
+        }
+    }
+
+    func summary(_ out: String) throws -> NightlySummary {
+        try JSONDecoder().decode(NightlySummary.self, from: Data(TestSupport.read(out + "/summary.json")))
+    }
+
+    /// Every output file of a scan folder except its run records (timings differ), as bytes.
+    func outputs(_ dir: String) -> [String: [UInt8]] {
+        var files: [String: [UInt8]] = [:]
+        let e = FileManager.default.enumerator(atPath: dir)!
+        while let rel = e.nextObject() as? String {
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: dir + "/" + rel, isDirectory: &isDir), !isDir.boolValue,
+                  !(rel.hasPrefix("run") && rel.hasSuffix(".json")) else { continue }
+            files[rel] = TestSupport.read(dir + "/" + rel)
+        }
+        return files
+    }
+
+    func nightly(_ args: String...) throws -> TestSupport.Run {
+        try TestSupport.run(TestSupport.productsDirectory + "/depthpose", ["nightly"] + args)
+    }
+
+    func testBadScansAreNamedAndTheGoodOnesAreCompleteAndUnchanged() throws {
+        let root = TestSupport.temporaryDirectory("dataset")
+        try makeDataset(root)
+        // Reference outputs without the bad scans.
+        let clean = TestSupport.temporaryDirectory("clean")
+        let c = try nightly(root, "--out", clean, "--jobs", "2")
+        XCTAssertEqual(c.status, 0, c.stderr)
+
+        // The bad ones: an empty folder, a scan missing depth.bin, a truncated depth.bin, all poses NaN.
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: root + "/empty", withIntermediateDirectories: true)
+        try fm.copyItem(atPath: root + "/alpha", toPath: root + "/nodepth"); try fm.removeItem(atPath: root + "/nodepth/depth.bin")
+        try fm.copyItem(atPath: root + "/alpha", toPath: root + "/truncated"); TestSupport.truncate(root + "/truncated/depth.bin", by: 5000)
+        try fm.copyItem(atPath: root + "/gamma", toPath: root + "/nanposes")
+        let keys = try JSONSerialization.jsonObject(with: Data(TestSupport.read(root + "/nanposes/trans.json"))) as! [String: String]
+        TestSupport.writeText("{" + keys.keys.map { "\"\($0)\": \"[" + Array(repeating: "nan", count: 16).joined(separator: ",") + "]\"" }.joined(separator: ",") + "}",
+                              root + "/nanposes/trans.json")
+
+        let out = TestSupport.temporaryDirectory("nightly")
+        let r = try nightly(root, "--out", out, "--jobs", "2")
+        XCTAssertEqual(r.status, 3, r.stdout + r.stderr)  // some failed
+        let s = try summary(out)
+        let byName = Dictionary(uniqueKeysWithValues: s.scans.map { ($0.name, $0) })
+        XCTAssertEqual(Set(byName.keys), ["alpha", "sub__beta", "gamma", "empty", "nodepth", "truncated", "nanposes"])
+        XCTAssertEqual(byName["empty"]?.error, "empty folder: no scan files")
+        XCTAssertTrue(byName["nodepth"]!.error!.contains("missing depth.bin"), byName["nodepth"]!.error!)
+        XCTAssertTrue(byName["truncated"]!.error!.contains("truncated/depth.bin: frame"), byName["truncated"]!.error!)
+        XCTAssertTrue(byName["truncated"]!.error!.contains("byte offset"), byName["truncated"]!.error!)
+        XCTAssertTrue(byName["nanposes"]!.error!.contains("NaN"), byName["nanposes"]!.error!)
+        for bad in ["empty", "nodepth", "truncated", "nanposes"] { XCTAssertEqual(byName[bad]?.status, .failed, bad) }
+        // The good scans: complete, and byte for byte what the run without the bad ones wrote.
+        for name in ["alpha", "sub__beta", "gamma"] {
+            XCTAssertEqual(byName[name]?.status, .ok, name)
+            let got = outputs(out + "/" + name), want = outputs(clean + "/" + name)
+            XCTAssertEqual(Set(got.keys), Set(want.keys), name)
+            XCTAssertGreaterThanOrEqual(got.count, 8, name)
+            for (k, v) in want { XCTAssertEqual(got[k], v, "\(name)/\(k)") }
+            XCTAssertGreaterThan(byName[name]!.metrics["points"] ?? 0, 0)
+        }
+        // The page and the CSV name each problem too.
+        let html = TestSupport.readText(out + "/summary.html"), csv = TestSupport.readText(out + "/summary.csv")
+        for name in ["empty", "nodepth", "truncated", "nanposes"] {
+            XCTAssertTrue(html.contains("<b>\(name)</b>"), name)
+            XCTAssertTrue(csv.contains("\n\(name),failed,"), name)
+        }
+        XCTAssertEqual(csv.split(separator: "\n").count, 8)
+        XCTAssertFalse(fm.fileExists(atPath: out + "/empty"))
+    }
+
+    func testResumeSkipsUnchangedScansAndRedoesChangedOnes() throws {
+        let root = TestSupport.temporaryDirectory("resume")
+        try makeDataset(root)
+        let out = TestSupport.temporaryDirectory("resume-out")
+        XCTAssertEqual(try nightly(root, "--out", out, "--jobs", "1").status, 0)
+        let firstCloud = TestSupport.read(out + "/alpha/cloud.ply")
+        let firstRecord = TestSupport.read(out + "/alpha/run.json")
+
+        XCTAssertEqual(try nightly(root, "--out", out).status, 0)
+        XCTAssertEqual(try summary(out).scans.map(\.status), [.skipped, .skipped, .skipped])
+        XCTAssertEqual(TestSupport.read(out + "/alpha/run.json"), firstRecord)
+        XCTAssertEqual(try summary(out).scans.first { $0.name == "alpha" }?.metrics, try RunRecord.read(out + "/alpha/run.json").metrics)
+
+        // A changed input file redoes that scan only; a changed option redoes all; --force redoes all.
+        var times = [timespec(tv_sec: 1_700_000_000, tv_nsec: 0), timespec(tv_sec: 1_700_000_000, tv_nsec: 0)]
+        XCTAssertEqual(utimensat(AT_FDCWD, root + "/gamma/imu.json", &times, 0), 0)
+        XCTAssertEqual(try nightly(root, "--out", out).status, 0)
+        XCTAssertEqual(Dictionary(uniqueKeysWithValues: try summary(out).scans.map { ($0.name, $0.status) }),
+                       ["alpha": .skipped, "sub__beta": .skipped, "gamma": .ok])
+        XCTAssertEqual(try nightly(root, "--out", out, "--voxel", "0.05").status, 0)
+        XCTAssertEqual(try summary(out).scans.map(\.status), [.ok, .ok, .ok])
+        XCTAssertNotEqual(TestSupport.read(out + "/alpha/cloud.ply"), firstCloud)
+        XCTAssertEqual(try nightly(root, "--out", out, "--voxel", "0.05", "--force").status, 0)
+        XCTAssertEqual(try summary(out).scans.map(\.status), [.ok, .ok, .ok])
+        // Five nights in the history, the last all ok.
+        let history = History.load(out + "/history.jsonl")
+        XCTAssertEqual(history.count, 5)
+        XCTAssertEqual(history.last?.counts["ok"], 3)
+        XCTAssertTrue(TestSupport.readText(out + "/summary.html").contains("Over the nights"))
+    }
+
+    func testArchivesGiveTheFolderOutputsAndHostileEntriesAreNamed() throws {
+        let base = TestSupport.temporaryDirectory("archive")
+        try makeDataset(base + "/dataset")
+        let folderOut = base + "/out-folder"
+        XCTAssertEqual(try nightly(base + "/dataset", "--out", folderOut).status, 0)
+        let tar = try TestSupport.run("/usr/bin/tar", ["czf", base + "/dataset.tar.gz", "-C", base, "dataset"])
+        XCTAssertEqual(tar.status, 0, tar.stderr)
+        let out = base + "/out-archive"
+        let r = try nightly(base + "/dataset.tar.gz", "--out", out)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let s = try summary(out)
+        XCTAssertEqual(s.scans.map(\.name), ["alpha", "gamma", "sub__beta"])
+        XCTAssertEqual(s.scans.first?.path, base + "/dataset.tar.gz:dataset/alpha")
+        for name in ["alpha", "gamma", "sub__beta"] {
+            // Same figures and same data; reports name the archive member instead of the folder.
+            XCTAssertEqual(try RunRecord.read(out + "/\(name)/run.json").metrics, try RunRecord.read(folderOut + "/\(name)/run.json").metrics, name)
+            for f in ["gestures.json", "gestures.csv", "trajectory/trajectory.tum"] {
+                XCTAssertEqual(TestSupport.read(out + "/\(name)/" + f), TestSupport.read(folderOut + "/\(name)/" + f), "\(name)/\(f)")
+            }
+            XCTAssertTrue(TestSupport.readText(out + "/\(name)/trajectory/report.json").contains("dataset.tar.gz:dataset/"))
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out + "/.nightly/extract"))
+        // Unchanged archive: nothing is extracted or run again.
+        XCTAssertEqual(try nightly(base + "/dataset.tar.gz", "--out", out).status, 0)
+        XCTAssertEqual(try summary(out).scans.map(\.status), [.skipped, .skipped, .skipped])
+
+        // An archive with a traversal entry: refused and named, the scan beside it still runs.
+        let python = ProcessInfo.processInfo.environment["DEPTHPOSE_PYTHON"] ?? "/usr/bin/python3"
+        let evil = try TestSupport.run(python, ["-c", """
+        import tarfile, io, sys
+        with tarfile.open(sys.argv[1], 'w') as t:
+            t.add(sys.argv[2], arcname='ds/alpha')
+            ti = tarfile.TarInfo('ds/../../escape.txt'); ti.size = 4; t.addfile(ti, io.BytesIO(b'boom'))
+        """, base + "/evil.tar", base + "/dataset/alpha"])
+        XCTAssertEqual(evil.status, 0, evil.stderr)
+        let e = try nightly(base + "/evil.tar", "--out", base + "/out-evil")
+        XCTAssertEqual(e.status, 3, e.stderr)
+        let es = try summary(base + "/out-evil")
+        XCTAssertEqual(es.scans.map(\.status), [.ok])
+        XCTAssertEqual(es.problems.count, 1)
+        XCTAssertTrue(es.problems[0].contains("'ds/../../escape.txt' refused"), es.problems[0])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: base + "/escape.txt"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: base + "/out-evil/escape.txt"))
+    }
+
+    /// The Snakemake workflow (Pipelines/) on the same dataset writes the same per-scan outputs.
+    func testSnakemakeWorkflowMatchesNightly() throws {
+        guard let python = ProcessInfo.processInfo.environment["DEPTHPOSE_PYTHON"] else {
+            if ProcessInfo.processInfo.environment["CI"] != nil { XCTFail("CI must set DEPTHPOSE_PYTHON (a venv with snakemake)") }
+            throw XCTSkip("set DEPTHPOSE_PYTHON (a Python with snakemake)")
+        }
+        let snakemake = URL(fileURLWithPath: python).deletingLastPathComponent().path + "/snakemake"
+        let base = TestSupport.temporaryDirectory("snakemake")
+        try makeDataset(base + "/dataset")
+        try FileManager.default.createDirectory(atPath: base + "/dataset/empty", withIntermediateDirectories: true)
+        XCTAssertEqual(try nightly(base + "/dataset", "--out", base + "/nightly").status, 3)
+        let pipelines = TestSupport.repositoryRoot + "/Pipelines"
+        let r = try TestSupport.run(snakemake, ["-s", pipelines + "/Snakefile", "--profile", pipelines + "/profiles/local", "--cores", "2",
+                                                "--directory", base, "--config", "dataset=\(base)/dataset", "out=\(base)/smk",
+                                                "depthpose=\(TestSupport.productsDirectory)/depthpose"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        for name in ["alpha", "gamma", "sub__beta"] {
+            let got = outputs(base + "/smk/" + name), want = outputs(base + "/nightly/" + name)
+            XCTAssertEqual(Set(got.keys), Set(want.keys), name)
+            for (k, v) in want { XCTAssertEqual(got[k], v, "\(name)/\(k)") }
+        }
+        let s = try summary(base + "/smk")
+        XCTAssertEqual(s.scans.map(\.name), ["alpha", "empty", "gamma", "sub__beta"])
+        XCTAssertEqual(s.scans.map(\.status), [.ok, .failed, .ok, .ok])
+        XCTAssertEqual(s.scans[1].error, "empty folder: no scan files")
+        let n = try summary(base + "/nightly")
+        for (a, b) in zip(s.scans, n.scans) { XCTAssertEqual(a.metrics, b.metrics, a.name) }
+    }
+}
