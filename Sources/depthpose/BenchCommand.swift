@@ -1,4 +1,5 @@
 import ArgumentParser
+import Batch
 import IOSupport
 import PointClouds
 import Stages
@@ -9,12 +10,12 @@ struct BenchCommand: ParsableCommand {
         commandName: "bench",
         abstract: "Measure a stage on a scan: median wall time over runs, frames/s, MB/s, peak RSS.",
         discussion: """
-        STAGE is gestures (the gestures stage with decoding, beside decoding alone), eval (FORMAT REF EST: load, associate, align, APE and RPE, like shared/bench/evo_time.py), decode (every frame), backproject (back-projection + pose transform of up to --frames frames \
+        STAGE is nightly (DATASET: the batch itself — --jobs 2 against --jobs 1, a second unchanged run, overhead beyond the stages), gestures (the gestures stage with decoding, beside decoding alone), eval (FORMAT REF EST: load, associate, align, APE and RPE, like shared/bench/evo_time.py), decode (every frame), backproject (back-projection + pose transform of up to --frames frames \
         decoded into memory first, like shared/bench/backproject.py) or cloud (the whole cloud stage at --voxel, \
         no file written, like shared/bench/open3d_cloud.py). Run it on a release build (swift build -c release).
         """)
 
-    @Argument(help: "Stage to measure: decode, backproject, cloud, gestures or eval.")
+    @Argument(help: "Stage to measure: decode, backproject, cloud, gestures, eval or nightly.")
     var stage: String
 
     @Argument(help: "Scan folder; for eval: FORMAT REF EST.")
@@ -45,6 +46,10 @@ struct BenchCommand: ParsableCommand {
     @OptionGroup var threads: ThreadOptions
 
     func validate() throws {
+        if stage == "nightly" {
+            guard inputs.count == 1 else { throw ValidationError("bench nightly needs one dataset folder") }
+            return
+        }
         guard Benchmark.Stage(rawValue: stage) != nil else {
             throw ValidationError("unknown stage '\(stage)'; expected one of: \(Benchmark.Stage.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -58,6 +63,11 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
+        if stage == "nightly" {
+            let f = try NightlyBenchmark.run(dataset: scan, runs: runs)
+            emit(json ? try JSONOutput.text(f) : NightlyBenchmark.text(f))
+            return
+        }
         let r: BenchResult
         switch Benchmark.Stage(rawValue: stage)! {
         case .decode: r = try Benchmark.decode(scan: scan, threads: threads.threads, runs: runs)

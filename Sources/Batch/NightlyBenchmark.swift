@@ -1,0 +1,76 @@
+import Foundation
+import IOSupport
+
+/// `bench nightly DATASET`: the batch's own figures, side by side in one run — throughput of
+/// `--jobs 2` against `--jobs 1` (one thread per scan in both, so the jobs are what scales),
+/// the default single job with two threads per scan, a second run with nothing changed,
+/// and the per-scan overhead beyond the stages (process start, records, fingerprints, summary).
+public enum NightlyBenchmark {
+    public struct Figures: Sendable, Codable {
+        public var scans: Int
+        public var runs: Int
+        /// Median wall seconds per configuration ("jobs1_threads1", "jobs2_threads1", "jobs1_threads2").
+        public var seconds: [String: Double]
+        public var jobs2Speedup: Double
+        /// Median seconds of a second run with nothing changed, and its share of the first run.
+        public var unchangedSeconds: Double
+        public var unchangedFraction: Double
+        /// Median over scans of (wall time seen by nightly − stage time in run.json) / wall time, at --jobs 1.
+        public var perScanOverheadFraction: Double
+        /// Whole batch: (wall − Σ stage seconds) / wall, at --jobs 1 --threads-per-scan 1.
+        public var batchOverheadFraction: Double
+    }
+
+    public static func run(dataset: String, runs: Int, executable: String = NightlyRunner.currentExecutable) throws -> Figures {
+        let scratch = NSTemporaryDirectory() + "depthpose-bench-nightly-\(getpid())"
+        defer { AtomicOutput.removeItem(scratch) }
+        var seconds: [String: [Double]] = [:]
+        var unchanged: [Double] = [], perScan: [Double] = [], batch: [Double] = []
+        var scanCount = 0
+        for r in 0...runs {  // run 0 warms the page cache and is not counted
+            for (key, jobs, threads) in [("jobs1_threads1", 1, 1), ("jobs2_threads1", 2, 1), ("jobs1_threads2", 1, 2)] {
+                let out = scratch + "/\(key)-\(r)"
+                var o = NightlyRunner.Options()
+                o.jobs = jobs; o.threadsPerScan = threads; o.executable = executable
+                let t0 = ProcessStats.now()
+                let s = try NightlyRunner(dataset: dataset, out: out, options: o) { _ in }.run()
+                let wall = ProcessStats.now() - t0
+                scanCount = s.scans.count
+                guard r > 0 else { AtomicOutput.removeItem(out); continue }
+                seconds[key, default: []].append(wall)
+                if key == "jobs1_threads1" {
+                    var stageTotal = 0.0
+                    for scan in s.scans where scan.status == .ok {
+                        let rec = try RunRecord.read(out + "/" + scan.name + "/run.json")
+                        let stages = rec.stages.map(\.seconds).reduce(0, +)
+                        stageTotal += stages
+                        perScan.append((scan.seconds - stages) / scan.seconds)
+                    }
+                    batch.append((wall - stageTotal) / wall)
+                }
+                if key == "jobs2_threads1" {
+                    let t1 = ProcessStats.now()
+                    _ = try NightlyRunner(dataset: dataset, out: out, options: o) { _ in }.run()
+                    unchanged.append((ProcessStats.now() - t1) / wall)
+                }
+                AtomicOutput.removeItem(out)
+            }
+        }
+        let med = seconds.mapValues { Median.of($0) }
+        return Figures(scans: scanCount, runs: runs, seconds: med, jobs2Speedup: med["jobs1_threads1"]! / med["jobs2_threads1"]!,
+                       unchangedSeconds: Median.of(unchanged) * med["jobs2_threads1"]!, unchangedFraction: Median.of(unchanged),
+                       perScanOverheadFraction: Median.of(perScan), batchOverheadFraction: Median.of(batch))
+    }
+
+    public static func text(_ f: Figures) -> String {
+        func s(_ k: String) -> String { String(format: "%.2f s", f.seconds[k] ?? .nan) }
+        return """
+        nightly over \(f.scans) scans, median of \(f.runs) runs (after a warm-up):
+          --jobs 1, 1 thread per scan:   \(s("jobs1_threads1"))
+          --jobs 2, 1 thread per scan:   \(s("jobs2_threads1"))   throughput \(String(format: "%.2f", f.jobs2Speedup))x of --jobs 1
+          --jobs 1, 2 threads per scan:  \(s("jobs1_threads2"))
+          second run, nothing changed:   \(String(format: "%.3f s = %.2f%%", f.unchangedSeconds, 100 * f.unchangedFraction)) of the first
+          overhead beyond the stages:    \(String(format: "%.2f%%", 100 * f.perScanOverheadFraction)) per scan (median), \(String(format: "%.2f%%", 100 * f.batchOverheadFraction)) of the whole batch
+        """
+    }
+}
