@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the bundled sample data: builds depthpose (release), then runs every
-# stage that exists (inspect, decode, cloud, bench) on the committed sample scan and on a
-# freshly generated 300-frame scan, writing everything to results/.
+# stage (inspect, decode, cloud, trajectory, gestures, eval, bench, run, nightly) on the
+# committed sample scan, on freshly generated scans and on a small generated dataset,
+# writing everything to results/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -39,4 +40,12 @@ evo=Notebooks-data/evo
 $dp eval ape tum $evo/fr2_desk_groundtruth.txt $evo/fr2_desk_ORB.txt --align | tee "$out/eval-ape-fr2desk.txt"
 $dp eval rpe kitti $evo/KITTI_00_gt.txt $evo/KITTI_00_ORB.txt --delta 100 --delta-unit m --json > "$out/eval-rpe-kitti00.json"
 $dp bench eval kitti $evo/KITTI_00_gt.txt $evo/KITTI_00_ORB.txt --align --runs 7 | tee "$out/bench-eval.txt"
-echo "results in $out/"
+echo "== nightly: a small dataset (three scans and an empty folder) as one batch, then again (all skipped)"
+rm -rf "$out/dataset"; mkdir -p "$out/dataset/empty-scan"
+$dp synth --out "$out/dataset/room-a" --frames 150 --seed 21 > /dev/null
+$dp synth --out "$out/dataset/site-2/room-b" --frames 150 --seed 22 --layout stray > /dev/null
+$dp synth --out "$out/dataset/room-c" --frames 150 --seed 23 --gestures 2 --drift 0.02 > /dev/null
+$dp nightly "$out/dataset" --out "$out/nightly" || [ $? -eq 3 ]   # 3: the empty folder is named as failed
+$dp nightly "$out/dataset" --out "$out/nightly" || [ $? -eq 3 ]
+$dp run "$out/synth-room" --out "$out/synth-room-run" > "$out/synth-room-run.txt"
+echo "results in $out/ (nightly summary: $out/nightly/summary.html)"
