@@ -4,6 +4,7 @@ import Geometry
 public enum ScanLayout: String, Sendable, Codable {
     case arkitScanner = "arkit-scanner"
     case stray = "stray-scanner"
+    case scannetpp = "scannetpp"
 }
 
 /// A camera pose from a scan's pose file, in depthpose's internal convention

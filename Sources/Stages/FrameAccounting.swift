@@ -49,6 +49,8 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
                 : "depth frame i <-> i-th trans.json entry in numeric timestamp order (depth.bin stores no timestamps)"
         case .stray:
             pairingRule = "depth/NNNNNN.png <-> odometry.csv row with frame NNNNNN"
+        case .scannetpp:
+            pairingRule = "depth frame i <-> pose_intrinsic_imu.json entry frame_<i> (missing entries: failed registrations)"
         }
         var noPose: [Int] = [], invalid: [Int] = [], used = Set<Int>()
         var withoutIMU: [Int] = [], withoutTime: [Int] = [], offsets: [Double] = []

@@ -1,0 +1,139 @@
+import Foundation
+import Geometry
+import IOSupport
+
+/// A ScanNet++ release scene's iPhone folder (`data/<scene>/iphone/`): `depth.bin` (usually
+/// the whole-file deflate variant) and `pose_intrinsic_imu.json`,
+/// `{"frame_000000": {"timestamp", "intrinsic": 3x3, "pose": 4x4, "aligned_pose": 4x4, "imu": {...}}}`.
+///
+/// Conventions handled here: matrices are nested lists, row-major; poses are camera-to-world
+/// with OpenCV camera axes (x right, y down, z forward — what the toolkit's `arkit_pcl.py`
+/// back-projects), converted to ARKit axes by negating the y and z camera columns.
+/// `aligned_pose` (registered to the laser scan) is used when present, else `pose`.
+/// Depth frame i pairs with entry `frame_<i>` (failed registrations have no entry).
+/// The release has no metadata: depth is 256x192 and colour 1920x1440 (the iPhone
+/// capture sizes) unless a `metadata.json` beside it says otherwise. IMU fields are not
+/// documented and are not read.
+public final class ScanNetPPScan: Scan {
+    public let path: String
+    public let name: String
+    public let layout = ScanLayout.scannetpp
+    public let depthLayout: DepthFrameLayout
+    public let detection: DepthVariantDetection
+    public let intrinsics: Intrinsics
+    public let poses: [TimedPose]
+    public let imu: [IMUSample] = []
+    public private(set) var problems: [ScanProblem] = []
+    private let depthFile: PositionalFile
+    private let frameToSlot: [Int: Int]
+    private let perFrameIntrinsics: [Int: Intrinsics]
+    private var cachedFrameCount: Int?
+
+    public var depthFormat: DepthSampleFormat { detection.variant.sampleFormat }
+    public var depthEncoding: String { detection.variant.rawValue }
+    public var depthEvidence: [String] { detection.evidence }
+
+    static let poseFile = "pose_intrinsic_imu.json"
+
+    public static func looksLike(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path + "/" + poseFile) }
+
+    public init(path: String, strict: Bool) throws {
+        self.path = path
+        let url = URL(fileURLWithPath: path).standardizedFileURL
+        name = url.lastPathComponent == "iphone" ? url.deletingLastPathComponent().lastPathComponent : url.lastPathComponent
+        var colour = (width: 1920, height: 1440)
+        var depth = DepthFrameLayout(width: 256, height: 192)
+        if let meta = try? FlatJSONMap.read(path: path + "/metadata.json", what: "metadata.json") {
+            let m = Dictionary(meta.map { ($0.key, $0.value) }) { a, _ in a }
+            if let w = m["color_width"].flatMap(Int.init), let h = m["color_height"].flatMap(Int.init) { colour = (w, h) }
+            if let w = m["depth_width"].flatMap(Int.init), let h = m["depth_height"].flatMap(Int.init) { depth = DepthFrameLayout(width: w, height: h) }
+        }
+        depthLayout = depth
+
+        let jsonPath = path + "/" + Self.poseFile
+        guard let data = FileManager.default.contents(atPath: jsonPath) else {
+            throw ScanFormatError.missing(path: jsonPath, what: "ScanNet++ poses and intrinsics")
+        }
+        guard let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw ScanFormatError.malformed(InputLocation(file: jsonPath), "not a JSON object of frame entries {\"frame_000000\": {...}}")
+        }
+        var entries: [(frame: Int, pose: TimedPose, k: Intrinsics?)] = []
+        var problems: [ScanProblem] = []
+        for (key, value) in root {
+            let loc = InputLocation(file: jsonPath)
+            guard key.hasPrefix("frame_"), let n = Int(key.dropFirst(6)), n >= 0 else {
+                throw ScanFormatError.malformed(loc, "key \"\(key)\"; expected frame_NNNNNN")
+            }
+            guard let e = value as? [String: Any] else { throw ScanFormatError.malformed(loc, "\(key): expected an object") }
+            guard let rows = Self.matrix(e["aligned_pose"] ?? e["pose"], 4) else {
+                throw ScanFormatError.malformed(loc, "\(key): no 4x4 \"aligned_pose\" or \"pose\" (nested lists, row-major)")
+            }
+            let pose = Self.arkitPose(fromOpenCVRows: rows)
+            var problem = pose.rigidityProblem()
+            if problem == nil, rows[3] != [0, 0, 0, 1] { problem = "last row is \(rows[3]); expected [0, 0, 0, 1]" }
+            if let problem { problems.append(ScanProblem(.error, "\(Self.poseFile): \(key)", "pose \(problem); its frame counts as having no pose")) }
+            var k: Intrinsics?
+            if let kr = Self.matrix(e["intrinsic"], 3) {
+                let kk = Intrinsics(k: Matrix3(rows: Vec3(kr[0][0], kr[0][1], kr[0][2]), Vec3(kr[1][0], kr[1][1], kr[1][2]), Vec3(kr[2][0], kr[2][1], kr[2][2])),
+                                    width: colour.width, height: colour.height)
+                if let p = kk.problem { throw ScanFormatError.malformed(loc, "\(key): \"intrinsic\": \(p)") }
+                k = kk.scaled(toWidth: depth.width, height: depth.height)
+            }
+            let time = (e["timestamp"] as? NSNumber)?.doubleValue
+            entries.append((n, TimedPose(time: time, key: String(n), pose: pose, problem: problem), k))
+        }
+        guard !entries.isEmpty, let firstK = entries.min(by: { $0.frame < $1.frame })?.k ?? entries.first(where: { $0.k != nil })?.k else {
+            throw ScanFormatError.malformed(InputLocation(file: jsonPath), "no frame has an \"intrinsic\" 3x3 matrix")
+        }
+        entries.sort { $0.frame < $1.frame }
+        poses = entries.map(\.pose)
+        frameToSlot = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.frame, $0) })
+        perFrameIntrinsics = Dictionary(uniqueKeysWithValues: entries.compactMap { e in e.k.map { (e.frame, $0) } })
+        intrinsics = firstK
+
+        do { depthFile = try PositionalFile(path: path + "/depth.bin", what: "depth.bin (LiDAR depth stream)") } catch {
+            throw ScanFormatError.from(error)
+        }
+        detection = try DepthVariantDetector.detect(depthFile, layout: depthLayout)
+        problems.append(ScanProblem(.warning, Self.poseFile, "IMU fields are not read (undocumented names): no gravity tilt"))
+        self.problems = problems
+    }
+
+    /// OpenCV camera axes → ARKit's: negate the camera's y and z axes (rotation columns 1 and 2).
+    public static func arkitPose(fromOpenCVRows m: [[Double]]) -> Pose {
+        Pose(rotation: Matrix3(rows: Vec3(m[0][0], -m[0][1], -m[0][2]), Vec3(m[1][0], -m[1][1], -m[1][2]), Vec3(m[2][0], -m[2][1], -m[2][2])),
+             translation: Vec3(m[0][3], m[1][3], m[2][3]))
+    }
+
+    static func matrix(_ v: Any?, _ n: Int) -> [[Double]]? {
+        guard let rows = v as? [[NSNumber]], rows.count == n, rows.allSatisfy({ $0.count == n }) else { return nil }
+        return rows.map { $0.map(\.doubleValue) }
+    }
+
+    public func depthFrameCount() throws -> Int {
+        if let n = cachedFrameCount { return n }
+        if detection.variant.isPerFrame { cachedFrameCount = try reader.countRecords(); return cachedFrameCount! }
+        var count = 0
+        try forEachDepthBatch(threads: 1) { count += $0.count }
+        return count
+    }
+
+    public func poseSlot(forFrame index: Int) -> Int? { frameToSlot[index] }
+
+    public func frameInfo(_ index: Int) -> FrameInfo {
+        let tp = poseSlot(forFrame: index).map { poses[$0] }
+        return FrameInfo(index: index, timestamp: tp?.time, pose: tp?.problem == nil ? tp?.pose : nil,
+                         intrinsics: perFrameIntrinsics[index] ?? intrinsics, imu: nil, imuOffset: nil)
+    }
+
+    private lazy var reader = DepthStreamReader(file: depthFile, variant: detection.variant, layout: depthLayout)
+
+    public func forEachDepthBatch(threads: Int, _ body: (DepthBatch) throws -> Void) throws {
+        var count = 0
+        try reader.forEachBatch(threads: threads) { batch in
+            try body(batch)
+            count = batch.firstIndex + batch.count
+        }
+        cachedFrameCount = count
+    }
+}
