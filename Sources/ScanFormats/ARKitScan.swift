@@ -169,12 +169,7 @@ public final class ARKitScan: Scan {
     private lazy var reader = DepthStreamReader(file: depthFile, variant: variant, layout: depthLayout)
 
     public func forEachDepthBatch(threads: Int, _ body: (DepthBatch) throws -> Void) throws {
-        var count = 0
-        try reader.forEachBatch(threads: threads) { batch in
-            try body(batch)
-            count = batch.firstIndex + batch.count
-        }
-        cachedFrameCount = count
+        cachedFrameCount = try reader.countingBatches(threads: threads, body)
         if reader.trailingBytes > 0 {
             let msg = "\(reader.trailingBytes) bytes after the end of the deflate stream were ignored"
             if !problems.contains(where: { $0.message == msg }) { problems.append(ScanProblem(.warning, "depth.bin", msg)) }

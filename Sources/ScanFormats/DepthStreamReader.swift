@@ -31,6 +31,16 @@ public final class DepthStreamReader {
     /// Decodes every frame, calling `body` with consecutive batches in order.
     /// `threads` > 1 decodes the frames of a batch in parallel (per-frame variants).
     /// The batch buffer is allocated on first use and kept for later passes.
+    /// `forEachBatch`, returning how many frames were delivered.
+    public func countingBatches(threads: Int, _ body: (DepthBatch) throws -> Void) throws -> Int {
+        var count = 0
+        try forEachBatch(threads: threads) { batch in
+            try body(batch)
+            count = batch.firstIndex + batch.count
+        }
+        return count
+    }
+
     public func forEachBatch(threads: Int = 1, _ body: (DepthBatch) throws -> Void) throws {
         if output == nil { output = .allocate(byteCount: batchSize * frameBytes, alignment: 64) }
         let out = output!

@@ -129,11 +129,6 @@ public final class ScanNetPPScan: Scan {
     private lazy var reader = DepthStreamReader(file: depthFile, variant: detection.variant, layout: depthLayout)
 
     public func forEachDepthBatch(threads: Int, _ body: (DepthBatch) throws -> Void) throws {
-        var count = 0
-        try reader.forEachBatch(threads: threads) { batch in
-            try body(batch)
-            count = batch.firstIndex + batch.count
-        }
-        cachedFrameCount = count
+        cachedFrameCount = try reader.countingBatches(threads: threads, body)
     }
 }
