@@ -10,30 +10,23 @@ import IOSupport
 /// camera-to-world matrices flattened column-major, ARKit camera axes, keys sorted
 /// numerically. Depth frame i pairs with the i-th pose when keys are timestamps, with
 /// the pose keyed i when keys are frame numbers.
-public final class ARKitScan: Scan {
+public final class ARKitScan: DepthBinScan {
     public let path: String
     public let name: String
     public let layout = ScanLayout.arkitScanner
     public let metadata: [String: String]
     public let colorSize: (width: Int, height: Int)
     public let depthLayout: DepthFrameLayout
-    public let detection: DepthVariantDetection
     public let intrinsics: Intrinsics
     public let poses: [TimedPose]
     /// True when `trans.json` keys are frame numbers rather than timestamps.
     public let posesKeyedByFrameNumber: Bool
     public let imu: [IMUSample]
     public private(set) var problems: [ScanProblem] = []
-    public let depthFile: PositionalFile
+    public let depthBin: DepthBinStream
     private let perFrameIntrinsics: [String: Intrinsics]
     private let frameNumberToSlot: [Int: Int]
     private let imuAssociation: IMUAssociation
-    private var cachedFrameCount: Int?
-
-    public var depthFormat: DepthSampleFormat { detection.variant.sampleFormat }
-    public var depthEncoding: String { detection.variant.rawValue }
-    public var depthEvidence: [String] { detection.evidence }
-    public var variant: DepthVariant { detection.variant }
 
     /// True when `path` holds the files of this layout.
     public static func looksLike(_ path: String) -> Bool {
@@ -81,10 +74,7 @@ public final class ARKitScan: Scan {
         name = meta["scene_name"].flatMap { $0.isEmpty ? nil : $0 } ?? URL(fileURLWithPath: path).lastPathComponent
 
         // depth.bin
-        do { depthFile = try PositionalFile(path: path + "/depth.bin", what: "depth.bin (LiDAR depth stream)") } catch {
-            throw ScanFormatError.from(error)
-        }
-        detection = try DepthVariantDetector.detect(depthFile, layout: depthLayout)
+        depthBin = try DepthBinStream(folder: path, layout: depthLayout)
 
         // trans.json
         let transPath = path + "/trans.json"
@@ -134,20 +124,6 @@ public final class ARKitScan: Scan {
 
     // MARK: - Scan
 
-    public func depthFrameCount() throws -> Int {
-        if let n = cachedFrameCount { return n }
-        let n: Int
-        if variant.isPerFrame {
-            n = try reader.countRecords()
-        } else {
-            var count = 0
-            try forEachDepthBatch(threads: 1) { count += $0.count }
-            n = count
-        }
-        cachedFrameCount = n
-        return n
-    }
-
     public func poseSlot(forFrame index: Int) -> Int? {
         if posesKeyedByFrameNumber { return frameNumberToSlot[index] }
         return index < poses.count ? index : nil
@@ -165,15 +141,8 @@ public final class ARKitScan: Scan {
         return info
     }
 
-    /// One reader for the scan's lifetime, so repeated passes reuse its buffers.
-    private lazy var reader = DepthStreamReader(file: depthFile, variant: variant, layout: depthLayout)
-
     public func forEachDepthBatch(threads: Int, _ body: (DepthBatch) throws -> Void) throws {
-        cachedFrameCount = try reader.countingBatches(threads: threads, body)
-        if reader.trailingBytes > 0 {
-            let msg = "\(reader.trailingBytes) bytes after the end of the deflate stream were ignored"
-            if !problems.contains(where: { $0.message == msg }) { problems.append(ScanProblem(.warning, "depth.bin", msg)) }
-        }
+        if let warning = try depthBin.forEachBatch(threads: threads, body), !problems.contains(warning) { problems.append(warning) }
     }
 
     // MARK: - Sidecar parsing

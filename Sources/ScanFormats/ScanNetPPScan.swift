@@ -13,31 +13,25 @@ import IOSupport
 /// Depth frame i pairs with entry `frame_<i>` (failed registrations have no entry).
 /// The release has no metadata: depth is 256x192 and colour 1920x1440 (the iPhone
 /// capture sizes) unless a `metadata.json` beside it says otherwise. IMU fields are not
-/// documented and are not read.
-public final class ScanNetPPScan: Scan {
+/// documented and are not read. Nothing here is optional, so there is no lenient mode.
+public final class ScanNetPPScan: DepthBinScan {
     public let path: String
     public let name: String
     public let layout = ScanLayout.scannetpp
     public let depthLayout: DepthFrameLayout
-    public let detection: DepthVariantDetection
     public let intrinsics: Intrinsics
     public let poses: [TimedPose]
     public let imu: [IMUSample] = []
     public private(set) var problems: [ScanProblem] = []
-    private let depthFile: PositionalFile
+    public let depthBin: DepthBinStream
     private let frameToSlot: [Int: Int]
     private let perFrameIntrinsics: [Int: Intrinsics]
-    private var cachedFrameCount: Int?
-
-    public var depthFormat: DepthSampleFormat { detection.variant.sampleFormat }
-    public var depthEncoding: String { detection.variant.rawValue }
-    public var depthEvidence: [String] { detection.evidence }
 
     static let poseFile = "pose_intrinsic_imu.json"
 
     public static func looksLike(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path + "/" + poseFile) }
 
-    public init(path: String, strict: Bool) throws {
+    public init(path: String) throws {
         self.path = path
         let url = URL(fileURLWithPath: path).standardizedFileURL
         name = url.lastPathComponent == "iphone" ? url.deletingLastPathComponent().lastPathComponent : url.lastPathComponent
@@ -91,10 +85,7 @@ public final class ScanNetPPScan: Scan {
         perFrameIntrinsics = Dictionary(uniqueKeysWithValues: entries.compactMap { e in e.k.map { (e.frame, $0) } })
         intrinsics = firstK
 
-        do { depthFile = try PositionalFile(path: path + "/depth.bin", what: "depth.bin (LiDAR depth stream)") } catch {
-            throw ScanFormatError.from(error)
-        }
-        detection = try DepthVariantDetector.detect(depthFile, layout: depthLayout)
+        depthBin = try DepthBinStream(folder: path, layout: depthLayout)
         problems.append(ScanProblem(.warning, Self.poseFile, "IMU fields are not read (undocumented names): no gravity tilt"))
         self.problems = problems
     }
@@ -110,14 +101,6 @@ public final class ScanNetPPScan: Scan {
         return rows.map { $0.map(\.doubleValue) }
     }
 
-    public func depthFrameCount() throws -> Int {
-        if let n = cachedFrameCount { return n }
-        if detection.variant.isPerFrame { cachedFrameCount = try reader.countRecords(); return cachedFrameCount! }
-        var count = 0
-        try forEachDepthBatch(threads: 1) { count += $0.count }
-        return count
-    }
-
     public func poseSlot(forFrame index: Int) -> Int? { frameToSlot[index] }
 
     public func frameInfo(_ index: Int) -> FrameInfo {
@@ -126,9 +109,7 @@ public final class ScanNetPPScan: Scan {
                          intrinsics: perFrameIntrinsics[index] ?? intrinsics, imu: nil, imuOffset: nil)
     }
 
-    private lazy var reader = DepthStreamReader(file: depthFile, variant: detection.variant, layout: depthLayout)
-
     public func forEachDepthBatch(threads: Int, _ body: (DepthBatch) throws -> Void) throws {
-        cachedFrameCount = try reader.countingBatches(threads: threads, body)
+        if let warning = try depthBin.forEachBatch(threads: threads, body), !problems.contains(warning) { problems.append(warning) }
     }
 }

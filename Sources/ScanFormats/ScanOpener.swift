@@ -9,7 +9,7 @@ public enum ScanOpener {
             throw ScanFormatError.missing(path: path, what: "scan folder")
         }
         guard isDir.boolValue else { throw ScanFormatError.unknownLayout(path: path, detail: "not a folder") }
-        if ScanNetPPScan.looksLike(path) { return try ScanNetPPScan(path: path, strict: strict) }
+        if ScanNetPPScan.looksLike(path) { return try ScanNetPPScan(path: path) }
         if ARKitScan.looksLike(path) { return try ARKitScan(path: path, strict: strict) }
         if StrayScan.looksLike(path) { return try StrayScan(path: path, strict: strict) }
         throw ScanFormatError.unknownLayout(path: path, detail: "expected metadata.json + depth.bin (ARKit-Scanner), odometry.csv + depth/ (Stray Scanner) or pose_intrinsic_imu.json + depth.bin (ScanNet++)")

@@ -79,7 +79,7 @@ public enum Inspector {
         let decoded = stats.frames
         // When decoding stopped early, count per-frame records from their prefixes if possible.
         var frames = decoded
-        if streamProblem != nil, let a = scan as? ARKitScan, a.variant.isPerFrame, let n = try? a.depthFrameCount() {
+        if streamProblem != nil, let a = scan as? any DepthBinScan, a.variant.isPerFrame, let n = try? a.depthFrameCount() {
             frames = n
         }
         var problems = scan.problems
@@ -97,7 +97,7 @@ public enum Inspector {
         }
         // Gestures from the same pass (not reported when the depth is broken).
         let gestureReport = streamProblem == nil ? gestureStream.finish() : nil
-        let a = scan as? ARKitScan
+        let a = scan as? any DepthBinScan
         let layoutName = a.map { "\(scan.layout.rawValue) (\($0.variant.rawValue))" } ?? scan.layout.rawValue
         let report = InspectReport(
             scan: path, name: scan.name, layout: layoutName,
