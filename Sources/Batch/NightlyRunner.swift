@@ -1,5 +1,6 @@
 import Foundation
 import IOSupport
+import ScanFormats
 
 /// `nightly`: every scan of a dataset folder or archive, `jobs` at a time, each in its own
 /// `depthpose run` process (a crash or a runaway allocation takes down one scan, not the
@@ -50,44 +51,26 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         let started = Clock.iso()
         try AtomicOutput.makeDirectory(workDir + "/logs")
         let optionsPrint = Fingerprint.of(text: options.run.fingerprintText)
-        var root = dataset
-        var describe: (String) -> String = { $0 }
-        var archivePrint: String?
-        var brokenEntry: String?
+        var source = Source(root: dataset)
         if ArchiveExtractor.isArchive(dataset) {
-            archivePrint = Fingerprint.of(file: dataset)
-            if !options.force, let previous = unchangedArchiveSummary(archivePrint!, optionsPrint) {
+            let archivePrint = Fingerprint.of(file: dataset)
+            if !options.force, let previous = unchangedArchiveSummary(archivePrint, optionsPrint) {
                 progress.line("nightly: \(dataset) unchanged since \(previous.started): all \(previous.scans.count) scans skipped")
                 return try finish(started: started, scans: previous.scans.map { var s = $0; s.status = .skipped; s.seconds = 0; return s })
             }
-            root = URL(fileURLWithPath: workDir + "/extract").standardizedFileURL.path
-            AtomicOutput.removeItem(root)
-            progress.line("nightly: extracting \(dataset)")
-            let x = try ArchiveExtractor.extract(dataset, into: root)
-            problems += x.refused.map { "\(dataset): entry '\($0.entry)' refused: \($0.reason)" }
-            if let f = x.fatal {
-                problems.append("\(dataset): extraction stopped at entry '\(f.entry)': \(f.reason); entries after it are missing")
-                brokenEntry = root + "/" + (ArchiveExtractor.safeRelativePath(f.entry) ?? "")
-            }
-            let prefix = root + "/"
-            // An archive of one top-level folder (dataset.tar.gz → dataset/...) names scans as the folder would.
-            let top = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).filter { !$0.hasPrefix(".") }
-            var isDir: ObjCBool = false
-            if top.count == 1, FileManager.default.fileExists(atPath: root + "/" + top[0], isDirectory: &isDir), isDir.boolValue,
-               ScanDiscovery.layout(of: root + "/" + top[0], files: Set((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + top[0])) ?? [])) == nil {
-                root += "/" + top[0]
-            }
-            let archive = dataset
-            describe = { p in p.hasPrefix(prefix) ? archive + ":" + p.dropFirst(prefix.count) : p }
+            manifest.archive = archivePrint
+            source = try extractArchive()
+        } else {
+            manifest.archive = nil
         }
-        defer { if archivePrint != nil && !options.keepExtracted { AtomicOutput.removeItem(workDir + "/extract") } }
-        let scans = try ScanDiscovery.find(root: root, excluding: [out])
+        defer { if source.extracted && !options.keepExtracted { AtomicOutput.removeItem(workDir + "/extract") } }
+        let describe = source.describe
+        let scans = try ScanDiscovery.find(root: source.root, excluding: [out])
         guard !scans.isEmpty else { throw BatchError.notADataset(path: dataset, reason: "no scans found (ARKit-Scanner, Stray Scanner or ScanNet++ layouts)") }
-        if manifest.archive != archivePrint { manifest.archive = archivePrint }
 
         var queue: [(DiscoveredScan, String)] = []
         for s in scans {
-            let broken = brokenEntry.map { $0.hasPrefix(URL(fileURLWithPath: s.path).standardizedFileURL.path + "/") } ?? false
+            let broken = source.brokenEntry.map { $0.hasPrefix(URL(fileURLWithPath: s.path).standardizedFileURL.path + "/") } ?? false
             if let problem = s.problem ?? (broken ? "incomplete: the archive breaks inside this scan" : nil) {
                 results[s.name] = ScanSummary(failed: s.name, path: describe(s.path), error: problem)
                 manifest.scans[s.name] = nil
@@ -114,6 +97,40 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         return try finish(started: started, scans: scans.compactMap { results[$0.name] })
     }
 
+    /// Where the scans are: a folder, or an archive's safe extraction.
+    struct Source {
+        var root: String
+        var extracted = false
+        /// How summaries name a scan path (`ARCHIVE:member` for extracted ones).
+        var describe: @Sendable (String) -> String = { $0 }
+        /// Path of the entry an archive broke in (scans containing it are incomplete).
+        var brokenEntry: String?
+    }
+
+    /// Extracts the archive into `OUT/.nightly/extract`, recording refused entries as problems.
+    private func extractArchive() throws -> Source {
+        var root = URL(fileURLWithPath: workDir + "/extract").standardizedFileURL.path
+        AtomicOutput.removeItem(root)
+        progress.line("nightly: extracting \(dataset)")
+        let x = try ArchiveExtractor.extract(dataset, into: root)
+        problems += x.refused.map { "\(dataset): entry '\($0.entry)' refused: \($0.reason)" }
+        var broken: String?
+        if let f = x.fatal {
+            problems.append("\(dataset): extraction stopped at entry '\(f.entry)': \(f.reason); entries after it are missing")
+            broken = ArchiveExtractor.safeRelativePath(f.entry).map { root + "/" + $0 }
+        }
+        let prefix = root + "/", archive = dataset
+        // An archive of one top-level folder (dataset.tar.gz → dataset/...) names scans as the folder would.
+        let top = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).filter { !$0.hasPrefix(".") }
+        var isDir: ObjCBool = false
+        if top.count == 1, FileManager.default.fileExists(atPath: root + "/" + top[0], isDirectory: &isDir), isDir.boolValue,
+           ScanOpener.layout(of: root + "/" + top[0]) == nil {
+            root += "/" + top[0]
+        }
+        return Source(root: root, extracted: true, describe: { p in p.hasPrefix(prefix) ? archive + ":" + p.dropFirst(prefix.count) : p },
+                      brokenEntry: broken)
+    }
+
     private func finish(started: String, scans: [ScanSummary]) throws -> NightlySummary {
         let summary = NightlySummary(dataset: dataset, started: started, finished: Clock.iso(),
                                      options: .init(jobs: options.jobs, threadsPerScan: options.threads, force: options.force,
@@ -134,11 +151,11 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
     }
 
     /// Starts `depthpose run` for one scan; `done` is called when it has been accounted for.
-    private func launch(_ scan: DiscoveredScan, input: String, optionsPrint: String, describe: @escaping (String) -> String, done: @escaping @Sendable () -> Void) {
+    private func launch(_ scan: DiscoveredScan, input: String, optionsPrint: String, describe: @escaping @Sendable (String) -> String, done: @escaping @Sendable () -> Void) {
         let dir = out + "/" + scan.name
         let logPath = workDir + "/logs/" + scan.name + ".log"
         AtomicOutput.removeItem(dir + "/run.json")  // a record left after this run is this run's
-        let t0 = Clock.now()
+        let t0 = ProcessStats.now()
         let p = Process()
         p.executableURL = URL(fileURLWithPath: options.executable)
         let path = describe(scan.path)
@@ -152,7 +169,7 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         p.standardOutput = log; p.standardError = log
         let finish: @Sendable (Process?) -> Void = { [self] proc in
             try? log?.close()
-            let seconds = Clock.now() - t0
+            let seconds = ProcessStats.now() - t0
             let summary: ScanSummary
             if let record = try? RunRecord.read(dir + "/run.json") {
                 summary = ScanSummary(record: record, path: path, outputFolder: scan.name, seconds: seconds)
@@ -191,7 +208,7 @@ extension RunOptions {
 final class Progress: @unchecked Sendable {
     let log: @Sendable (String) -> Void
     let tty = isatty(STDERR_FILENO) != 0
-    var total = 0, done = 0, toRun = 0
+    var done = 0, toRun = 0
     var running: [String] = []
 
     init(log: @escaping @Sendable (String) -> Void) { self.log = log }
@@ -199,7 +216,7 @@ final class Progress: @unchecked Sendable {
     func line(_ s: String) { log((tty ? "\r\u{1b}[K" : "") + s + "\n") }
 
     func start(total: Int, toRun: Int, jobs: Int) {
-        self.total = total; self.toRun = toRun
+        self.toRun = toRun
         line("nightly: \(total) scans, \(toRun) to run, \(total - toRun) unchanged or unusable; \(jobs) at a time")
     }
 

@@ -144,5 +144,4 @@ enum Clock {
         f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return f.string(from: date)
     }
-    static func now() -> Double { Date().timeIntervalSince1970 }
 }

@@ -7,23 +7,18 @@ public struct DiscoveredScan: Sendable, Codable, Equatable {
     /// (`data/<scene>/iphone` of a ScanNet++ tree is named `<scene>`).
     public var name: String
     public var path: String
-    /// `arkit`, `stray`, `scannetpp`, or `unknown` for a folder without scan files.
+    /// `ScanLayout`'s name (`arkit-scanner`, `stray-scanner`, `scannetpp`), or `unknown` for a folder without scan files.
     public var layout: String
     /// Why this folder cannot be a scan (empty, no recognisable files); nil for scans.
     public var problem: String?
 }
 
-/// Finds scans under a dataset root: ARKit-Scanner folders (`metadata.json`/`depth.bin`/
-/// `trans.json`), Stray Scanner folders (`odometry.csv`/`camera_matrix.csv`) and ScanNet++
-/// scenes (`<scene>/iphone/pose_intrinsic_imu.json`), at any depth. A folder that is a
+/// Finds scans under a dataset root: every folder `ScanOpener` recognises (ARKit-Scanner,
+/// Stray Scanner, ScanNet++ `iphone/` folders, the latter named after their scene), at any depth. A folder that is a
 /// scan is not searched further. Leaf folders without scan files are reported (an empty
 /// scan folder is a problem a nightly run must name). Hidden folders and symbolic links to
 /// folders are not followed.
 public enum ScanDiscovery {
-    static let arkitMarkers = ["metadata.json", "depth.bin", "trans.json"]
-    static let strayMarkers = ["odometry.csv", "camera_matrix.csv"]
-    static let scannetppMarker = "pose_intrinsic_imu.json"
-
     public static func find(root: String, excluding excluded: Set<String> = []) throws -> [DiscoveredScan] {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDir) else {
@@ -37,14 +32,6 @@ public enum ScanDiscovery {
         return uniqueNames(found).sorted { $0.name < $1.name }
     }
 
-    /// The layout a folder's files say it has, or nil.
-    public static func layout(of dir: String, files: Set<String>) -> String? {
-        if files.contains(scannetppMarker) { return "scannetpp" }
-        if !files.isDisjoint(with: arkitMarkers) { return "arkit" }
-        if !files.isDisjoint(with: strayMarkers) { return "stray" }
-        return nil
-    }
-
     private static func walk(_ dir: String, components: [String], skip: Set<String>, into found: inout [DiscoveredScan], rootName: String) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return }
         var files = Set<String>(), subdirs: [String] = []
@@ -54,17 +41,16 @@ public enum ScanDiscovery {
             if (st.st_mode & S_IFMT) == S_IFDIR { subdirs.append(n) } else { files.insert(n) }
         }
         let name = scanName(components, rootName: rootName)
-        if let layout = layout(of: dir, files: files) {
-            found.append(DiscoveredScan(name: name, path: dir, layout: layout, problem: nil)); return
+        if let layout = ScanOpener.layout(of: dir) {
+            found.append(DiscoveredScan(name: name, path: dir, layout: layout.rawValue, problem: nil)); return
         }
-        if subdirs.contains("iphone"), let sub = try? FileManager.default.contentsOfDirectory(atPath: dir + "/iphone"),
-           sub.contains(scannetppMarker) || sub.contains("depth.bin") {
-            found.append(DiscoveredScan(name: name, path: dir + "/iphone", layout: "scannetpp", problem: nil)); return
+        if subdirs.contains("iphone"), ScanOpener.layout(of: dir + "/iphone") == .scannetpp {
+            found.append(DiscoveredScan(name: name, path: dir + "/iphone", layout: ScanLayout.scannetpp.rawValue, problem: nil)); return
         }
         let children = subdirs.sorted().filter { !skip.contains(dir + "/" + $0) }
         if children.isEmpty && !components.isEmpty && subdirs.isEmpty {
             let problem = files.isEmpty ? "empty folder: no scan files"
-                : "no scan files (expected metadata.json/depth.bin/trans.json, odometry.csv or pose_intrinsic_imu.json); found \(files.sorted().prefix(5).joined(separator: ", "))"
+                : "no scan files (expected metadata.json/depth.bin, odometry.csv/camera_matrix.csv or pose_intrinsic_imu.json); found \(files.sorted().prefix(5).joined(separator: ", "))"
             found.append(DiscoveredScan(name: name, path: dir, layout: "unknown", problem: problem))
         }
         for c in children { walk(dir + "/" + c, components: components + [c], skip: skip, into: &found, rootName: rootName) }

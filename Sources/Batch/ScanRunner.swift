@@ -18,7 +18,7 @@ public enum ScanRunner {
                            recordName: String = "run.json") throws -> RunRecord {
         func shown(_ p: String) -> String { source.map { p.hasPrefix(scan) ? $0 + p.dropFirst(scan.count) : p } ?? p }
         let startDate = Date()
-        let t0 = Clock.now()
+        let t0 = ProcessStats.now()
         let staged = try AtomicOutput.StagedDirectory(target: out)
         let dir = staged.staging
         var stages: [StageRecord] = []
@@ -28,7 +28,7 @@ public enum ScanRunner {
         func stage(_ n: StageName, _ body: (inout StageRecord) throws -> Void) {
             guard wanted.contains(n) else { return }
             var r = StageRecord(name: n, status: .ok, seconds: 0)
-            let s0 = Clock.now()
+            let s0 = ProcessStats.now()
             do {
                 try body(&r)
                 r.outputs = n.outputs
@@ -39,7 +39,7 @@ public enum ScanRunner {
                 // Neither tonight's partial files nor an older run's stay next to a failure.
                 for o in n.outputs { AtomicOutput.removeItem(dir + "/" + o); AtomicOutput.removeItem(out + "/" + o) }
             }
-            r.seconds = Clock.now() - s0
+            r.seconds = ProcessStats.now() - s0
             stages.append(r)
         }
 
@@ -108,7 +108,7 @@ public enum ScanRunner {
         }
 
         let record = RunRecord(scan: shown(scan), name: name ?? URL(fileURLWithPath: scan).lastPathComponent,
-                               started: Clock.iso(startDate), finished: Clock.iso(), seconds: Clock.now() - t0,
+                               started: Clock.iso(startDate), finished: Clock.iso(), seconds: ProcessStats.now() - t0,
                                options: options, stages: stages)
         try AtomicOutput.write(try JSONOutput.encode(record), to: dir + "/" + recordName)
         try staged.commit()

@@ -140,10 +140,7 @@ public enum History {
     }
 
     static func append(_ night: Night, to path: String) throws {
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        enc.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        var line = try enc.encode(night)
+        var line = try JSONOutput.encode(night, pretty: false)
         line.append(UInt8(ascii: "\n"))
         // Rewritten whole through a temporary file, so an interrupted append never leaves half a line.
         var all = FileManager.default.contents(atPath: path) ?? Data()

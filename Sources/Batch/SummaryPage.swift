@@ -1,4 +1,5 @@
 import Foundation
+import IOSupport
 import Stages
 
 /// `summary.html`: one self-contained page (inline CSS and SVG, no scripts) saying what was
@@ -55,8 +56,8 @@ enum SummaryPage {
             body += "<h2>Over the nights</h2>"
             let nights = Array(history.suffix(60).enumerated())
             func median(_ key: String, _ n: History.Night) -> Double? {
-                let v = n.scans.values.compactMap { $0.metrics[key] }.sorted()
-                return v.isEmpty ? nil : v[v.count / 2]
+                let v = n.scans.values.compactMap { $0.metrics[key] }
+                return v.isEmpty ? nil : Median.of(v)
             }
             body += SVGPlot.chart(title: "Scans per night: failed (red), ok + skipped (green)", xLabel: "night", yLabel: "scans", series: [
                 .init(points: nights.map { (Double($0.offset), Double($0.element.counts["failed"] ?? 0)) }, colour: "#c0392b"),

@@ -1,11 +1,11 @@
 import Foundation
 
-/// The one JSON style of every depthpose output: pretty, keys sorted, slashes unescaped,
+/// The one JSON style of every depthpose output: pretty (or one line, for JSON Lines), keys sorted, slashes unescaped,
 /// and non-finite numbers as the strings "inf", "-inf" and "nan" (JSON has no such numbers).
 public enum JSONOutput {
-    public static func encode<T: Encodable>(_ value: T) throws -> Data {
+    public static func encode<T: Encodable>(_ value: T, pretty: Bool = true) throws -> Data {
         let enc = JSONEncoder()
-        enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        enc.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         enc.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         return try enc.encode(value)
     }

@@ -2,6 +2,14 @@ import Foundation
 
 /// Opens a scan folder of any supported layout.
 public enum ScanOpener {
+    /// The layout a folder's files say it has (ScanNet++ first: its folder also holds a depth.bin), or nil.
+    public static func layout(of path: String) -> ScanLayout? {
+        if ScanNetPPScan.looksLike(path) { return .scannetpp }
+        if ARKitScan.looksLike(path) { return .arkitScanner }
+        if StrayScan.looksLike(path) { return .stray }
+        return nil
+    }
+
     /// Recognises the layout of `path` and opens it (see `ARKitScan`/`StrayScan` for `strict`).
     public static func open(_ path: String, strict: Bool = true) throws -> any Scan {
         var isDir: ObjCBool = false
@@ -9,9 +17,12 @@ public enum ScanOpener {
             throw ScanFormatError.missing(path: path, what: "scan folder")
         }
         guard isDir.boolValue else { throw ScanFormatError.unknownLayout(path: path, detail: "not a folder") }
-        if ScanNetPPScan.looksLike(path) { return try ScanNetPPScan(path: path) }
-        if ARKitScan.looksLike(path) { return try ARKitScan(path: path, strict: strict) }
-        if StrayScan.looksLike(path) { return try StrayScan(path: path, strict: strict) }
+        switch layout(of: path) {
+        case .scannetpp: return try ScanNetPPScan(path: path)
+        case .arkitScanner: return try ARKitScan(path: path, strict: strict)
+        case .stray: return try StrayScan(path: path, strict: strict)
+        case nil: break
+        }
         throw ScanFormatError.unknownLayout(path: path, detail: "expected metadata.json + depth.bin (ARKit-Scanner), odometry.csv + depth/ (Stray Scanner) or pose_intrinsic_imu.json + depth.bin (ScanNet++)")
     }
 }
