@@ -11,7 +11,7 @@ public enum GestureAnalysis {
     /// Runs the detector over an opened scan.
     public static func run(scan: any Scan, options: GestureOptions = GestureOptions(), threads: Int = ProcessStats.cores) throws -> GestureReport {
         var stream = GestureStream(options: options, threads: threads)
-        try scan.forEachFrameBatch(threads: threads) { stream.consume($0) }
+        try scan.forEachFrameBatch(threads: threads, onFrame: stream.frameHook(batchFrames: scan.depthBatchFrames)) { stream.consume($0) }
         return stream.finish()
     }
 }

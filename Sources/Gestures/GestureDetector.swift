@@ -7,7 +7,9 @@ public struct GestureDetector: Sendable {
     public let options: GestureOptions
     public private(set) var events: [GestureEvent] = []
     public private(set) var rejected: [String] = []
+    /// Far frames' ROI medians; the window is `farDepths[farStart...]`.
     private var farDepths: [(time: Double, depth: Double)] = []
+    private var farStart = 0
     private var farCount = 0
     private var active: Active?
     private var lastEnd = -Double.infinity
@@ -81,12 +83,11 @@ public struct GestureDetector: Sendable {
     private mutating func remember(time: Double, depth: Double) {
         guard depth > 0 else { return }
         farDepths.append((time, depth))
-        if let first = farDepths.first, time - first.time > options.baselineWindow {
-            farDepths.removeAll { time - $0.time > options.baselineWindow }
-        }
+        while time - farDepths[farStart].time > options.baselineWindow { farStart += 1 }
+        if farStart > 1024 { farDepths.removeFirst(farStart); farStart = 0 }
         farCount &+= 1
         if farCount % 8 == 1 {  // the median moves slowly: refresh it every 8 far frames
-            baseline = Median.of(farDepths.map(\.depth))
+            baseline = Median.of(farDepths[farStart...].map(\.depth))
         }
     }
 

@@ -14,8 +14,8 @@ public struct GestureStream {
     private var medians: [Double] = []
     /// World points of the near surface at the active event's first frame.
     private var eventPoints: [Vec3] = []
-    /// Per-frame ROI histograms and sample counts of the current batch (reused).
-    private var histograms: [Int32] = [], sampled: [Int] = []
+    /// Per-frame ROI histograms of the current batch.
+    private let scratch = ROIScratch()
 
     public init(options: GestureOptions = GestureOptions(), threads: Int = ProcessStats.cores) {
         self.options = options
@@ -23,24 +23,27 @@ public struct GestureStream {
         detector = GestureDetector(options: options)
     }
 
-    /// Detects over one batch: ROI histograms of its frames in parallel, then the detector
-    /// in frame order.
+    /// Histograms each frame's ROI where it is decoded, while its pixels are in cache: pass
+    /// it to `forEachFrameBatch(onFrame:)` with the scan's `depthBatchFrames`. Batches
+    /// streamed without it are histogrammed in `consume`.
+    public func frameHook(batchFrames: Int) -> FrameHook {
+        scratch.reserve(batchFrames)
+        let scratch = self.scratch, roi = options.roi, nearLimit = options.nearAbsolute
+        return { batch, k in if k < scratch.capacity { scratch.fill(batch, k, roi: roi, nearLimit: nearLimit) } }
+    }
+
+    /// Detects over one batch: the ROI histograms of its frames (from the frame hook, or
+    /// made here in parallel), then the detector in frame order.
     public mutating func consume(_ fb: FrameBatch) {
-        let n = fb.depth.count, bins = ROIStatistics.bins, roi = options.roi
-        if sampled.count < n { histograms = [Int32](repeating: 0, count: n * bins); sampled = [Int](repeating: 0, count: n) }
-        histograms.withUnsafeMutableBufferPointer { hist in sampled.withUnsafeMutableBufferPointer { smp in
-            let hist = UncheckedSendable(hist), smp = UncheckedSendable(smp)
-            parallelFor(n, threads: threads) { k in
-                smp.value[k] = ROIStatistics.fill(fb.depth, k, roi: roi,
-                                                  histogram: UnsafeMutableBufferPointer(rebasing: hist.value[k * bins ..< (k + 1) * bins]))
-            }
-        } }
+        let n = fb.depth.count, first = fb.depth.firstIndex, roi = options.roi, nearLimit = options.nearAbsolute
+        scratch.reserve(n)
+        if (0..<n).contains(where: { scratch.summaries[$0].frame != first + $0 }) {
+            let scratch = UncheckedSendable(self.scratch)
+            parallelFor(n, threads: threads) { k in scratch.value.fill(fb.depth, k, roi: roi, nearLimit: nearLimit) }
+        }
         for k in 0..<n {
             let near = detector.nearDepth
-            let s = histograms.withUnsafeBufferPointer {
-                ROIStatistics(histogram: UnsafeBufferPointer(rebasing: $0[k * bins ..< (k + 1) * bins]), sampled: sampled[k], nearDepth: near)
-            }
-            add(fb, k, stats: s, nearDepth: near)
+            add(fb, k, stats: ROIStatistics(scratch.summaries[k], cumulative: scratch.cumulative(k), nearDepth: near), nearDepth: near)
         }
     }
 
@@ -78,7 +81,7 @@ public struct GestureStream {
     static func nearPoints(_ b: DepthBatch, _ k: Int, pose: Pose, intrinsics kk: Intrinsics, nearDepth: Double, roi: Double) -> [Vec3] {
         let w = b.layout.width, h = b.layout.height
         let u0 = Int(Double(w) * (1 - roi) / 2), v0 = Int(Double(h) * (1 - roi) / 2)
-        let stepU = max(1, (w - 2 * u0) / 16), stepV = max(1, (h - 2 * v0) / 16)
+        let stepU = max(1, (w - 2 * u0) / 8), stepV = max(1, (h - 2 * v0) / 8)
         var out: [Vec3] = []
         for v in stride(from: v0, to: h - v0, by: stepV) { for u in stride(from: u0, to: w - u0, by: stepU) {
             let d = depth(b, k, v * w + u)
@@ -108,5 +111,36 @@ public struct GestureStream {
 
     @inline(__always) static func depth(_ b: DepthBatch, _ k: Int, _ i: Int) -> Double {
         b.format == .uint16Millimetres ? Double(b.millimetres(k)[i]) * 0.001 : Double(b.metres(k)[i])
+    }
+}
+
+/// ROI histogram storage for the frames of one batch, written by the frame hook on the
+/// decoding threads (each frame its own slot) and read by `consume`.
+final class ROIScratch {
+    private(set) var capacity = 0
+    private var counts = UnsafeMutableBufferPointer<Int32>(start: nil, count: 0)
+    private(set) var summaries = UnsafeMutableBufferPointer<ROIHistogram>(start: nil, count: 0)
+
+    deinit { counts.deallocate(); summaries.deallocate() }
+
+    /// Makes room for `frames` slots (keeps the existing ones when there is room already).
+    func reserve(_ frames: Int) {
+        guard frames > capacity else { return }
+        counts.deallocate(); summaries.deallocate()
+        counts = .allocate(capacity: frames * ROIHistogram.scratch)
+        summaries = .allocate(capacity: frames)
+        summaries.initialize(repeating: ROIHistogram())
+        capacity = frames
+    }
+
+    /// Histograms frame `k` of `batch` into slot `k`.
+    func fill(_ batch: DepthBatch, _ k: Int, roi: Double, nearLimit: Double) {
+        let size = ROIHistogram.scratch
+        summaries[k] = ROIHistogram(batch, k, roi: roi, nearLimit: nearLimit, counts: UnsafeMutableBufferPointer(rebasing: counts[k * size ..< (k + 1) * size]))
+    }
+
+    /// Slot `k`'s cumulative counts.
+    func cumulative(_ k: Int) -> UnsafeBufferPointer<Int32> {
+        UnsafeBufferPointer(rebasing: counts[k * ROIHistogram.scratch ..< k * ROIHistogram.scratch + ROIHistogram.bins])
     }
 }

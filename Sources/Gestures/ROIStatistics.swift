@@ -15,63 +15,81 @@ public struct ROIStatistics: Sendable {
         self.validFraction = validFraction; self.median = median; self.nearest = nearest; self.nearFraction = nearFraction
     }
 
-    /// Centimetre bins of the ROI histogram (0 ... 5.99 m; farther depths land in the last).
-    public static let bins = 600
+    /// The statistics of a summarised ROI histogram (see `ROIHistogram`) at the near threshold in force.
+    public init(_ h: ROIHistogram, cumulative: UnsafeBufferPointer<Int32>, nearDepth: Double) {
+        let nearBins = max(1, min(ROIHistogram.bins, Int(nearDepth * 100)))
+        self.init(validFraction: h.sampled > 0 ? Double(h.valid) / Double(h.sampled) : 0, median: h.median, nearest: h.nearest,
+                  nearFraction: h.valid > 0 ? Double(cumulative[nearBins - 1]) / Double(h.valid) : 0)
+    }
+}
 
-    /// Fills `histogram` (`bins` counts) with the valid depths of the ROI of frame `k`
-    /// (every third pixel each way: ~500 samples at 256x192, plenty for fractions and
-    /// percentiles); returns the pixels sampled.
-    public static func fill(_ batch: DepthBatch, _ k: Int, roi: Double, histogram: UnsafeMutableBufferPointer<Int32>) -> Int {
+/// One frame's ROI depth histogram in centimetre bins, built where frames are decoded (in
+/// parallel) and summarised there, so the detector's in-order pass only reads one
+/// cumulative count per frame for the near fraction.
+public struct ROIHistogram: Sendable {
+    /// Centimetre bins (0 ... 5.99 m; farther depths land in the last; bin 0 holds "no
+    /// depth" and depths under 1 cm).
+    public static let bins = 600
+    /// Scratch counts per frame: two interleaved halves, so neighbouring samples (usually the
+    /// same bin) don't wait on each other's increment.
+    public static let scratch = 2 * bins
+
+    /// The frame's index in the scan (-1: none yet).
+    public var frame = -1
+    public var sampled = 0, valid = 0
+    /// Median and 5th-percentile valid depth (m, bin centres), 0 when none valid.
+    public var median = 0.0, nearest = 0.0
+
+    public init() {}
+
+    /// Histograms the ROI of frame `k` (every third pixel each way: ~500 samples at 256x192,
+    /// plenty for fractions and percentiles) into `counts` (`scratch` long), and leaves in its
+    /// first bins the cumulative valid counts — `counts[b]` = valid samples in bins 1...b —
+    /// for every bin below `nearLimit` (m), the largest near threshold the detector can use.
+    public init(_ batch: DepthBatch, _ k: Int, roi: Double, nearLimit: Double, counts: UnsafeMutableBufferPointer<Int32>) {
         let w = batch.layout.width, h = batch.layout.height
         let u0 = Int(Double(w) * (1 - roi) / 2), u1 = w - u0, v0 = Int(Double(h) * (1 - roi) / 2), v1 = h - v0
-        histogram.initialize(repeating: 0)
-        let hist = histogram.baseAddress!
+        let bins = Self.bins
+        frame = batch.firstIndex + k
+        counts.initialize(repeating: 0)
+        let a = counts.baseAddress!, b = a + bins
         var total = 0
         switch batch.format {
         case .uint16Millimetres:
             let d = batch.millimetres(k).baseAddress!
+            // mm / 10 as a multiply-shift: exact below 6 m, farther values land in the last bin
+            @inline(__always) func bin(_ mm: UInt16) -> Int { min(599, (Int(mm) &* 6554) >> 16) }
             for v in stride(from: v0, to: v1, by: 3) {
                 let row = d + v &* w
-                // mm / 10 as a multiply-shift: exact below 6 m, farther values land in the last bin
-                for u in stride(from: u0, to: u1, by: 3) { hist[min(599, (Int(row[u]) &* 6554) >> 16)] &+= 1; total &+= 1 }
+                var u = u0
+                while u + 3 < u1 { a[bin(row[u])] &+= 1; b[bin(row[u + 3])] &+= 1; u &+= 6 }
+                if u < u1 { a[bin(row[u])] &+= 1 }
+                total &+= (u1 - u0 + 2) / 3
             }
         case .float32Metres:
             let d = batch.metres(k).baseAddress!
+            // NaN, negative and infinite depths count as "no depth" (bin 0)
+            @inline(__always) func bin(_ x: Float) -> Int { x > 0 && x < 6 ? Int(x * 100) : (x >= 6 && x.isFinite ? 599 : 0) }
             for v in stride(from: v0, to: v1, by: 3) {
                 let row = d + v &* w
-                for u in stride(from: u0, to: u1, by: 3) {
-                    let x = row[u]
-                    // NaN, negative and infinite depths count as "no depth" (bin 0)
-                    hist[x > 0 && x < 6 ? Int(x * 100) : (x >= 6 && x.isFinite ? 599 : 0)] &+= 1
-                    total &+= 1
-                }
+                var u = u0
+                while u + 3 < u1 { a[bin(row[u])] &+= 1; b[bin(row[u + 3])] &+= 1; u &+= 6 }
+                if u < u1 { a[bin(row[u])] &+= 1 }
+                total &+= (u1 - u0 + 2) / 3
             }
         }
-        return total
-    }
-
-    /// Statistics from a filled histogram (bin 0 holds "no depth" and depths under 1 cm):
-    /// one pass over the bins, stopping once the median is reached.
-    public init(histogram: UnsafeBufferPointer<Int32>, sampled: Int, nearDepth: Double) {
-        let valid = sampled - Int(histogram[0])
-        let nearBins = max(1, min(ROIStatistics.bins, Int(nearDepth * 100)))
-        var near = 0, seen = 0, nearest = 0.0, median = 0.0
-        if valid > 0 {
-            let t05 = Int(0.05 * Double(valid - 1)), t50 = Int(0.5 * Double(valid - 1))
-            var found05 = false
-            for b in 1..<ROIStatistics.bins {
-                let c = Int(histogram[b])
-                if b < nearBins { near += c }
-                seen += c
-                if !found05 && seen > t05 { nearest = (Double(b) + 0.5) / 100; found05 = true }
-                if seen > t50 {
-                    median = (Double(b) + 0.5) / 100
-                    if b + 1 < nearBins { for r in (b + 1)..<nearBins { near += Int(histogram[r]) } }
-                    break
-                }
-            }
+        sampled = total
+        valid = total - Int(a[0] &+ b[0])
+        // Cumulate as far as the percentiles and the largest near threshold need.
+        let needed = min(bins - 1, Int(nearLimit * 100)), t05 = Int32(0.05 * Double(valid - 1)), t50 = Int32(0.5 * Double(valid - 1))
+        a[0] = 0
+        var i = 1, cum: Int32 = 0
+        while i < bins && (i <= needed || (valid > 0 && median == 0)) {
+            cum &+= a[i] &+ b[i]
+            a[i] = cum
+            if valid > 0 && nearest == 0 && cum > t05 { nearest = (Double(i) + 0.5) / 100 }
+            if valid > 0 && median == 0 && cum > t50 { median = (Double(i) + 0.5) / 100 }
+            i += 1
         }
-        self.init(validFraction: sampled > 0 ? Double(valid) / Double(sampled) : 0, median: median,
-                  nearest: nearest, nearFraction: valid > 0 ? Double(near) / Double(valid) : 0)
     }
 }

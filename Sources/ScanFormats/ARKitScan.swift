@@ -141,8 +141,8 @@ public final class ARKitScan: DepthBinScan {
         return info
     }
 
-    public func forEachDepthBatch(threads: Int, _ body: (DepthBatch) throws -> Void) throws {
-        if let warning = try depthBin.forEachBatch(threads: threads, body), !problems.contains(warning) { problems.append(warning) }
+    public func forEachDepthBatch(threads: Int, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
+        if let warning = try depthBin.forEachBatch(threads: threads, onFrame: onFrame, body), !problems.contains(warning) { problems.append(warning) }
     }
 
     // MARK: - Sidecar parsing

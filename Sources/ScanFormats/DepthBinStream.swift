@@ -12,6 +12,8 @@ public final class DepthBinStream {
     private lazy var reader = DepthStreamReader(file: file, variant: detection.variant, layout: layout)
 
     public var variant: DepthVariant { detection.variant }
+    /// The most frames one batch holds.
+    public var batchFrames: Int { reader.batchSize }
 
     /// Opens `folder/depth.bin` and detects its variant for frames of `layout`.
     public init(folder: String, layout: DepthFrameLayout) throws {
@@ -31,8 +33,8 @@ public final class DepthBinStream {
     }
 
     /// Streams every frame in batches; returns a warning when bytes after a deflate stream were ignored.
-    public func forEachBatch(threads: Int, _ body: (DepthBatch) throws -> Void) throws -> ScanProblem? {
-        frameCount = try reader.countingBatches(threads: threads, body)
+    public func forEachBatch(threads: Int, onFrame: FrameHook? = nil, _ body: (DepthBatch) throws -> Void) throws -> ScanProblem? {
+        frameCount = try reader.countingBatches(threads: threads, onFrame: onFrame, body)
         guard reader.trailingBytes > 0 else { return nil }
         return ScanProblem(.warning, "depth.bin", "\(reader.trailingBytes) bytes after the end of the deflate stream were ignored")
     }
@@ -50,4 +52,5 @@ extension DepthBinScan {
     public var variant: DepthVariant { depthBin.variant }
     public var detection: DepthVariantDetection { depthBin.detection }
     public func depthFrameCount() throws -> Int { try depthBin.count() }
+    public var depthBatchFrames: Int { depthBin.batchFrames }
 }

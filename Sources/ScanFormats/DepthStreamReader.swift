@@ -18,7 +18,7 @@ public final class DepthStreamReader {
 
     private var output: UnsafeMutableRawBufferPointer?
 
-    public init(file: PositionalFile, variant: DepthVariant, layout: DepthFrameLayout, batchSize: Int = 128) {
+    public init(file: PositionalFile, variant: DepthVariant, layout: DepthFrameLayout, batchSize: Int = 32) {
         precondition(batchSize > 0)
         self.file = file; self.variant = variant; self.layout = layout; self.batchSize = batchSize
     }
@@ -32,22 +32,23 @@ public final class DepthStreamReader {
     /// `threads` > 1 decodes the frames of a batch in parallel (per-frame variants).
     /// The batch buffer is allocated on first use and kept for later passes.
     /// `forEachBatch`, returning how many frames were delivered.
-    public func countingBatches(threads: Int, _ body: (DepthBatch) throws -> Void) throws -> Int {
+    public func countingBatches(threads: Int, onFrame: FrameHook? = nil, _ body: (DepthBatch) throws -> Void) throws -> Int {
         var count = 0
-        try forEachBatch(threads: threads) { batch in
+        try forEachBatch(threads: threads, onFrame: onFrame) { batch in
             try body(batch)
             count = batch.firstIndex + batch.count
         }
         return count
     }
 
-    public func forEachBatch(threads: Int = 1, _ body: (DepthBatch) throws -> Void) throws {
+    /// `onFrame` runs on each frame right after it is decoded (see `FrameHook`).
+    public func forEachBatch(threads: Int = 1, onFrame: FrameHook? = nil, _ body: (DepthBatch) throws -> Void) throws {
         if output == nil { output = .allocate(byteCount: batchSize * frameBytes, alignment: 64) }
         let out = output!
         if variant.isPerFrame {
-            try readRecords(threads: threads, out: out, body)
+            try readRecords(threads: threads, out: out, onFrame: onFrame, body)
         } else {
-            try readWholeFile(out: out, body)
+            try readWholeFile(out: out, onFrame: onFrame, body)
         }
     }
 
@@ -58,7 +59,7 @@ public final class DepthStreamReader {
     /// Walks a batch of size prefixes serially (one 4-byte read each, validated before
     /// use), then each worker reads its own records' payloads and decodes them: file
     /// copy and decoding both run on every core.
-    private func readRecords(threads: Int, out: UnsafeMutableRawBufferPointer, _ body: (DepthBatch) throws -> Void) throws {
+    private func readRecords(threads: Int, out: UnsafeMutableRawBufferPointer, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
         let bound = layout.maxCompressedFrameBytes
         var offset = 0, frameIndex = 0
         var records: [Record] = []
@@ -85,19 +86,21 @@ public final class DepthStreamReader {
                 offset += 4 + size
             }
             let n = records.count
-            decode(records, into: out, firstFrame: frameIndex, threads: threads, errors: &errors)
+            let batch = DepthBatch(firstIndex: frameIndex, count: n, layout: layout, format: format,
+                                   bytes: UnsafeRawBufferPointer(rebasing: out[0 ..< n * frameBytes]))
+            decode(records, into: out, batch: batch, threads: threads, onFrame: onFrame, errors: &errors)
             if let e = errors[0..<n].lazy.compactMap({ $0 }).first { throw e }
-            try body(DepthBatch(firstIndex: frameIndex, count: n, layout: layout, format: format,
-                                bytes: UnsafeRawBufferPointer(rebasing: out[0 ..< n * frameBytes])))
+            try body(batch)
             frameIndex += n
         }
     }
 
-    /// Reads and decodes `records` into consecutive frames of `out`, in parallel.
-    private func decode(_ records: [Record], into out: UnsafeMutableRawBufferPointer, firstFrame: Int, threads: Int,
+    /// Reads and decodes `records` into consecutive frames of `out` (viewed as `batch`), in
+    /// parallel, running `onFrame` on each decoded frame.
+    private func decode(_ records: [Record], into out: UnsafeMutableRawBufferPointer, batch: DepthBatch, threads: Int, onFrame: FrameHook?,
                         errors: inout [ScanFormatError?]) {
-        let frameBytes = self.frameBytes, variant = self.variant, file = self.file, layout = self.layout
-        let out = UncheckedSendable(out)
+        let frameBytes = self.frameBytes, variant = self.variant, file = self.file, layout = self.layout, firstFrame = batch.firstIndex
+        let out = UncheckedSendable(out), hook = UncheckedSendable(onFrame)
         errors.withUnsafeMutableBufferPointer { errs in
             let errs = UncheckedSendable(errs)
             parallelRanges(records.count, threads: threads) { range in
@@ -115,6 +118,7 @@ public final class DepthStreamReader {
                             try LZ4Block.decompress(UnsafeRawBufferPointer(src), into: dst)
                         }
                         errs.value[k] = nil
+                        hook.value?(batch, k)
                     } catch let e as IOError {
                         errs.value[k] = .from(e)
                     } catch {
@@ -149,7 +153,7 @@ public final class DepthStreamReader {
 
     // MARK: - Whole-file variant
 
-    private func readWholeFile(out: UnsafeMutableRawBufferPointer, _ body: (DepthBatch) throws -> Void) throws {
+    private func readWholeFile(out: UnsafeMutableRawBufferPointer, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
         let stream = try InflateStream(file: file)
         var frameIndex = 0
         while true {
@@ -160,8 +164,10 @@ public final class DepthStreamReader {
             }
             let whole = n / frameBytes
             if whole > 0 {
-                try body(DepthBatch(firstIndex: frameIndex, count: whole, layout: layout, format: format,
-                                    bytes: UnsafeRawBufferPointer(rebasing: out[0 ..< whole * frameBytes])))
+                let batch = DepthBatch(firstIndex: frameIndex, count: whole, layout: layout, format: format,
+                                       bytes: UnsafeRawBufferPointer(rebasing: out[0 ..< whole * frameBytes]))
+                if let onFrame { for k in 0..<whole { onFrame(batch, k) } }  // one stream: decoded in order, on this thread
+                try body(batch)
                 frameIndex += whole
             }
             if n % frameBytes != 0 {

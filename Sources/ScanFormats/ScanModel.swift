@@ -84,9 +84,18 @@ public protocol Scan: AnyObject {
     func poseSlot(forFrame index: Int) -> Int?
     /// Metadata of depth frame `index`.
     func frameInfo(_ index: Int) -> FrameInfo
-    /// Streams depth in consecutive batches.
-    func forEachDepthBatch(threads: Int, _ body: (DepthBatch) throws -> Void) throws
+    /// The most frames one depth batch holds.
+    var depthBatchFrames: Int { get }
+    /// Streams depth in consecutive batches; `onFrame` runs on each frame as it is decoded.
+    func forEachDepthBatch(threads: Int, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws
 }
+
+/// Work on one freshly decoded frame, run on the decoding thread while the frame's pixels
+/// are still in cache: `hook(batch, k)` may read frame `k` of `batch` — only that frame, the
+/// others may still be decoding — and write only memory of its own for that frame. Calls
+/// for different frames may run at the same time; all of a batch's calls end before the
+/// batch is delivered.
+public typealias FrameHook = (DepthBatch, Int) -> Void
 
 /// A decoded batch plus the metadata of its frames.
 public struct FrameBatch {
@@ -97,11 +106,16 @@ public struct FrameBatch {
 extension Scan {
     /// Streams frames with their poses, intrinsics and IMU in consecutive batches: the
     /// frame-source API every stage builds on.
-    public func forEachFrameBatch(threads: Int, _ body: (FrameBatch) throws -> Void) throws {
-        try forEachDepthBatch(threads: threads) { batch in
+    public func forEachFrameBatch(threads: Int, onFrame: FrameHook? = nil, _ body: (FrameBatch) throws -> Void) throws {
+        try forEachDepthBatch(threads: threads, onFrame: onFrame) { batch in
             let infos = (0..<batch.count).map { frameInfo(batch.firstIndex + $0) }
             try body(FrameBatch(depth: batch, infos: infos))
         }
+    }
+
+    /// Streams depth in consecutive batches.
+    public func forEachDepthBatch(threads: Int, _ body: (DepthBatch) throws -> Void) throws {
+        try forEachDepthBatch(threads: threads, onFrame: nil, body)
     }
 
     /// The usable pose of frame `index`, if paired and valid.

@@ -109,7 +109,7 @@ public final class ScanNetPPScan: DepthBinScan {
                          intrinsics: perFrameIntrinsics[index] ?? intrinsics, imu: nil, imuOffset: nil)
     }
 
-    public func forEachDepthBatch(threads: Int, _ body: (DepthBatch) throws -> Void) throws {
-        if let warning = try depthBin.forEachBatch(threads: threads, body), !problems.contains(warning) { problems.append(warning) }
+    public func forEachDepthBatch(threads: Int, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
+        if let warning = try depthBin.forEachBatch(threads: threads, onFrame: onFrame, body), !problems.contains(warning) { problems.append(warning) }
     }
 }

@@ -213,16 +213,22 @@ public final class StrayScan: Scan {
     /// without one get all-high confidence).
     public var readsConfidence = false
 
-    public func forEachDepthBatch(threads: Int, _ body: (DepthBatch) throws -> Void) throws {
-        let batchSize = 64, frameBytes = depthLayout.pixels * 2
+    public var depthBatchFrames: Int { 64 }
+
+    public func forEachDepthBatch(threads: Int, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
+        let batchSize = depthBatchFrames, frameBytes = depthLayout.pixels * 2
         let out = UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize * frameBytes, alignment: 64)
         let conf = UnsafeMutableRawBufferPointer.allocate(byteCount: readsConfidence ? batchSize * depthLayout.pixels : 1, alignment: 64)
         defer { out.deallocate(); conf.deallocate() }
         let outBox = UncheckedSendable(out), confBox = UncheckedSendable(conf), pixels = depthLayout.pixels, withConfidence = readsConfidence
+        let hook = UncheckedSendable(onFrame)
         var errors = [ScanFormatError?](repeating: nil, count: batchSize)
         var start = 0
         while start < depthFrameNumbers.count {
             let n = min(batchSize, depthFrameNumbers.count - start)
+            let batch = DepthBatch(firstIndex: start, count: n, layout: depthLayout, format: depthFormat,
+                                   bytes: UnsafeRawBufferPointer(rebasing: out[0 ..< n * frameBytes]),
+                                   confidence: withConfidence ? UnsafeRawBufferPointer(rebasing: conf[0 ..< n * pixels]) : nil)
             errors.withUnsafeMutableBufferPointer { errs in
                 let errs = UncheckedSendable(errs)
                 parallelFor(n, threads: threads) { k in
@@ -234,12 +240,11 @@ public final class StrayScan: Scan {
                             if try !self.readConfidence(index: start + k, into: c) { c.initializeMemory(as: UInt8.self, repeating: 2) }
                         } catch { errs.value[k] = error as? ScanFormatError }
                     }
+                    if errs.value[k] == nil { hook.value?(batch, k) }
                 }
             }
             if let e = errors[0..<n].lazy.compactMap({ $0 }).first { throw e }
-            try body(DepthBatch(firstIndex: start, count: n, layout: depthLayout, format: depthFormat,
-                                bytes: UnsafeRawBufferPointer(rebasing: out[0 ..< n * frameBytes]),
-                                confidence: withConfidence ? UnsafeRawBufferPointer(rebasing: conf[0 ..< n * pixels]) : nil))
+            try body(batch)
             start += n
         }
     }

@@ -48,15 +48,38 @@ extension BenchResult {
 public enum Benchmark {
     public enum Stage: String, Sendable, CaseIterable { case decode, backproject, cloud, eval, gestures }
 
-    /// The gestures stage (decode included) on an opened scan, and beside it plain
-    /// decoding of the same scan, so the stage's own cost shows against decoding.
-    public static func gestures(scan path: String, threads: Int, runs: Int) throws -> (BenchResult, Double) {
+    /// The gestures stage (decode included) and plain decoding of the same scan, run
+    /// alternately (decode, gestures, gestures, decode, ...) so both see the same machine
+    /// load; the overhead is the median over the runs of gestures / decode - 1.
+    public static func gestures(scan path: String, threads: Int, runs: Int) throws -> GesturesBench {
         var frames = 0
         let scan = try ScanOpener.open(path, strict: false)
-        let times = try timed(runs: runs) { frames = try GestureAnalysis.run(scan: scan, threads: threads).frames }
-        let decode = try Benchmark.decode(scan: path, threads: threads, runs: runs)
+        let gesture = { frames = try GestureAnalysis.run(scan: scan, threads: threads).frames }
+        let decode = { try scan.forEachDepthBatch(threads: threads) { _ in } }
+        try decode(); try gesture()
+        var g: [Double] = [], d: [Double] = []
+        for run in 0..<max(1, runs) {
+            for first in run % 2 == 0 ? [true, false] : [false, true] {
+                let t0 = ProcessStats.now()
+                if first { try decode() } else { try gesture() }
+                (first ? { d.append($0) } : { g.append($0) })(ProcessStats.now() - t0)
+            }
+        }
         let bytes = frames * scan.depthLayout.pixels * scan.depthFormat.bytesPerSample
-        return (BenchResult(stage: "gestures", scan: path, frames: frames, threads: threads, runSeconds: times, bytes: bytes), decode.seconds)
+        return GesturesBench(gestures: BenchResult(stage: "gestures", scan: path, frames: frames, threads: threads, runSeconds: g, bytes: bytes),
+                             decode: BenchResult(stage: "decode", scan: path, frames: frames, threads: threads, runSeconds: d, bytes: bytes),
+                             overhead: Median.of(zip(g, d).map { $0 / $1 - 1 }))
+    }
+
+    /// `bench gestures`: the stage, decoding alone, and the stage's median overhead.
+    public struct GesturesBench: Codable, Sendable {
+        public var gestures: BenchResult, decode: BenchResult
+        /// Median over paired runs of (gestures time / decode time - 1).
+        public var overhead: Double
+
+        public var text: String {
+            gestures.text + "\n" + decode.text + String(format: "\nthe gestures stage adds %.1f%% to decoding (median of paired runs)", 100 * overhead)
+        }
     }
 
     /// Load + associate + align + APE + RPE (translation part) in one process, as

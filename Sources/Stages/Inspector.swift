@@ -69,7 +69,7 @@ public enum Inspector {
         var gestureStream = GestureStream(options: gestureOptions, threads: threads)
         var streamProblem: ScanProblem?
         do {
-            try scan.forEachFrameBatch(threads: threads) {
+            try scan.forEachFrameBatch(threads: threads, onFrame: gestureStream.frameHook(batchFrames: scan.depthBatchFrames)) {
                 stats.add($0.depth, threads: threads)
                 gestureStream.consume($0)
             }

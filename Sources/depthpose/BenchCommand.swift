@@ -77,8 +77,8 @@ struct BenchCommand: ParsableCommand {
             o.voxelSize = voxel; o.threads = threads.threads
             r = try Benchmark.cloud(scan: scan, options: o, runs: runs)
         case .gestures:
-            let (g, decodeSeconds) = try Benchmark.gestures(scan: scan, threads: threads.threads, runs: runs)
-            emit(json ? try JSONOutput.text(g) : g.text + String(format: "\ndecode alone %.4f s: the gestures stage adds %.1f%%", decodeSeconds, 100 * (g.seconds / decodeSeconds - 1)))
+            let g = try Benchmark.gestures(scan: scan, threads: threads.threads, runs: runs)
+            emit(json ? try JSONOutput.text(g) : g.text)
             return
         case .eval:
             var o = Evaluation.Options()

@@ -1,6 +1,7 @@
 import Codecs
 import Foundation
 import Gestures
+import IOSupport
 import ScanFormats
 import Synthesis
 import TestSupport
@@ -106,6 +107,72 @@ final class GestureTests: XCTestCase {
         let csv = TestSupport.readText(out.replacingOccurrences(of: ".json", with: ".csv")).split(separator: "\n")
         XCTAssertEqual(csv.first, "kind,start_time,end_time,start_frame,end_frame,peak_depth,coverage,confidence")
         XCTAssertEqual(csv.count, r.events.count + 1)
+    }
+
+    /// The ROI histogram's percentiles and near fractions against a plain sort of the same
+    /// samples (every third pixel of the ROI, centimetre bins), for both sample formats,
+    /// odd ROI widths and invalid samples (0, NaN, negative, infinite, beyond 6 m).
+    func testROIHistogramMatchesSortedSamples() {
+        var rng = SeededRandom(seed: 17)
+        for (w, h, roi) in [(64, 48, 0.3), (37, 29, 0.5), (256, 192, 1.0), (5, 4, 0.3)] {
+            for format in [DepthSampleFormat.uint16Millimetres, .float32Metres] {
+                let metres: [Float] = (0..<(w * h)).map { _ in
+                    switch Int.random(in: 0..<20, using: &rng) {
+                    case 0: return 0
+                    case 1: return format == .float32Metres ? .nan : 0
+                    case 2: return format == .float32Metres ? -1 : 0
+                    case 3: return format == .float32Metres ? .infinity : 0
+                    case 4: return 7.5
+                    default: return Float(Int.random(in: 150...3500, using: &rng)) / 1000
+                    }
+                }
+                let mm = metres.map { $0.isFinite && $0 > 0 ? UInt16($0 * 1000) : 0 }
+                let bytes: [UInt8] = format == .float32Metres ? metres.withUnsafeBytes { Array($0) } : mm.withUnsafeBytes { Array($0) }
+                // Reference: the same samples, binned, sorted.
+                let u0 = Int(Double(w) * (1 - roi) / 2), v0 = Int(Double(h) * (1 - roi) / 2)
+                var sampled = 0, bins: [Int] = []
+                for v in stride(from: v0, to: h - v0, by: 3) { for u in stride(from: u0, to: w - u0, by: 3) {
+                    sampled += 1
+                    let x = Double(metres[v * w + u])
+                    if x.isNaN || x <= 0 || x.isInfinite { continue }
+                    let b = x >= 6 ? 599 : Int(format == .float32Metres ? Double(Float(x) * 100) : Double(mm[v * w + u] / 10))
+                    if b > 0 { bins.append(b) }
+                } }
+                bins.sort()
+                let counts = UnsafeMutableBufferPointer<Int32>.allocate(capacity: ROIHistogram.scratch)
+                defer { counts.deallocate() }
+                bytes.withUnsafeBytes { raw in
+                    let batch = DepthBatch(firstIndex: 0, count: 1, layout: DepthFrameLayout(width: w, height: h), format: format, bytes: raw)
+                    let hist = ROIHistogram(batch, 0, roi: roi, nearLimit: 0.8, counts: counts)
+                    let label = "\(w)x\(h) roi \(roi) \(format)"
+                    XCTAssertEqual(hist.sampled, sampled, label)
+                    XCTAssertEqual(hist.valid, bins.count, label)
+                    guard !bins.isEmpty else { return }
+                    XCTAssertEqual(hist.nearest, (Double(bins[Int(0.05 * Double(bins.count - 1))]) + 0.5) / 100, label)
+                    XCTAssertEqual(hist.median, (Double(bins[Int(0.5 * Double(bins.count - 1))]) + 0.5) / 100, label)
+                    for near in [0.005, 0.3, 0.55, 0.8] {
+                        let s = ROIStatistics(hist, cumulative: UnsafeBufferPointer(counts), nearDepth: near)
+                        let expected = Double(bins.filter { $0 < max(1, Int(near * 100)) }.count) / Double(bins.count)
+                        XCTAssertEqual(s.nearFraction, expected, "\(label) near \(near)")
+                        XCTAssertEqual(s.validFraction, Double(bins.count) / Double(sampled), label)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Histograms made by the decoding threads' frame hook and those made in `consume`
+    /// (a batch streamed without the hook) give the same report.
+    func testFrameHookAndPlainBatchesGiveTheSameReport() throws {
+        for layout in [SynthOptions.Layout.lz4, .stray] {
+            let dir = try TestSupport.synthScan(layout: layout, frames: 300, seed: 9, width: 128, height: 96) { $0.gestures = 2 }
+            let scan = try ScanOpener.open(dir)
+            var plain = GestureStream(threads: 2)
+            try scan.forEachFrameBatch(threads: 2) { plain.consume($0) }
+            let hooked = try GestureAnalysis.run(scan: scan, threads: 2)
+            XCTAssertEqual(hooked.events.count, 2, "\(layout)")
+            XCTAssertEqual(try JSONOutput.text(plain.finish()), try JSONOutput.text(hooked), "\(layout)")
+        }
     }
 
     // MARK: - helpers: rewrite LZ4 depth frames

@@ -43,6 +43,38 @@ final class DepthVariantTests: XCTestCase {
         XCTAssertEqual(try allMillimetres(scan, threads: 1), try allMillimetres(scan, threads: 2))
     }
 
+    /// The frame hook sees every frame once, already decoded (the bytes the batch then
+    /// delivers), before its batch, for each depth.bin variant and the Stray PNGs, on one
+    /// and two threads; batches never exceed `depthBatchFrames`.
+    func testFrameHookSeesEachDecodedFrameOnceBeforeItsBatch() throws {
+        for layout in SynthOptions.Layout.allCases {
+            let scan = try ScanOpener.open(try TestSupport.synthScan(layout: layout, frames: 70))
+            for threads in [1, 2] {
+                let capacity = scan.depthBatchFrames
+                let seen = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: capacity)
+                defer { seen.deallocate() }
+                seen.initialize(repeating: 0)
+                let box = UncheckedSendable(seen)
+                var delivered = 0
+                try scan.forEachDepthBatch(threads: threads, onFrame: { batch, k in
+                    box.value[k] = UInt64(batch.firstIndex + k + 1) << 32 | UInt64(Self.checksum(batch.frame(k)))
+                }) { batch in
+                    XCTAssertLessThanOrEqual(batch.count, capacity)
+                    for k in 0..<batch.count {
+                        XCTAssertEqual(seen[k], UInt64(batch.firstIndex + k + 1) << 32 | UInt64(Self.checksum(batch.frame(k))), "\(layout) frame \(batch.firstIndex + k)")
+                        seen[k] = 0
+                    }
+                    delivered += batch.count
+                }
+                XCTAssertEqual(delivered, 70, "\(layout)")
+            }
+        }
+    }
+
+    private static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        bytes.reduce(UInt32(2166136261)) { ($0 ^ UInt32($1)) &* 16777619 }
+    }
+
     func testDetectionEvidenceNamesTheTest() throws {
         let scan = try ScanOpener.open(try TestSupport.synthScan(layout: .wholefile, frames: 3)) as! ARKitScan
         XCTAssertTrue(scan.detection.evidence.joined().contains("raw deflate stream"), "\(scan.detection.evidence)")
