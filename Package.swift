@@ -29,6 +29,8 @@ let package = Package(
         system("CLibArchive", "libarchive", apt: ["libarchive-dev"]),
 
         .target(name: "CPNGBridge", dependencies: ["CLibPNG"]),
+        // One compiler builtin Swift lacks: the cache prefetch hint for the voxel tables.
+        .target(name: "CPrefetch"),
 
         // MARK: - Library modules, one concern each
         .target(name: "IOSupport", swiftSettings: optimisedInDebug),
@@ -39,7 +41,7 @@ let package = Package(
         .target(name: "ScanFormats", dependencies: ["IOSupport", "Codecs", "Geometry"],
                 swiftSettings: optimisedInDebug),
         // The per-sample kernels: back-projection, voxel tables, fusion.
-        .target(name: "VoxelFusion", dependencies: ["Geometry", "ScanFormats"],
+        .target(name: "VoxelFusion", dependencies: ["Geometry", "ScanFormats", "CPrefetch"],
                 swiftSettings: optimisedInDebug),
         .target(name: "PointClouds", dependencies: ["IOSupport", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion"],
                 swiftSettings: optimisedInDebug),

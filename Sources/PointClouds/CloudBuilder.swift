@@ -83,8 +83,7 @@ public enum CloudBuilder {
         let grid = VoxelGrid(voxelSize: o.voxelSize)
         let actives = (0..<threads).map { _ in ActiveVoxels() }
         let projectors = (0..<threads).map { _ in BackProjector(width: layout.width, height: layout.height) }
-        var points = [[Float]](repeating: [Float](repeating: 0, count: projectors[0].pointCapacity), count: threads)
-        var confidence = [[UInt8]](repeating: [UInt8](repeating: 0, count: layout.pixels), count: threads)
+        let points = (0..<threads).map { _ in PointBuffer(pixels: layout.pixels) }
         var samples = [Int](repeating: 0, count: threads)
         var gravity = GravityEstimate()
         /// Camera position of every frame (for normal orientation): 24 bytes a frame.
@@ -107,26 +106,20 @@ public enum CloudBuilder {
             summary.framesUsed += selected.count
             // Each thread fuses a contiguous share of the batch's frames into its own active
             // voxels (exact sums: the partition does not change the result).
-            points.withUnsafeMutableBufferPointer { pts in
-                confidence.withUnsafeMutableBufferPointer { cf in samples.withUnsafeMutableBufferPointer { sm in
-                    let pts = UncheckedSendable(pts), cf = UncheckedSendable(cf), sm = UncheckedSendable(sm)
-                    parallelFor(threads, threads: o.threads) { t in
-                        let share = selected.count * t / threads ..< selected.count * (t + 1) / threads
-                        let active = actives[t]
-                        pts.value[t].withUnsafeMutableBufferPointer { p in cf.value[t].withUnsafeMutableBufferPointer { c in
-                            for f in selected[share] {
-                                if f.frame - (active.lastSweep ?? f.frame - Fusion.sweepInterval) >= Fusion.sweepInterval {
-                                    active.sweep(currentFrame: UInt32(truncatingIfNeeded: f.frame), age: Fusion.evictionAge)
-                                    active.lastSweep = f.frame
-                                }
-                                let n = projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters,
-                                                              points: p.baseAddress!, confidence: c.baseAddress!)
-                                sm.value[t] += Fusion.fuse(p.baseAddress!, c.baseAddress!, n, frame: UInt32(truncatingIfNeeded: f.frame),
-                                                           inverseVoxel: inverseVoxel, into: active)
-                            }
-                        } }
+            samples.withUnsafeMutableBufferPointer { sm in
+                let sm = UncheckedSendable(sm)
+                parallelFor(threads, threads: o.threads) { t in
+                    let share = selected.count * t / threads ..< selected.count * (t + 1) / threads
+                    let active = actives[t]
+                    for f in selected[share] {
+                        if f.frame - (active.lastSweep ?? f.frame - Fusion.sweepInterval) >= Fusion.sweepInterval {
+                            active.sweep(currentFrame: UInt32(truncatingIfNeeded: f.frame), age: Fusion.evictionAge)
+                            active.lastSweep = f.frame
+                        }
+                        projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters, into: points[t])
+                        sm.value[t] += Fusion.fuse(points[t], frame: UInt32(truncatingIfNeeded: f.frame), inverseVoxel: inverseVoxel, into: active)
                     }
-                } }
+                }
             }
             for active in actives { active.drain(into: grid) }
         }

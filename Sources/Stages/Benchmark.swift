@@ -133,13 +133,11 @@ public enum Benchmark {
             timed(runs: runs) {
                 parallelRanges(n, threads: threads) { range in
                     let projector = BackProjector(width: layout.width, height: layout.height)
-                    var points = [Float](repeating: 0, count: projector.pointCapacity)
-                    var conf = [UInt8](repeating: 0, count: layout.pixels)
+                    let points = PointBuffer(pixels: layout.pixels)
                     for i in range {
                         let batch = DepthBatch(firstIndex: i, count: 1, layout: layout, format: format,
                                                bytes: UnsafeRawBufferPointer(rebasing: raw[i * frameBytes ..< (i + 1) * frameBytes]))
-                        _ = projector.project(batch, 0, pose: infos[i].pose!, intrinsics: infos[i].intrinsics,
-                                                                         filters: .none, points: &points, confidence: &conf)
+                        projector.project(batch, 0, pose: infos[i].pose!, intrinsics: infos[i].intrinsics, filters: .none, into: points)
                     }
                 }
             }

@@ -25,6 +25,29 @@ public struct PixelFilters: Sendable, Equatable {
     }()
 }
 
+/// One frame's world points as separate x, y, z arrays (so the fusion kernel's loads
+/// vectorise) plus each point's confidence level (0 when the scan has none). One per thread.
+public final class PointBuffer {
+    public let capacity: Int
+    public let x: UnsafeMutablePointer<Float>, y: UnsafeMutablePointer<Float>, z: UnsafeMutablePointer<Float>
+    public let confidence: UnsafeMutablePointer<UInt8>
+    /// Points of the last frame projected into the buffer.
+    public internal(set) var count = 0
+
+    /// Room for one frame of `pixels` points (plus padding to a multiple of 8, which the
+    /// fusion kernel reads past the last point in SIMD loads).
+    public init(pixels: Int) {
+        capacity = pixels
+        let padded = (pixels + 7) / 8 * 8
+        x = .allocate(capacity: padded); y = .allocate(capacity: padded); z = .allocate(capacity: padded)
+        confidence = .allocate(capacity: padded)
+        for p in [x, y, z] { p.initialize(repeating: 0, count: padded) }
+        confidence.initialize(repeating: 0, count: padded)
+    }
+
+    deinit { x.deallocate(); y.deallocate(); z.deallocate(); confidence.deallocate() }
+}
+
 /// Back-projects depth frames into world points (ARKit camera convention, see
 /// `Intrinsics.backProject`) and applies `PixelFilters`. Works on contiguous buffers with
 /// no per-pixel allocation, in passes simple enough to vectorise: convert and range-mask,
@@ -49,9 +72,6 @@ public final class BackProjector {
     deinit {
         depth.deallocate(); masked.deallocate(); rowX.deallocate(); rowY.deallocate(); rowZ.deallocate()
     }
-
-    /// Floats `points` must hold for one frame.
-    public var pointCapacity: Int { 3 * width * height }
 
     /// Camera rays for `k`: `rx[u] = (u - cx)/fx`, `ry[v] = -(v - cy)/fy` (z = -1).
     private func prepareRays(_ k: Intrinsics) {
@@ -105,14 +125,15 @@ public final class BackProjector {
         }
     }
 
-    /// Back-projects frame `k` of `batch` seen from `pose` with intrinsics `intrinsics`,
-    /// writing world points into `points` (3 floats each) and, when the batch has
-    /// confidence maps, their confidence level into `confidence` (otherwise `confidence` is
-    /// not touched: pass a zero-filled buffer). Returns the number of points written.
-    /// `points` needs room for `3 * width * height` floats.
-    public func project(_ batch: DepthBatch, _ k: Int, pose: Pose, intrinsics: Intrinsics, filters f: PixelFilters,
-                        points: UnsafeMutablePointer<Float>, confidence: UnsafeMutablePointer<UInt8>) -> Int {
-        guard batch.layout.width == width && batch.layout.height == height else { fatalError("frame size differs from the projector's") }
+    /// Back-projects frame `k` of `batch` seen from `pose` with intrinsics `intrinsics` into
+    /// `out` (world points and, when the batch has confidence maps, their levels; otherwise
+    /// the levels stay 0). Returns the number of points, also left in `out.count`.
+    @discardableResult
+    public func project(_ batch: DepthBatch, _ k: Int, pose: Pose, intrinsics: Intrinsics, filters f: PixelFilters, into out: PointBuffer) -> Int {
+        guard batch.layout.width == width && batch.layout.height == height && out.capacity >= width * height else {
+            fatalError("frame size differs from the projector's")
+        }
+        let px = out.x, py = out.y, pz = out.z, confidence = out.confidence
         prepareRays(intrinsics)
         let conf = batch.confidenceMap(k)
         let needsMasks = f.flyingPixelThreshold > 0 || (conf != nil && f.minConfidence > 0)
@@ -154,20 +175,21 @@ public final class BackProjector {
                 if let conf {
                     let confRow = conf + v &* w
                     for u in 0..<w where row[u] != 0 {
-                        points[3 &* n] = xs[u]; points[3 &* n &+ 1] = ys[u]; points[3 &* n &+ 2] = zs[u]
+                        px[n] = xs[u]; py[n] = ys[u]; pz[n] = zs[u]
                         confidence[n] = confRow[u]
                         n &+= 1
                     }
                 } else {
                     // Branch-free compaction: always store, advance only past valid pixels.
-                    // (`points` has room for a full frame, so the spare store stays in bounds.)
+                    // (`out` has room for a full frame, so the spare store stays in bounds.)
                     for u in 0..<w {
-                        points[3 &* n] = xs[u]; points[3 &* n &+ 1] = ys[u]; points[3 &* n &+ 2] = zs[u]
+                        px[n] = xs[u]; py[n] = ys[u]; pz[n] = zs[u]
                         n &+= row[u] != 0 ? 1 : 0
                     }
                 }
             }
         }
+        out.count = n
         return n
     }
 }

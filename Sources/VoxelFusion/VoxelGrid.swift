@@ -1,3 +1,4 @@
+import CPrefetch
 import Geometry
 #if canImport(Glibc)
 import Glibc
@@ -31,7 +32,9 @@ public struct VoxelAccumulator: Sendable {
 /// ±1,048,575 voxels per axis, i.e. ±10 km at 1 cm.
 public enum VoxelKey {
     public static let empty = UInt64.max
-    static let bias: Int64 = 1 << 20
+    /// Marks a point outside the representable range (never a packed key either).
+    public static let outside = UInt64.max - 1
+    public static let bias: Int64 = 1 << 20
     public static let limit: Int64 = (1 << 20) - 1
 
     @inline(__always) public static func pack(_ i: Int64, _ j: Int64, _ k: Int64) -> UInt64 {
@@ -170,6 +173,8 @@ public final class ActiveVoxels {
 
     /// Entries are written back before their Int32 sums could overflow.
     public static let maxCount: UInt32 = 65535
+    /// Longest run of samples summed in registers before it is added to its entry.
+    public static let runLimit: UInt32 = 4096
 
     private var table: UnsafeMutablePointer<Entry>
     /// The other half of a ping-pong pair: sweeps rebuild into it instead of allocating.
@@ -180,6 +185,14 @@ public final class ActiveVoxels {
     public private(set) var outbox: [VoxelAccumulator] = []
     /// The frame of the last sweep.
     public var lastSweep: Int?
+    /// Points per fusion chunk (a multiple of 8), and the chunk's voxel keys (low and high
+    /// halves) and offsets (see `Fusion.fuse`).
+    static let chunk = 256
+    let chunkLow = UnsafeMutablePointer<UInt32>.allocate(capacity: chunk)
+    let chunkHigh = UnsafeMutablePointer<UInt32>.allocate(capacity: chunk)
+    let chunkX = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
+    let chunkY = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
+    let chunkZ = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
 
     public init(capacity: Int = 1 << 16) {
         self.capacity = capacity
@@ -188,7 +201,27 @@ public final class ActiveVoxels {
         spare = .allocate(capacity: capacity)
     }
 
-    deinit { table.deallocate(); spare.deallocate() }
+    deinit {
+        table.deallocate(); spare.deallocate()
+        chunkLow.deallocate(); chunkHigh.deallocate(); chunkX.deallocate(); chunkY.deallocate(); chunkZ.deallocate()
+    }
+
+    /// Starts loading the slot `key` is probed from first (a hint; no effect on results).
+    @inline(__always) func prefetch(_ key: UInt64) {
+        depthpose_prefetch(table + Self.home(key, capacity &- 1))
+    }
+
+    /// Adds a run of `count` samples of voxel `key` seen in `frame` (their confidence and
+    /// offset sums) to its entry; writes the entry back first if its sums could overflow.
+    @inline(__always) func add(_ key: UInt64, frame: UInt32, count: UInt32, confidence: UInt32, x: Int32, y: Int32, z: Int32) {
+        let e = entry(key, frame: frame)
+        if e.pointee.count &+ count > Self.maxCount {
+            writeBack(e); e.pointee.key = key; e.pointee.firstFrame = frame; e.pointee.lastFrame = frame
+        }
+        e.pointee.count &+= count
+        e.pointee.confidenceSum &+= confidence
+        e.pointee.sumX &+= x; e.pointee.sumY &+= y; e.pointee.sumZ &+= z
+    }
 
     /// The entry of `key` for `frame`, inserted when absent.
     @inline(__always) public func entry(_ key: UInt64, frame: UInt32) -> UnsafeMutablePointer<Entry> {
@@ -202,7 +235,7 @@ public final class ActiveVoxels {
                 return e
             }
             if e.pointee.key == VoxelKey.empty {
-                if (count &+ 1) &* 5 > capacity &* 2 {  // keep load under 40%
+                if (count &+ 1) &* 10 > capacity &* 7 {  // keep load under 70%
                     rebuild(capacity * 2) { _ in true }
                     return entry(key, frame: frame)
                 }
@@ -223,7 +256,7 @@ public final class ActiveVoxels {
     }
 
     /// Moves the entry to the outbox and clears it (the slot stays allocated).
-    private func writeBack(_ e: UnsafeMutablePointer<Entry>) {
+    func writeBack(_ e: UnsafeMutablePointer<Entry>) {
         let v = e.pointee
         e.pointee = .empty
         guard v.count > 0 else { return }

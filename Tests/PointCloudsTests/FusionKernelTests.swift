@@ -1,0 +1,36 @@
+import Synthesis
+@testable import VoxelFusion
+import XCTest
+
+/// The vectorised voxelisation against its scalar definition (floor for the voxel,
+/// truncation toward zero for the offset), on the values where float tricks go wrong.
+final class FusionKernelTests: XCTestCase {
+    func testVoxelizeMatchesFloorAndTruncation() {
+        var rng = SeededRandom(seed: 5)
+        var values: [Float] = [0, -0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.999_999_9, -0.999_999_9, 1, -1, 3.000_000_2, -3.000_000_2,
+                               1_048_574.9, -1_048_574.9, 1_048_575, -1_048_575, 1_048_576, -2e6, .nan, .infinity, -.infinity,
+                               .leastNonzeroMagnitude, -.leastNonzeroMagnitude]
+        values += (0..<4000).map { _ in Float.random(in: -300...300, using: &rng) }
+        values += (0..<1000).map { _ in Float(Int.random(in: -1000...1000, using: &rng)) + [0, 0.5, 0.25, 0.75].randomElement(using: &rng)! }
+        let n = values.count, padded = (n + 7) / 8 * 8
+        // Each value in turn on every axis, with the other axes at ordinary values.
+        for axis in 0..<3 {
+            var xyz = [[Float]](repeating: [Float](repeating: 0.3, count: padded), count: 3)
+            for i in 0..<n { xyz[axis][i] = values[i]; xyz[(axis + 1) % 3][i] = values[(i * 7) % n].isFinite ? 1.25 : -7.75 }
+            var low = [UInt32](repeating: 0, count: padded), high = low
+            var ox = [Int32](repeating: 0, count: padded), oy = ox, oz = ox
+            Fusion.voxelize(xyz[0], xyz[1], xyz[2], n, inverseVoxel: 1, low: &low, high: &high, x: &ox, y: &oy, z: &oz)
+            for i in 0..<n {
+                let s = [xyz[0][i], xyz[1][i], xyz[2][i]]
+                let key = UInt64(high[i]) << 32 | UInt64(low[i])
+                guard s.allSatisfy({ abs($0) < Float(VoxelKey.limit) }) else {
+                    XCTAssertEqual(key, VoxelKey.outside, "\(s)")
+                    continue
+                }
+                let f = s.map { $0.rounded(.down) }
+                XCTAssertEqual(key, VoxelKey.pack(Int64(f[0]), Int64(f[1]), Int64(f[2])), "\(s)")
+                XCTAssertEqual([ox[i], oy[i], oz[i]], (0..<3).map { Int32(((s[$0] - f[$0]) - 0.5) * VoxelAccumulator.offsetScale) }, "\(s)")
+            }
+        }
+    }
+}
