@@ -57,7 +57,7 @@ public final class BackProjector {
     public let width: Int, height: Int
     private let depth: UnsafeMutablePointer<Float>     // metres, 0 = no depth
     private let masked: UnsafeMutablePointer<Float>    // after the flying-pixel test
-    private let rowX: UnsafeMutablePointer<Float>, rowY: UnsafeMutablePointer<Float>, rowZ: UnsafeMutablePointer<Float>
+    private let rowX: UnsafeMutablePointer<Float>, rowY: UnsafeMutablePointer<Float>
     private var rx: [Float], ry: [Float]
     private var raysFor: Intrinsics?
 
@@ -65,12 +65,12 @@ public final class BackProjector {
         self.width = width; self.height = height
         depth = .allocate(capacity: width * height)
         masked = .allocate(capacity: width * height)
-        rowX = .allocate(capacity: width); rowY = .allocate(capacity: width); rowZ = .allocate(capacity: width)
+        rowX = .allocate(capacity: width); rowY = .allocate(capacity: width)
         rx = [Float](repeating: 0, count: width); ry = [Float](repeating: 0, count: height)
     }
 
     deinit {
-        depth.deallocate(); masked.deallocate(); rowX.deallocate(); rowY.deallocate(); rowZ.deallocate()
+        depth.deallocate(); masked.deallocate(); rowX.deallocate(); rowY.deallocate()
     }
 
     /// Camera rays for `k`: `rx[u] = (u - cx)/fx`, `ry[v] = -(v - cy)/fy` (z = -1).
@@ -125,6 +125,10 @@ public final class BackProjector {
         }
     }
 
+    /// 1 for a depth sample (> 0), 0 for no depth (+0, as the filters leave it), without a
+    /// float compare: integer arithmetic on the bits never branches.
+    @inline(__always) static func hasDepth(_ z: Float) -> Int { Int((z.bitPattern &+ 0x7FFF_FFFF) >> 31) }
+
     /// Back-projects frame `k` of `batch` seen from `pose` with intrinsics `intrinsics` into
     /// `out` (world points and, when the batch has confidence maps, their levels; otherwise
     /// the levels stay 0). Returns the number of points, also left in `out.count`.
@@ -154,39 +158,42 @@ public final class BackProjector {
         let c1x = Float(r.r0.y), c1y = Float(r.r1.y), c1z = Float(r.r2.y)
         let c2x = Float(r.r0.z), c2y = Float(r.r1.z), c2z = Float(r.r2.z)
         let tx = Float(pose.translation.x), ty = Float(pose.translation.y), tz = Float(pose.translation.z)
-        let w = width, xs = rowX, ys = rowY, zs = rowZ
+        // rowX/rowY hold a row's valid depths and their rays after compaction
+        let w = width, cz = rowX, cr = rowY
         var n = 0
         rx.withUnsafeBufferPointer { rxb in
             let rxp = rxb.baseAddress!
             for v in 0..<height {
-                // world = z * (rx[u] c0 + ry[v] c1 - c2) + t, for the whole row (vectorises)
                 let yv = ry[v], row = d + v &* w
                 let bx = yv * c1x - c2x, by = yv * c1y - c2y, bz = yv * c1z - c2z
                 if let direct {
                     let src = direct + v &* w
                     for u in 0..<w { let z = Float(src[u]) * 0.001; row[u] = (z >= lo && z <= hi) ? z : 0 }
                 }
-                for u in 0..<w {
-                    let z = row[u], ru = rxp[u]
-                    xs[u] = (ru * c0x + bx) * z + tx
-                    ys[u] = (ru * c0y + by) * z + ty
-                    zs[u] = (ru * c0z + bz) * z + tz
-                }
+                // Compact the valid pixels' depth and ray first (two stores a pixel), branch-free:
+                // always store, advance only past valid pixels; confidence alongside when present.
+                var m = 0
                 if let conf {
-                    let confRow = conf + v &* w
-                    for u in 0..<w where row[u] != 0 {
-                        px[n] = xs[u]; py[n] = ys[u]; pz[n] = zs[u]
-                        confidence[n] = confRow[u]
-                        n &+= 1
+                    let confRow = conf + v &* w, cs = confidence + n
+                    for u in 0..<w {
+                        cz[m] = row[u]; cr[m] = rxp[u]; cs[m] = confRow[u]
+                        m &+= Self.hasDepth(row[u])
                     }
                 } else {
-                    // Branch-free compaction: always store, advance only past valid pixels.
-                    // (`out` has room for a full frame, so the spare store stays in bounds.)
                     for u in 0..<w {
-                        px[n] = xs[u]; py[n] = ys[u]; pz[n] = zs[u]
-                        n &+= row[u] != 0 ? 1 : 0
+                        cz[m] = row[u]; cr[m] = rxp[u]
+                        m &+= Self.hasDepth(row[u])
                     }
                 }
+                // world = z * (rx c0 + ry[v] c1 - c2) + t over the compacted row (vectorises)
+                let xs = px + n, ys = py + n, zs = pz + n
+                for j in 0..<m {
+                    let z = cz[j], ru = cr[j]
+                    xs[j] = (ru * c0x + bx) * z + tx
+                    ys[j] = (ru * c0y + by) * z + ty
+                    zs[j] = (ru * c0z + bz) * z + tz
+                }
+                n &+= m
             }
         }
         out.count = n

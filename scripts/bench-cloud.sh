@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Side-by-side cloud figures on one generated 3,000-frame LZ4 scan: Open3D's whole-scan
+# route (../shared/bench/open3d_cloud.py) against `depthpose bench cloud`, numpy/Open3D
+# back-projection (../shared/bench/backproject.py) against `depthpose bench backproject`,
+# and depthpose's peak RSS at 300 vs 3,000 frames. Rounds alternate the tools so both see
+# the same machine load. usage: scripts/bench-cloud.sh [ROUNDS=3] [VOXEL=0.02]
+# Needs the peers' venv (../shared/bench/setup.sh, or DEPTHPOSE_BENCH_PYTHON).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}; voxel=${2:-0.02}
+data=${BENCH_DATA:-/tmp/depthpose-bench}
+shared=$(cd .. && pwd)/shared/bench
+py=${DEPTHPOSE_BENCH_PYTHON:-/root/.cache/depthpose-bench/venv/bin/python}
+swift build -c release 2>&1 | grep -v '^\[' || true
+dp=.build/release/depthpose
+for n in 3000 300; do
+  [ -f "$data/cloud-$n/depth.bin" ] || $dp synth --out "$data/cloud-$n" --frames "$n" --layout lz4 --seed 3 >/dev/null
+done
+scan=$data/cloud-3000
+field() { python3 -c "import json,sys; d=json.load(sys.stdin); print(d$1)"; }
+o3dfig() {  # total seconds, peak MiB, voxels of an open3d_cloud.py JSON line
+  python3 -c "import json,sys; d=json.loads(sys.argv[1]); v=sys.argv[2]
+print('%.2f s, peak %.0f MiB, %d voxels' % (sum(d['phases'].values()), d['mem_after_voxel_'+v+'_MiB']['VmHWM'], d['points_after_voxel_'+v]))" "$1" "$voxel"
+}
+for r in $(seq "$rounds"); do
+  o3d=$("$py" "$shared/open3d_cloud.py" "$scan" --voxel "$voxel" | tail -1)
+  two=$($dp bench cloud "$scan" --voxel "$voxel" --runs 3 --json)
+  one=$($dp bench cloud "$scan" --voxel "$voxel" --runs 1 --threads 1 --json)
+  echo "round $r: Open3D $(o3dfig "$o3d");" \
+       "depthpose 2 threads $(echo "$two" | field "['seconds']") s (peak $(echo "$two" | field "['peak_rss_mb']") MB), 1 thread $(echo "$one" | field "['seconds']") s"
+done
+echo "depthpose peak RSS, 300 frames: $($dp bench cloud "$data/cloud-300" --voxel "$voxel" --runs 1 --json | field "['peak_rss_mb']") MB"
+echo "depthpose voxels with filters off: $($dp cloud "$scan" --voxel "$voxel" --no-filters --out /tmp/bench-cloud.ply --json | field "['voxels']")"
+rm -f /tmp/bench-cloud.ply /tmp/bench-cloud.json
+"$py" "$shared/backproject.py" "$scan" --frames 600 --methods numpy_f32,open3d | tail -3
+for t in 1 2; do $dp bench backproject "$scan" --frames 600 --threads $t --runs 7; done
