@@ -160,15 +160,18 @@ public final class VoxelGrid: @unchecked Sendable {
 /// `VoxelGrid`. Sums are exact integers, so when entries move does not change the result.
 /// One per thread.
 public final class ActiveVoxels {
+    /// 32 bytes, two to a cache line: the table is probed at random, so its size is what
+    /// the fusion waits for.
     public struct Entry: Sendable {
         public var key: UInt64
-        public var count: UInt32
-        public var confidenceSum: UInt32
         /// Offset sums from the voxel centre, units of voxel/65536 (|offset| <= 32768).
         public var sumX: Int32, sumY: Int32, sumZ: Int32
+        public var confidenceSum: UInt32
         public var firstFrame: UInt32
-        public var lastFrame: UInt32
-        static let empty = Entry(key: VoxelKey.empty, count: 0, confidenceSum: 0, sumX: 0, sumY: 0, sumZ: 0, firstFrame: 0, lastFrame: 0)
+        public var count: UInt16
+        /// The last frame that saw the voxel, modulo 2^16 (ages compared with wrapping arithmetic).
+        public var lastFrame: UInt16
+        static let empty = Entry(key: VoxelKey.empty, sumX: 0, sumY: 0, sumZ: 0, confidenceSum: 0, firstFrame: 0, count: 0, lastFrame: 0)
     }
 
     /// Entries are written back before their Int32 sums could overflow.
@@ -215,10 +218,10 @@ public final class ActiveVoxels {
     /// offset sums) to its entry; writes the entry back first if its sums could overflow.
     @inline(__always) func add(_ key: UInt64, frame: UInt32, count: UInt32, confidence: UInt32, x: Int32, y: Int32, z: Int32) {
         let e = entry(key, frame: frame)
-        if e.pointee.count &+ count > Self.maxCount {
-            writeBack(e); e.pointee.key = key; e.pointee.firstFrame = frame; e.pointee.lastFrame = frame
+        if UInt32(e.pointee.count) &+ count > Self.maxCount {
+            writeBack(e); e.pointee.key = key; e.pointee.firstFrame = frame; e.pointee.lastFrame = UInt16(truncatingIfNeeded: frame)
         }
-        e.pointee.count &+= count
+        e.pointee.count &+= UInt16(truncatingIfNeeded: count)
         e.pointee.confidenceSum &+= confidence
         e.pointee.sumX &+= x; e.pointee.sumY &+= y; e.pointee.sumZ &+= z
     }
@@ -230,8 +233,8 @@ public final class ActiveVoxels {
         while true {
             let e = table + i
             if e.pointee.key == key {
-                if e.pointee.count >= Self.maxCount { writeBack(e); e.pointee.key = key; e.pointee.firstFrame = frame }
-                e.pointee.lastFrame = frame
+                if UInt32(e.pointee.count) >= Self.maxCount { writeBack(e); e.pointee.key = key; e.pointee.firstFrame = frame }
+                e.pointee.lastFrame = UInt16(truncatingIfNeeded: frame)
                 return e
             }
             if e.pointee.key == VoxelKey.empty {
@@ -241,7 +244,7 @@ public final class ActiveVoxels {
                 }
                 e.pointee.key = key
                 e.pointee.firstFrame = frame
-                e.pointee.lastFrame = frame
+                e.pointee.lastFrame = UInt16(truncatingIfNeeded: frame)
                 count &+= 1
                 return e
             }
@@ -260,7 +263,7 @@ public final class ActiveVoxels {
         let v = e.pointee
         e.pointee = .empty
         guard v.count > 0 else { return }
-        outbox.append(VoxelAccumulator(key: v.key, count: v.count, confidenceSum: v.confidenceSum,
+        outbox.append(VoxelAccumulator(key: v.key, count: UInt32(v.count), confidenceSum: v.confidenceSum,
                                        sumX: Int64(v.sumX), sumY: Int64(v.sumY), sumZ: Int64(v.sumZ), firstFrame: v.firstFrame))
     }
 
@@ -269,7 +272,7 @@ public final class ActiveVoxels {
     public func sweep(currentFrame frame: UInt32, age: UInt32?) {
         rebuild(capacity) { e in
             guard let age else { return false }
-            return Int32(bitPattern: frame &- e.lastFrame) <= Int32(age)
+            return Int16(bitPattern: UInt16(truncatingIfNeeded: frame) &- e.lastFrame) <= Int16(truncatingIfNeeded: age)
         }
     }
 

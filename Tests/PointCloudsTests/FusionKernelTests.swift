@@ -33,4 +33,30 @@ final class FusionKernelTests: XCTestCase {
             }
         }
     }
+
+    /// More samples in one voxel than an active entry's 16-bit count and Int32 sums hold:
+    /// runs and entries are written back before they overflow, and the grid's Int64 sums
+    /// come out exact.
+    func testOneVoxelWithMoreSamplesThanAnEntryHolds() {
+        let active = ActiveVoxels(), grid = VoxelGrid(voxelSize: 1)
+        let n = 100_000
+        let points = PointBuffer(pixels: n)
+        for i in 0..<n { points.x[i] = 0.25; points.y[i] = 0.5; points.z[i] = -0.75; points.confidence[i] = 2 }
+        points.count = n
+        for frame in UInt32(0)..<3 {
+            XCTAssertEqual(Fusion.fuse(points, frame: frame, inverseVoxel: 1, into: active), n)
+            active.drain(into: grid)
+        }
+        active.sweep(currentFrame: 0, age: nil)
+        active.drain(into: grid)
+        let voxels = grid.sortedVoxels()
+        XCTAssertEqual(voxels.count, 1)
+        let v = voxels[0]
+        XCTAssertEqual(v.key, VoxelKey.pack(0, 0, -1))
+        XCTAssertEqual(v.count, UInt32(3 * n))
+        XCTAssertEqual(v.confidenceSum, UInt32(6 * n))
+        XCTAssertEqual([v.sumX, v.sumY, v.sumZ], [-16384, 0, -16384].map { Int64($0) * Int64(3 * n) })
+        XCTAssertEqual(v.firstFrame, 0)
+        XCTAssertEqual(MemoryLayout<ActiveVoxels.Entry>.stride, 32, "two entries to a cache line")
+    }
 }
