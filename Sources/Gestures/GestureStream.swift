@@ -77,7 +77,7 @@ public struct GestureStream {
         return GestureReport(parameters: options, frames: frames, events: detector.events, warnings: warnings)
     }
 
-    /// Up to 256 near pixels of the ROI of frame `k`, as world points.
+    /// Up to 64 near pixels of the ROI of frame `k` (an 8x8 grid), as world points.
     static func nearPoints(_ b: DepthBatch, _ k: Int, pose: Pose, intrinsics kk: Intrinsics, nearDepth: Double, roi: Double) -> [Vec3] {
         let w = b.layout.width, h = b.layout.height
         let u0 = Int(Double(w) * (1 - roi) / 2), v0 = Int(Double(h) * (1 - roi) / 2)

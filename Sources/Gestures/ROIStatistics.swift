@@ -53,30 +53,24 @@ public struct ROIHistogram: Sendable {
         frame = batch.firstIndex + k
         counts.initialize(repeating: 0)
         let a = counts.baseAddress!, b = a + bins
-        var total = 0
+        /// Every third pixel of every third ROI row into `bin`, alternating the two halves.
+        @inline(__always) func sample<T>(_ d: UnsafePointer<T>, _ bin: (T) -> Int) -> Int {
+            for v in stride(from: v0, to: v1, by: 3) {
+                let row = d + v &* w
+                var u = u0
+                while u + 3 < u1 { a[bin(row[u])] &+= 1; b[bin(row[u + 3])] &+= 1; u &+= 6 }
+                if u < u1 { a[bin(row[u])] &+= 1 }
+            }
+            return (v1 - v0 + 2) / 3 * ((u1 - u0 + 2) / 3)
+        }
+        let total: Int
         switch batch.format {
         case .uint16Millimetres:
-            let d = batch.millimetres(k).baseAddress!
             // mm / 10 as a multiply-shift: exact below 6 m, farther values land in the last bin
-            @inline(__always) func bin(_ mm: UInt16) -> Int { min(599, (Int(mm) &* 6554) >> 16) }
-            for v in stride(from: v0, to: v1, by: 3) {
-                let row = d + v &* w
-                var u = u0
-                while u + 3 < u1 { a[bin(row[u])] &+= 1; b[bin(row[u + 3])] &+= 1; u &+= 6 }
-                if u < u1 { a[bin(row[u])] &+= 1 }
-                total &+= (u1 - u0 + 2) / 3
-            }
+            total = sample(batch.millimetres(k).baseAddress!) { min(599, (Int($0) &* 6554) >> 16) }
         case .float32Metres:
-            let d = batch.metres(k).baseAddress!
             // NaN, negative and infinite depths count as "no depth" (bin 0)
-            @inline(__always) func bin(_ x: Float) -> Int { x > 0 && x < 6 ? Int(x * 100) : (x >= 6 && x.isFinite ? 599 : 0) }
-            for v in stride(from: v0, to: v1, by: 3) {
-                let row = d + v &* w
-                var u = u0
-                while u + 3 < u1 { a[bin(row[u])] &+= 1; b[bin(row[u + 3])] &+= 1; u &+= 6 }
-                if u < u1 { a[bin(row[u])] &+= 1 }
-                total &+= (u1 - u0 + 2) / 3
-            }
+            total = sample(batch.metres(k).baseAddress!) { $0 > 0 && $0 < 6 ? Int($0 * 100) : ($0 >= 6 && $0.isFinite ? 599 : 0) }
         }
         sampled = total
         valid = total - Int(a[0] &+ b[0])

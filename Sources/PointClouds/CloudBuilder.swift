@@ -130,7 +130,7 @@ public enum CloudBuilder {
         summary.samples = samples.reduce(0, +)
         summary.gravity = gravity.report
 
-        // Collect voxels shard by shard (freeing each), in key order.
+        // The voxels in key order (deterministic output).
         var voxels = grid.sortedVoxels()
         summary.voxels = voxels.count
         let kept = voxels.filter { $0.count >= UInt32(o.minSupport) }

@@ -59,10 +59,10 @@ public enum Benchmark {
         try decode(); try gesture()
         var g: [Double] = [], d: [Double] = []
         for run in 0..<max(1, runs) {
-            for first in run % 2 == 0 ? [true, false] : [false, true] {
+            for decodeFirst in run % 2 == 0 ? [true, false] : [false, true] {
                 let t0 = ProcessStats.now()
-                if first { try decode() } else { try gesture() }
-                (first ? { d.append($0) } : { g.append($0) })(ProcessStats.now() - t0)
+                if decodeFirst { try decode() } else { try gesture() }
+                if decodeFirst { d.append(ProcessStats.now() - t0) } else { g.append(ProcessStats.now() - t0) }
             }
         }
         let bytes = frames * scan.depthLayout.pixels * scan.depthFormat.bytesPerSample

@@ -51,8 +51,8 @@ public final class PointBuffer {
 /// Back-projects depth frames into world points (ARKit camera convention, see
 /// `Intrinsics.backProject`) and applies `PixelFilters`. Works on contiguous buffers with
 /// no per-pixel allocation, in passes simple enough to vectorise: convert and range-mask,
-/// flying-pixel and confidence masks, then per row the world coordinates of every pixel
-/// and a compaction of the valid ones. One instance per thread (it owns scratch space).
+/// flying-pixel and confidence masks, then per row a compaction of the valid pixels' depths
+/// and rays and their world coordinates. One instance per thread (it owns scratch space).
 public final class BackProjector {
     public let width: Int, height: Int
     private let depth: UnsafeMutablePointer<Float>     // metres, 0 = no depth

@@ -226,14 +226,13 @@ public final class ActiveVoxels {
         e.pointee.sumX &+= x; e.pointee.sumY &+= y; e.pointee.sumZ &+= z
     }
 
-    /// The entry of `key` for `frame`, inserted when absent.
-    @inline(__always) public func entry(_ key: UInt64, frame: UInt32) -> UnsafeMutablePointer<Entry> {
+    /// The entry of `key` for `frame`, inserted when absent (`add` writes a full one back).
+    @inline(__always) private func entry(_ key: UInt64, frame: UInt32) -> UnsafeMutablePointer<Entry> {
         let mask = capacity &- 1
         var i = Self.home(key, mask)
         while true {
             let e = table + i
             if e.pointee.key == key {
-                if UInt32(e.pointee.count) >= Self.maxCount { writeBack(e); e.pointee.key = key; e.pointee.firstFrame = frame }
                 e.pointee.lastFrame = UInt16(truncatingIfNeeded: frame)
                 return e
             }
