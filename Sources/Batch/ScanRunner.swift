@@ -23,7 +23,8 @@ public enum ScanRunner {
         let dir = staged.staging
         var stages: [StageRecord] = []
         let wanted = Set(options.stages)
-        var gestureReport: GestureReport?
+        /// The gestures of inspect's decoding pass, or the depth error that stopped it.
+        var gestures: Result<GestureReport, any Error>?
 
         func stage(_ n: StageName, _ body: (inout StageRecord) throws -> Void) {
             guard wanted.contains(n) else { return }
@@ -44,9 +45,9 @@ public enum ScanRunner {
         }
 
         stage(.inspect) { r in
-            var (report, gestures) = try Inspector.inspectWithGestures(scan, threads: options.threads)
+            var report: InspectReport
+            (report, gestures) = try Inspector.inspectWithGestures(scan, threads: options.threads)
             report.scan = shown(report.scan)
-            gestureReport = gestures
             try AtomicOutput.write(try JSONOutput.encode(report), to: dir + "/inspect.json")
             r.metrics["frames"] = Double(report.depth.frames)
             r.metrics["valid_depth_fraction"] = report.depthStatistics.validFraction
@@ -59,9 +60,10 @@ public enum ScanRunner {
             }
         }
         stage(.gestures) { r in
-            // The inspect stage's decoding pass already ran the detector with the same options.
-            let report = try gestureReport ?? GestureAnalysis.run(scan: scan, threads: options.threads)
-            gestureReport = report
+            // The inspect stage's decoding pass already ran the detector with the same options
+            // (or met the depth error this stage would meet).
+            let report = try gestures?.get() ?? GestureAnalysis.run(scan: scan, threads: options.threads)
+            gestures = .success(report)
             try report.write(to: dir + "/gestures.json")
             r.warnings = report.warnings
             let counts = report.counts
@@ -91,7 +93,7 @@ public enum ScanRunner {
             var o = TrajectoryReporter.Options()
             let ref = scan + "/" + options.referenceName
             if !options.referenceName.isEmpty, FileManager.default.fileExists(atPath: ref) { o.reference = ref }
-            o.gestureCounts = gestureReport?.counts
+            o.gestureCounts = gestures?.map(\.counts)
             var (report, series) = try TrajectoryReporter.report(scan: scan, options: o)
             report.scan = shown(report.scan)
             if let f = report.reference?.file { report.reference?.file = shown(f) }

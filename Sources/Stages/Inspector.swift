@@ -60,20 +60,22 @@ public enum Inspector {
         try inspectWithGestures(path, threads: threads).report
     }
 
-    /// `inspect`, also returning the full gestures report of the same decoding pass (nil
-    /// when the depth stream is broken; the report's `problems` say where).
+    /// `inspect`, also returning the full gestures report of the same decoding pass — or,
+    /// when the depth stream is broken, the error that stopped it (the report's `problems`
+    /// say where), so no later stage decodes the scan again only to meet it.
     public static func inspectWithGestures(_ path: String, gestureOptions: GestureOptions = GestureOptions(),
-                                           threads: Int = ProcessStats.cores) throws -> (report: InspectReport, gestures: GestureReport?) {
+                                           threads: Int = ProcessStats.cores) throws -> (report: InspectReport, gestures: Result<GestureReport, any Error>) {
         let scan = try ScanOpener.open(path, strict: false)
         var stats = DepthStatistics()
         var gestureStream = GestureStream(options: gestureOptions, threads: threads)
-        var streamProblem: ScanProblem?
+        var streamProblem: ScanProblem?, streamError: (any Error)?
         do {
             try scan.forEachFrameBatch(threads: threads, onFrame: gestureStream.frameHook(batchFrames: scan.depthBatchFrames)) {
                 stats.add($0.depth, threads: threads)
                 gestureStream.consume($0)
             }
         } catch let e as DepthPoseError {
+            streamError = e
             streamProblem = ScanProblem(.error, "depth", "\(e); statistics cover the \(stats.frames) frames before it")
         }
         let decoded = stats.frames
@@ -96,7 +98,7 @@ public enum Inspector {
             problems.append(ScanProblem(.warning, "pairing", "\(accounting.depthFrames) depth frames but \(accounting.poses) poses; see the accounting table (nothing is shifted)"))
         }
         // Gestures from the same pass (not reported when the depth is broken).
-        let gestureReport = streamProblem == nil ? gestureStream.finish() : nil
+        let gestureReport: Result<GestureReport, any Error> = streamError.map { .failure($0) } ?? .success(gestureStream.finish())
         let a = scan as? any DepthBinScan
         let layoutName = a.map { "\(scan.layout.rawValue) (\($0.variant.rawValue))" } ?? scan.layout.rawValue
         let report = InspectReport(
@@ -104,7 +106,7 @@ public enum Inspector {
             depth: .init(encoding: scan.depthEncoding, evidence: scan.depthEvidence, width: scan.depthLayout.width,
                          height: scan.depthLayout.height, sampleFormat: scan.depthFormat.rawValue, frames: frames, decodedFrames: decoded),
             intrinsics: scan.intrinsics, timing: timing(scan, frames: frames), accounting: accounting,
-            depthStatistics: summary, gestures: gestureReport?.counts, problems: problems)
+            depthStatistics: summary, gestures: try? gestureReport.get().counts, problems: problems)
         return (report, gestureReport)
     }
 

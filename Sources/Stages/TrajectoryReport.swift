@@ -42,8 +42,9 @@ public enum TrajectoryReporter {
         /// Sim(3) instead of SE(3) alignment to the reference.
         public var correctScale = false
         public var analytics = TrajectoryAnalytics.Options()
-        /// Gesture counts already computed from this scan's depth (skips a decoding pass).
-        public var gestureCounts: [String: Int]?
+        /// Gesture counts already computed from this scan's depth, or the depth error that
+        /// stopped that pass (either way, no decoding pass here).
+        public var gestureCounts: Result<[String: Int], any Error>?
         public init() {}
     }
 
@@ -94,9 +95,10 @@ public enum TrajectoryReporter {
             series.errors = zip(prepared.estimate.stamps ?? [], ape).map { ($0 - t0, $1) }
             series.errorPositions = prepared.estimate.positions
         }
-        var gestures = o.gestureCounts
-        if gestures == nil {
-            do { gestures = try GestureAnalysis.run(scan: scan).counts } catch { notes.append("no gesture counts: \(error)") }
+        var gestures: [String: Int]?
+        switch o.gestureCounts ?? Result(catching: { try GestureAnalysis.run(scan: scan).counts }) {
+        case .success(let counts): gestures = counts
+        case .failure(let error): notes.append("no gesture counts: \(error)")
         }
         return (TrajectoryReport(scan: path, name: scan.name, notes: notes, analytics: analytics, gestures: gestures, reference: reference), series)
     }

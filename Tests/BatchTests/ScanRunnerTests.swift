@@ -60,6 +60,24 @@ final class ScanRunnerTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out).filter { $0.hasPrefix(".") }, [])
     }
 
+    /// A broken depth stream: inspect's pass meets the error once and the gestures stage and
+    /// the trajectory report's gesture count carry that same error instead of decoding again.
+    func testABrokenDepthStreamIsReportedByEveryStageThatNeedsIt() throws {
+        let scan = TestSupport.copy(try TestSupport.synthScan(frames: 12, seed: 4))
+        var bin = TestSupport.read(scan + "/depth.bin")
+        bin.removeLast(bin.count / 3)
+        TestSupport.write(bin, scan + "/depth.bin")
+        var o = RunOptions(); o.threads = 1
+        let r = try ScanRunner.run(scan: scan, out: TestSupport.temporaryDirectory("broken"), options: o)
+        let stages = Dictionary(uniqueKeysWithValues: r.stages.map { ($0.name, $0) })
+        let depthError = try XCTUnwrap(stages[.gestures]?.error)
+        XCTAssertEqual(stages[.gestures]?.status, .failed)
+        XCTAssertTrue(depthError.contains("depth.bin: frame") && depthError.contains("truncated"), depthError)
+        XCTAssertTrue(stages[.inspect]?.error?.contains(depthError) ?? false, "\(String(describing: stages[.inspect]?.error))")
+        XCTAssertEqual(stages[.trajectory]?.status, .ok)
+        XCTAssertTrue(stages[.trajectory]?.warnings.contains("no gesture counts: " + depthError) ?? false, "\(String(describing: stages[.trajectory]?.warnings))")
+    }
+
     func testSingleStageJobsMergeIntoTheFullRun() throws {
         let scan = try TestSupport.synthScan(frames: 12, seed: 5)
         let full = TestSupport.temporaryDirectory("full"), split = TestSupport.temporaryDirectory("split")
