@@ -112,10 +112,6 @@ public enum CloudBuilder {
                     let share = selected.count * t / threads ..< selected.count * (t + 1) / threads
                     let active = actives[t]
                     for f in selected[share] {
-                        if f.frame - (active.lastSweep ?? f.frame - Fusion.sweepInterval) >= Fusion.sweepInterval {
-                            active.sweep(currentFrame: UInt32(truncatingIfNeeded: f.frame), age: Fusion.evictionAge)
-                            active.lastSweep = f.frame
-                        }
                         projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters, into: points[t])
                         sm.value[t] += Fusion.fuse(points[t], frame: UInt32(truncatingIfNeeded: f.frame), inverseVoxel: inverseVoxel, into: active)
                     }
@@ -124,7 +120,7 @@ public enum CloudBuilder {
             for active in actives { active.drain(into: grid) }
         }
         for active in actives {
-            active.sweep(currentFrame: 0, age: nil)
+            active.flush()
             active.drain(into: grid)
         }
         summary.samples = samples.reduce(0, +)

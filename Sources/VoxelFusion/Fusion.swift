@@ -1,51 +1,54 @@
+import CPrefetch
 /// The per-sample fusion kernel: world points of one frame into a thread's active voxels.
 public enum Fusion {
+    /// How many samples ahead the accumulation prefetches its entry (hides cache misses).
+    static let prefetchDistance = 32
+
     /// Adds the points of one frame to `active`; returns how many were inside the
     /// representable voxel range.
     ///
-    /// Points go in chunks, in two passes: a branch-free one that vectorises (voxel key and
-    /// offset of every point), then the accumulation, where a run of points in the same
-    /// voxel is summed in registers and added to its table entry once.
+    /// Points go in chunks, in two passes: a branch-free one that vectorises (brick, index
+    /// in the brick and offset of every point), then the accumulation, which looks a brick
+    /// up only when the brick changes from the previous point's and otherwise adds the
+    /// sample to an array element.
     public static func fuse(_ points: PointBuffer, frame: UInt32, inverseVoxel: Float, into active: ActiveVoxels) -> Int {
         let low = active.chunkLow, high = active.chunkHigh, ox = active.chunkX, oy = active.chunkY, oz = active.chunkZ
         let px = points.x, py = points.y, pz = points.z, c = points.confidence
-        var outside = 0
-        var runKey = VoxelKey.empty
-        var runCount: UInt32 = 0, runConfidence: UInt32 = 0, runX: Int32 = 0, runY: Int32 = 0, runZ: Int32 = 0
-        @inline(__always) func flush() {
-            guard runCount > 0 else { return }
-            if runKey == VoxelKey.outside { outside &+= Int(runCount); return }
-            active.add(runKey, frame: frame, count: runCount, confidence: runConfidence, x: runX, y: runY, z: runZ)
-        }
+        let shift = UInt64(3 * ActiveVoxels.brickBits), localMask = UInt64(ActiveVoxels.brickVoxels - 1)
+        let index = active.chunkEntry
+        var brick = VoxelKey.empty, brickOffset = 0
+        active.startFrame()
         var start = 0
         while start < points.count {
             let m = min(points.count &- start, ActiveVoxels.chunk)
             voxelize(px + start, py + start, pz + start, m, inverseVoxel: inverseVoxel, low: low, high: high, x: ox, y: oy, z: oz)
-            let cs = c + start
-            var previous = VoxelKey.empty
             for j in 0..<m {
                 let key = UInt64(high[j]) << 32 | UInt64(low[j])
-                if key != previous { active.prefetch(key); previous = key }
-            }
-            for j in 0..<m {
-                let key = UInt64(high[j]) << 32 | UInt64(low[j])
-                if key != runKey || runCount == ActiveVoxels.maxCount {
-                    flush()
-                    runKey = key; runCount = 0; runConfidence = 0; runX = 0; runY = 0; runZ = 0
+                if key >> shift != brick {
+                    brick = key >> shift
+                    brickOffset = active.brickOffset(brick)
                 }
-                runCount &+= 1
-                runConfidence &+= UInt32(cs[j])
-                runX &+= ox[j]; runY &+= oy[j]; runZ &+= oz[j]
+                index[j] = Int32(truncatingIfNeeded: brickOffset | Int(truncatingIfNeeded: key & localMask))
+            }
+            let entries = active.entries, cs = c + start
+            for j in 0..<m {
+                if j &+ prefetchDistance < m { depthpose_prefetch(entries + Int(index[j &+ prefetchDistance])) }
+                let e = entries + Int(index[j])
+                e.pointee.count &+= 1
+                e.pointee.confidenceSum &+= UInt32(cs[j])
+                e.pointee.sumX &+= ox[j]; e.pointee.sumY &+= oy[j]; e.pointee.sumZ &+= oz[j]
+                e.pointee.firstFrame = min(e.pointee.firstFrame, frame)
+                if e.pointee.count == ActiveVoxels.maxCount { active.writeBack(entry: Int(index[j])) }
             }
             start &+= m
         }
-        flush()
-        return points.count &- outside
+        return points.count &- active.takeOutsideSamples()
     }
 
-    /// Voxel key (as low and high 32-bit halves) and offset from the voxel centre (units of
-    /// voxel/65536, truncated) of points `0 ..< n` rounded up to a multiple of 8 (the
-    /// buffers are padded); points outside the representable range get `VoxelKey.outside`.
+    /// Brick key and index in the brick (`brick << 6 | index`, as low and high 32-bit
+    /// halves; see `ActiveVoxels`) and offset from the voxel centre (units of voxel/65536,
+    /// truncated) of points `0 ..< n` rounded up to a multiple of 8 (the buffers are
+    /// padded); points outside the representable range get `VoxelKey.outside`.
     /// Eight points at a time in SIMD registers, with no libm call: adding 1.5 × 2^23
     /// rounds a float to the nearest integer and leaves that integer in the mantissa
     /// (exact for |v| < 2^22; the range test keeps keys below 2^20), and a compare turns
@@ -59,7 +62,7 @@ public enum Fusion {
         typealias U = SIMD8<UInt32>
         let limit = F(repeating: Float(VoxelKey.limit)), scale = F(repeating: VoxelAccumulator.offsetScale)
         let magic = F(repeating: 12_582_912), magicBits = I(repeating: 0x4B40_0000), bias = I(repeating: Int32(VoxelKey.bias))
-        let inverse = F(repeating: inverseVoxel), half = F(repeating: 0.5), zero = F(), one = I(repeating: 1)
+        let inverse = F(repeating: inverseVoxel), half = F(repeating: 0.5), zero = F(), one = I(repeating: 1), three = U(repeating: 3)
         @inline(__always) func load(_ p: UnsafePointer<Float>, _ i: Int) -> F { UnsafeRawPointer(p + i).loadUnaligned(as: F.self) }
         @inline(__always) func store<T: SIMD>(_ v: T, _ p: UnsafeMutablePointer<T.Scalar>, _ i: Int) {
             UnsafeMutableRawPointer(p + i).storeBytes(of: v, as: T.self)
@@ -83,16 +86,15 @@ public enum Fusion {
             let insideX = (sx .< limit) .& (sx .> -limit), insideY = (sy .< limit) .& (sy .> -limit), insideZ = (sz .< limit) .& (sz .> -limit)
             let outside = .!(insideX .& insideY .& insideZ)
             let (ix, fx) = floor(sx), (iy, fy) = floor(sy), (iz, fz) = floor(sz)
-            // key = (ix + b) << 42 | (iy + b) << 21 | (iz + b), as two 32-bit halves
-            let bx = U(truncatingIfNeeded: ix &+ bias), by = U(truncatingIfNeeded: iy &+ bias), bz = U(truncatingIfNeeded: iz &+ bias)
-            store((by &<< 21 | bz).replacing(with: UInt32.max - 1, where: outside), low, i)
-            store((bx &<< 10 | by &>> 11).replacing(with: UInt32.max, where: outside), high, i)
+            // biased voxel coordinates u = i + 2^20 (21 bits) split into brick (u >> 2, 19 bits)
+            // and index (u & 3); key = bx << 44 | by << 25 | bz << 6 | index, as two halves
+            let ux = U(truncatingIfNeeded: ix &+ bias), uy = U(truncatingIfNeeded: iy &+ bias), uz = U(truncatingIfNeeded: iz &+ bias)
+            let local = (ux & three) | (uy & three) &<< 2 | (uz & three) &<< 4
+            store(((uy &>> 2) &<< 25 | (uz &>> 2) &<< 6 | local).replacing(with: UInt32.max - 1, where: outside), low, i)
+            store(((ux &>> 2) &<< 12 | uy &>> 9).replacing(with: UInt32.max, where: outside), high, i)
             store(truncate(((sx - fx) - half) * scale), x, i)
             store(truncate(((sy - fy) - half) * scale), y, i)
             store(truncate(((sz - fz) - half) * scale), z, i)
         }
     }
-
-    /// Frames between sweeps of the active voxels, and how many frames unseen evicts one.
-    public static let sweepInterval = 16, evictionAge: UInt32 = 8
 }

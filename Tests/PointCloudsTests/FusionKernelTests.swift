@@ -28,15 +28,14 @@ final class FusionKernelTests: XCTestCase {
                     continue
                 }
                 let f = s.map { $0.rounded(.down) }
-                XCTAssertEqual(key, VoxelKey.pack(Int64(f[0]), Int64(f[1]), Int64(f[2])), "\(s)")
+                XCTAssertEqual(ActiveVoxels.voxelKey(brick: key >> 6, local: Int(key & 63)), VoxelKey.pack(Int64(f[0]), Int64(f[1]), Int64(f[2])), "\(s)")
                 XCTAssertEqual([ox[i], oy[i], oz[i]], (0..<3).map { Int32(((s[$0] - f[$0]) - 0.5) * VoxelAccumulator.offsetScale) }, "\(s)")
             }
         }
     }
 
-    /// More samples in one voxel than an active entry's 16-bit count and Int32 sums hold:
-    /// runs and entries are written back before they overflow, and the grid's Int64 sums
-    /// come out exact.
+    /// More samples in one voxel than an active entry's Int32 sums hold: entries are
+    /// written back before they overflow, and the grid's Int64 sums come out exact.
     func testOneVoxelWithMoreSamplesThanAnEntryHolds() {
         let active = ActiveVoxels(), grid = VoxelGrid(voxelSize: 1)
         let n = 100_000
@@ -47,7 +46,7 @@ final class FusionKernelTests: XCTestCase {
             XCTAssertEqual(Fusion.fuse(points, frame: frame, inverseVoxel: 1, into: active), n)
             active.drain(into: grid)
         }
-        active.sweep(currentFrame: 0, age: nil)
+        active.flush()
         active.drain(into: grid)
         let voxels = grid.sortedVoxels()
         XCTAssertEqual(voxels.count, 1)
@@ -57,6 +56,40 @@ final class FusionKernelTests: XCTestCase {
         XCTAssertEqual(v.confidenceSum, UInt32(6 * n))
         XCTAssertEqual([v.sumX, v.sumY, v.sumZ], [-16384, 0, -16384].map { Int64($0) * Int64(3 * n) })
         XCTAssertEqual(v.firstFrame, 0)
-        XCTAssertEqual(MemoryLayout<ActiveVoxels.Entry>.stride, 32, "two entries to a cache line")
+        XCTAssertEqual(MemoryLayout<ActiveVoxels.Entry>.stride, 24, "a brick of 64 voxels in 24 cache lines")
+    }
+
+    /// A brick's age counts the frames its own set fused, not frame numbers: another
+    /// thread's share of frames in between evicts nothing, while `evictionAge` frames of
+    /// its own without the brick write it back at the next sweep, with its sums.
+    func testBricksAgeByOwnFrames() {
+        let active = ActiveVoxels()
+        let a = PointBuffer(pixels: 8), b = PointBuffer(pixels: 8)
+        for i in 0..<8 {
+            a.x[i] = Float(i / 2) + 0.25; a.y[i] = 0.5; a.z[i] = -0.75  // voxels (0…3, 0, -1): one brick
+            b.x[i] = 100.5; b.y[i] = 0.5; b.z[i] = 0.5                      // a far brick
+        }
+        a.count = 8; b.count = 8
+        XCTAssertEqual(Fusion.fuse(a, frame: 7, inverseVoxel: 1, into: active), 8)
+        XCTAssertEqual(Fusion.fuse(a, frame: 100_000, inverseVoxel: 1, into: active), 8)
+        XCTAssertTrue(active.outbox.isEmpty)
+        var frame: UInt32 = 100_001
+        while active.outbox.isEmpty && frame < 100_100 {
+            _ = Fusion.fuse(b, frame: frame, inverseVoxel: 1, into: active)
+            frame += 1
+        }
+        // own frames 1, 2 saw brick a; frames 3… did not: it goes at the first sweep
+        // (every `sweepInterval` frames) after `evictionAge` frames unseen.
+        XCTAssertEqual(frame - 100_001, ActiveVoxels.sweepInterval - 2)
+        let grid = VoxelGrid(voxelSize: 1)
+        active.drain(into: grid)
+        let voxels = grid.sortedVoxels()
+        XCTAssertEqual(voxels.map(\.key), [VoxelKey.pack(0, 0, -1), VoxelKey.pack(1, 0, -1), VoxelKey.pack(2, 0, -1), VoxelKey.pack(3, 0, -1)])
+        XCTAssertEqual(voxels.map(\.count), [4, 4, 4, 4])
+        XCTAssertEqual(voxels.map(\.firstFrame), [7, 7, 7, 7])
+        XCTAssertEqual(voxels.map(\.sumX), [Int64](repeating: -16384 * 4, count: 4))
+        active.flush()
+        active.drain(into: grid)
+        XCTAssertEqual(grid.count, 5, "the far brick's voxel comes with the final flush")
     }
 }

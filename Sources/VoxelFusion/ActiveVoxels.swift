@@ -1,0 +1,227 @@
+/// The voxels seen in the last few frames, in bricks of 4×4×4 voxels that stay in cache:
+/// consecutive frames see nearly the same voxels, so almost every sample lands here. A
+/// brick is found through a small hash table once per run of samples in it; inside it a
+/// voxel is an array index, so the per-sample work is a handful of adds with no probing
+/// and no unpredictable branch, and neighbouring pixels touch neighbouring memory. A brick
+/// unseen for a few frames is written back to `outbox` (`sweep`), which the owner merges
+/// into the `VoxelGrid`. Sums are exact integers, so when voxels move does not change the
+/// result. One per thread.
+public final class ActiveVoxels {
+    /// One voxel's sums: 24 bytes, no key (the brick and the index within it are the key).
+    public struct Entry: Sendable {
+        /// Offset sums from the voxel centre, units of voxel/65536 (|offset| <= 32768).
+        public var sumX: Int32, sumY: Int32, sumZ: Int32
+        public var count: UInt32
+        public var confidenceSum: UInt32
+        public var firstFrame: UInt32
+        static let empty = Entry(sumX: 0, sumY: 0, sumZ: 0, count: 0, confidenceSum: 0, firstFrame: .max)
+    }
+
+    /// log2 of a brick's edge in voxels, and voxels per brick (x fastest, then y, then z).
+    public static let brickBits = 2, brickVoxels = 1 << (3 * brickBits)
+    /// Bits per axis of a brick coordinate (a voxel coordinate is 21 bits, offset binary).
+    static let brickAxisBits = 21 - brickBits
+    /// A voxel's entry is written back when its count reaches this, before its Int32 sums
+    /// (at most 32768 a sample) could overflow.
+    public static let maxCount: UInt32 = 65535
+    /// The brick key of points outside the representable range (`VoxelKey.outside`): their
+    /// samples go to a scratch brick and are only counted.
+    static let outsideBrick = VoxelKey.outside >> UInt64(3 * brickBits)
+
+    /// Brick storage: `poolBricks` bricks of `brickVoxels` entries, slot 0 the scratch
+    /// brick where samples outside the representable range are summed (and then only
+    /// counted); the key and last frame of each live brick; the slots of evicted bricks,
+    /// reused before the pool grows.
+    private(set) var entries: UnsafeMutablePointer<Entry>
+    private var poolBricks: Int
+    private var brickKeys: UnsafeMutablePointer<UInt64>
+    /// The tick (own frame count) each brick was last seen in.
+    private var lastFrames: UnsafeMutablePointer<UInt32>
+    private var freeSlots: [Int32] = []
+    private var usedSlots = 1
+    /// Brick key → pool slot: open addressing, linear probing, power-of-two capacity, at
+    /// most half full. Rebuilt with the live bricks at every sweep.
+    private var index: UnsafeMutablePointer<(key: UInt64, slot: Int32)>
+    private var indexCapacity: Int
+    private var liveBricks = 0
+    private var outsideSamples = 0
+    /// Voxels written back since the last `drain`.
+    public private(set) var outbox: [VoxelAccumulator] = []
+    /// Frames fused so far: a brick's age counts this set's own frames, so the frames other
+    /// threads take in between do not age it.
+    private var tick: UInt32 = 0
+    /// Frames between sweeps, and how many of this set's frames unseen evicts a brick.
+    public static let sweepInterval: UInt32 = 16, evictionAge: UInt32 = 8
+    /// Points per fusion chunk (a multiple of 8), and the chunk's keys (low and high
+    /// halves: brick key << 6 | index in the brick) and offsets (see `Fusion.fuse`).
+    static let chunk = 256
+    let chunkLow = UnsafeMutablePointer<UInt32>.allocate(capacity: chunk)
+    let chunkHigh = UnsafeMutablePointer<UInt32>.allocate(capacity: chunk)
+    let chunkX = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
+    let chunkY = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
+    let chunkZ = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
+    /// The chunk's entry offsets (brick offset + index in the brick).
+    let chunkEntry = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
+
+    public init(bricks: Int = 1024) {
+        poolBricks = bricks
+        entries = .allocate(capacity: bricks * Self.brickVoxels)
+        entries.initialize(repeating: .empty, count: bricks * Self.brickVoxels)
+        brickKeys = .allocate(capacity: bricks)
+        lastFrames = .allocate(capacity: bricks)
+        indexCapacity = 2 * bricks
+        index = .allocate(capacity: indexCapacity)
+        index.initialize(repeating: (VoxelKey.empty, 0), count: indexCapacity)
+        brickKeys[0] = Self.outsideBrick
+    }
+
+    deinit {
+        entries.deallocate(); index.deallocate(); brickKeys.deallocate(); lastFrames.deallocate()
+        chunkLow.deallocate(); chunkHigh.deallocate(); chunkX.deallocate(); chunkY.deallocate(); chunkZ.deallocate(); chunkEntry.deallocate()
+    }
+
+    /// The voxel key of entry `local` of brick `brick`.
+    @inline(__always) public static func voxelKey(brick: UInt64, local: Int) -> UInt64 {
+        let a = UInt64(brickAxisBits), b = UInt64(brickBits), edge = UInt64(1 << brickBits) - 1
+        let l = UInt64(local)
+        let x = (brick >> (2 * a)) << b | l & edge
+        let y = (brick >> a & (1 << a - 1)) << b | l >> b & edge
+        let z = (brick & (1 << a - 1)) << b | l >> (2 * b)
+        return x << 42 | y << 21 | z
+    }
+
+    /// Starts a frame: every `sweepInterval` frames, writes back the bricks unseen for more
+    /// than `evictionAge` frames.
+    func startFrame() {
+        tick &+= 1
+        guard tick % Self.sweepInterval == 0 else { return }
+        let last = lastFrames, now = tick
+        rebuildIndex(capacity: indexCapacity) { slot in now &- last[slot] <= Self.evictionAge }
+    }
+
+    /// The offset in `entries` of brick `key`, inserted (empty) when absent, marked seen
+    /// in the current frame. Slot 0 is the scratch brick of points outside the
+    /// representable range.
+    @inline(__always) func brickOffset(_ key: UInt64) -> Int {
+        if key == Self.outsideBrick { return 0 }
+        let mask = indexCapacity &- 1
+        var i = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+        while true {
+            let k = index[i].key
+            if k == key {
+                let s = Int(index[i].slot)
+                lastFrames[s] = tick
+                return s &* Self.brickVoxels
+            }
+            if k == VoxelKey.empty { return insert(key, at: i) }
+            i = (i &+ 1) & mask
+        }
+    }
+
+    /// Gives brick `key` a slot (reusing an evicted one, or growing the pool) and records
+    /// it at index position `i` (or re-probes after the index grows).
+    private func insert(_ key: UInt64, at i: Int) -> Int {
+        if (liveBricks &+ 1) &* 2 > indexCapacity {
+            rebuildIndex(capacity: indexCapacity * 2)
+            return brickOffset(key)
+        }
+        let s: Int
+        if let f = freeSlots.popLast() {
+            s = Int(f)
+        } else {
+            if usedSlots == poolBricks { growPool() }
+            s = usedSlots
+            usedSlots &+= 1
+        }
+        index[i] = (key, Int32(s))
+        liveBricks &+= 1
+        brickKeys[s] = key
+        lastFrames[s] = tick
+        return s &* Self.brickVoxels
+    }
+
+    private func growPool() {
+        let n = poolBricks * 2, v = Self.brickVoxels
+        let grown = UnsafeMutablePointer<Entry>.allocate(capacity: n * v)
+        grown.moveInitialize(from: entries, count: poolBricks * v)
+        (grown + poolBricks * v).initialize(repeating: .empty, count: (n - poolBricks) * v)
+        entries.deallocate()
+        entries = grown
+        brickKeys = Self.grown(brickKeys, from: poolBricks, to: n)
+        lastFrames = Self.grown(lastFrames, from: poolBricks, to: n)
+        poolBricks = n
+    }
+
+    private static func grown<T>(_ p: UnsafeMutablePointer<T>, from n: Int, to m: Int) -> UnsafeMutablePointer<T> {
+        let q = UnsafeMutablePointer<T>.allocate(capacity: m)
+        q.moveInitialize(from: p, count: n)
+        p.deallocate()
+        return q
+    }
+
+    /// Re-inserts the live bricks (those `keep` accepts, in slot order) into an index of
+    /// `capacity` slots; the others are written back and their slots freed.
+    private func rebuildIndex(capacity: Int, keep: (Int) -> Bool = { _ in true }) {
+        var live: [Int32] = []
+        live.reserveCapacity(liveBricks)
+        for i in 0..<indexCapacity where index[i].key != VoxelKey.empty { live.append(index[i].slot) }
+        if capacity != indexCapacity {
+            index.deallocate()
+            index = .allocate(capacity: capacity)
+            indexCapacity = capacity
+        }
+        index.initialize(repeating: (VoxelKey.empty, 0), count: indexCapacity)
+        liveBricks = 0
+        let mask = indexCapacity - 1
+        for s in live.sorted() {
+            let slot = Int(s)
+            guard keep(slot) else { evict(slot); continue }
+            let key = brickKeys[slot]
+            var i = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+            while index[i].key != VoxelKey.empty { i = (i &+ 1) & mask }
+            index[i] = (key, s)
+            liveBricks &+= 1
+        }
+    }
+
+    /// Writes back every voxel of the brick in `slot` and frees the slot.
+    private func evict(_ slot: Int) {
+        writeBack(brick: slot)
+        freeSlots.append(Int32(slot))
+    }
+
+    /// Writes back the non-empty entries of the brick in `slot`.
+    private func writeBack(brick slot: Int) {
+        for e in slot * Self.brickVoxels ..< (slot + 1) * Self.brickVoxels where entries[e].count > 0 { writeBack(entry: e) }
+    }
+
+    /// Moves entry `offset` to the outbox (or, in the scratch brick, counts its samples as
+    /// outside) and clears it.
+    func writeBack(entry offset: Int) {
+        let v = entries[offset]
+        entries[offset] = .empty
+        let slot = offset / Self.brickVoxels
+        if slot == 0 { outsideSamples &+= Int(v.count); return }
+        let key = Self.voxelKey(brick: brickKeys[slot], local: offset % Self.brickVoxels)
+        outbox.append(VoxelAccumulator(key: key, count: v.count, confidenceSum: v.confidenceSum,
+                                       sumX: Int64(v.sumX), sumY: Int64(v.sumY), sumZ: Int64(v.sumZ), firstFrame: v.firstFrame))
+    }
+
+    /// Samples outside the representable range since the last call.
+    func takeOutsideSamples() -> Int {
+        writeBack(brick: 0)
+        defer { outsideSamples = 0 }
+        return outsideSamples
+    }
+
+    /// Writes back every brick (the final flush).
+    public func flush() {
+        rebuildIndex(capacity: indexCapacity) { _ in false }
+    }
+
+    /// Merges the outbox into `grid` and empties it.
+    public func drain(into grid: VoxelGrid) {
+        for v in outbox { grid.merge(v) }
+        outbox.removeAll(keepingCapacity: true)
+    }
+}
