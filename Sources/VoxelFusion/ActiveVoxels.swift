@@ -7,23 +7,25 @@
 /// into the `VoxelGrid`. Sums are exact integers, so when voxels move does not change the
 /// result. One per thread.
 public final class ActiveVoxels {
-    /// One voxel's sums: 24 bytes, no key (the brick and the index within it are the key).
+    /// One voxel's sums: 16 bytes, four to a cache line, no key (the brick and the index
+    /// within it are the key). Its first frame is kept apart (`firstFrames`): it is
+    /// written once, when the count leaves 0.
     public struct Entry: Sendable {
         /// Offset sums from the voxel centre, units of voxel/65536 (|offset| <= 32768).
         public var sumX: Int32, sumY: Int32, sumZ: Int32
-        public var count: UInt32
-        public var confidenceSum: UInt32
-        public var firstFrame: UInt32
-        static let empty = Entry(sumX: 0, sumY: 0, sumZ: 0, count: 0, confidenceSum: 0, firstFrame: .max)
+        public var count: UInt16
+        /// Sum of confidence levels (0…2 each, so at most 2 · `maxCount`).
+        public var confidenceSum: UInt16
+        static let empty = Entry(sumX: 0, sumY: 0, sumZ: 0, count: 0, confidenceSum: 0)
     }
 
     /// log2 of a brick's edge in voxels, and voxels per brick (x fastest, then y, then z).
     public static let brickBits = 2, brickVoxels = 1 << (3 * brickBits)
     /// Bits per axis of a brick coordinate (a voxel coordinate is 21 bits, offset binary).
     static let brickAxisBits = 21 - brickBits
-    /// A voxel's entry is written back when its count reaches this, before its Int32 sums
-    /// (at most 32768 a sample) could overflow.
-    public static let maxCount: UInt32 = 65535
+    /// A voxel's entry is written back when its count reaches this, before its 16-bit
+    /// confidence sum or its Int32 sums (at most 32768 a sample) could overflow.
+    public static let maxCount: UInt16 = 32767
     /// The brick key of points outside the representable range (`VoxelKey.outside`): their
     /// samples go to a scratch brick and are only counted.
     static let outsideBrick = VoxelKey.outside >> UInt64(3 * brickBits)
@@ -33,6 +35,8 @@ public final class ActiveVoxels {
     /// counted); the key and last frame of each live brick; the slots of evicted bricks,
     /// reused before the pool grows.
     private(set) var entries: UnsafeMutablePointer<Entry>
+    /// The frame each entry's count left 0 in (valid while the count is > 0).
+    private(set) var firstFrames: UnsafeMutablePointer<UInt32>
     private var poolBricks: Int
     private var brickKeys: UnsafeMutablePointer<UInt64>
     /// The tick (own frame count) each brick was last seen in.
@@ -60,6 +64,11 @@ public final class ActiveVoxels {
     let chunkX = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
     let chunkY = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
     let chunkZ = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
+    /// A direct-mapped cache of brick offsets in front of the index (cleared every frame,
+    /// so the first lookup of a brick in a frame marks it seen).
+    static let cacheBits = 8, cacheShift = UInt64(64 - cacheBits)
+    let cacheKeys = UnsafeMutablePointer<UInt64>.allocate(capacity: 1 << cacheBits)
+    let cacheOffsets = UnsafeMutablePointer<Int32>.allocate(capacity: 1 << cacheBits)
     /// The chunk's entry offsets (brick offset + index in the brick).
     let chunkEntry = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
 
@@ -67,6 +76,8 @@ public final class ActiveVoxels {
         poolBricks = bricks
         entries = .allocate(capacity: bricks * Self.brickVoxels)
         entries.initialize(repeating: .empty, count: bricks * Self.brickVoxels)
+        firstFrames = .allocate(capacity: bricks * Self.brickVoxels)
+        firstFrames.initialize(repeating: 0, count: bricks * Self.brickVoxels)
         brickKeys = .allocate(capacity: bricks)
         lastFrames = .allocate(capacity: bricks)
         indexCapacity = 2 * bricks
@@ -76,8 +87,8 @@ public final class ActiveVoxels {
     }
 
     deinit {
-        entries.deallocate(); index.deallocate(); brickKeys.deallocate(); lastFrames.deallocate()
-        chunkLow.deallocate(); chunkHigh.deallocate(); chunkX.deallocate(); chunkY.deallocate(); chunkZ.deallocate(); chunkEntry.deallocate()
+        entries.deallocate(); firstFrames.deallocate(); index.deallocate(); brickKeys.deallocate(); lastFrames.deallocate()
+        chunkLow.deallocate(); chunkHigh.deallocate(); chunkX.deallocate(); chunkY.deallocate(); chunkZ.deallocate(); chunkEntry.deallocate(); cacheKeys.deallocate(); cacheOffsets.deallocate()
     }
 
     /// The voxel key of entry `local` of brick `brick`.
@@ -93,6 +104,7 @@ public final class ActiveVoxels {
     /// Starts a frame: every `sweepInterval` frames, writes back the bricks unseen for more
     /// than `evictionAge` frames.
     func startFrame() {
+        cacheKeys.initialize(repeating: VoxelKey.empty, count: 1 << Self.cacheBits)
         tick &+= 1
         guard tick % Self.sweepInterval == 0 else { return }
         let last = lastFrames, now = tick
@@ -147,6 +159,7 @@ public final class ActiveVoxels {
         (grown + poolBricks * v).initialize(repeating: .empty, count: (n - poolBricks) * v)
         entries.deallocate()
         entries = grown
+        firstFrames = Self.grown(firstFrames, from: poolBricks * v, to: n * v)
         brickKeys = Self.grown(brickKeys, from: poolBricks, to: n)
         lastFrames = Self.grown(lastFrames, from: poolBricks, to: n)
         poolBricks = n
@@ -203,8 +216,8 @@ public final class ActiveVoxels {
         let slot = offset / Self.brickVoxels
         if slot == 0 { outsideSamples &+= Int(v.count); return }
         let key = Self.voxelKey(brick: brickKeys[slot], local: offset % Self.brickVoxels)
-        outbox.append(VoxelAccumulator(key: key, count: v.count, confidenceSum: v.confidenceSum,
-                                       sumX: Int64(v.sumX), sumY: Int64(v.sumY), sumZ: Int64(v.sumZ), firstFrame: v.firstFrame))
+        outbox.append(VoxelAccumulator(key: key, count: UInt32(v.count), confidenceSum: UInt32(v.confidenceSum),
+                                       sumX: Int64(v.sumX), sumY: Int64(v.sumY), sumZ: Int64(v.sumZ), firstFrame: firstFrames[offset]))
     }
 
     /// Samples outside the representable range since the last call.

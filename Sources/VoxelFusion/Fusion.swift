@@ -15,29 +15,29 @@ public enum Fusion {
         let low = active.chunkLow, high = active.chunkHigh, ox = active.chunkX, oy = active.chunkY, oz = active.chunkZ
         let px = points.x, py = points.y, pz = points.z, c = points.confidence
         let shift = UInt64(3 * ActiveVoxels.brickBits), localMask = UInt64(ActiveVoxels.brickVoxels - 1)
-        let index = active.chunkEntry
-        var brick = VoxelKey.empty, brickOffset = 0
+        let index = active.chunkEntry, cacheKeys = active.cacheKeys, cacheOffsets = active.cacheOffsets
         active.startFrame()
         var start = 0
         while start < points.count {
             let m = min(points.count &- start, ActiveVoxels.chunk)
             voxelize(px + start, py + start, pz + start, m, inverseVoxel: inverseVoxel, low: low, high: high, x: ox, y: oy, z: oz)
             for j in 0..<m {
-                let key = UInt64(high[j]) << 32 | UInt64(low[j])
-                if key >> shift != brick {
-                    brick = key >> shift
-                    brickOffset = active.brickOffset(brick)
+                let key = UInt64(high[j]) << 32 | UInt64(low[j]), brick = key >> shift
+                let h = Int(truncatingIfNeeded: (brick &* 0x9E37_79B9_7F4A_7C15) >> ActiveVoxels.cacheShift)
+                if cacheKeys[h] != brick {
+                    cacheKeys[h] = brick
+                    cacheOffsets[h] = Int32(truncatingIfNeeded: active.brickOffset(brick))
                 }
-                index[j] = Int32(truncatingIfNeeded: brickOffset | Int(truncatingIfNeeded: key & localMask))
+                index[j] = cacheOffsets[h] | Int32(truncatingIfNeeded: key & localMask)
             }
-            let entries = active.entries, cs = c + start
+            let entries = active.entries, firstFrames = active.firstFrames, cs = c + start
             for j in 0..<m {
                 if j &+ prefetchDistance < m { depthpose_prefetch(entries + Int(index[j &+ prefetchDistance])) }
                 let e = entries + Int(index[j])
+                if e.pointee.count == 0 { firstFrames[Int(index[j])] = frame }
                 e.pointee.count &+= 1
-                e.pointee.confidenceSum &+= UInt32(cs[j])
+                e.pointee.confidenceSum &+= UInt16(cs[j])
                 e.pointee.sumX &+= ox[j]; e.pointee.sumY &+= oy[j]; e.pointee.sumZ &+= oz[j]
-                e.pointee.firstFrame = min(e.pointee.firstFrame, frame)
                 if e.pointee.count == ActiveVoxels.maxCount { active.writeBack(entry: Int(index[j])) }
             }
             start &+= m

@@ -56,7 +56,7 @@ final class FusionKernelTests: XCTestCase {
         XCTAssertEqual(v.confidenceSum, UInt32(6 * n))
         XCTAssertEqual([v.sumX, v.sumY, v.sumZ], [-16384, 0, -16384].map { Int64($0) * Int64(3 * n) })
         XCTAssertEqual(v.firstFrame, 0)
-        XCTAssertEqual(MemoryLayout<ActiveVoxels.Entry>.stride, 24, "a brick of 64 voxels in 24 cache lines")
+        XCTAssertEqual(MemoryLayout<ActiveVoxels.Entry>.stride, 16, "a brick of 64 voxels in 16 cache lines")
     }
 
     /// A brick's age counts the frames its own set fused, not frame numbers: another
