@@ -234,7 +234,7 @@ public final class ActiveVoxels {
 
     /// Merges the outbox into `grid` and empties it.
     public func drain(into grid: VoxelGrid) {
-        for v in outbox { grid.merge(v) }
+        grid.merge(contentsOf: outbox)
         outbox.removeAll(keepingCapacity: true)
     }
 }

@@ -1,3 +1,4 @@
+import CPrefetch
 import Geometry
 #if canImport(Glibc)
 import Glibc
@@ -138,12 +139,28 @@ public final class VoxelGrid: @unchecked Sendable {
         slots[i].merge(acc)
     }
 
+    /// Merges every accumulator of `batch`, prefetching the home slots a few ahead (the
+    /// table is far larger than the caches and probed at random).
+    public func merge(contentsOf batch: [VoxelAccumulator]) {
+        let ahead = 8
+        batch.withUnsafeBufferPointer { b in
+            for i in 0..<b.count {
+                if i &+ ahead < b.count {
+                    depthpose_prefetch(slots + Int(truncatingIfNeeded: VoxelKey.hash(b[i &+ ahead].key)) & (capacity &- 1))
+                }
+                merge(b[i])
+            }
+        }
+    }
+
     /// Occupied voxels in key order (deterministic output order).
     public func sortedVoxels() -> [VoxelAccumulator] {
-        var out: [VoxelAccumulator] = []
-        out.reserveCapacity(count)
-        for i in 0..<capacity where slots[i].key != VoxelKey.empty { out.append(slots[i]) }
-        return out.sorted { $0.key < $1.key }
+        var occupied: [VoxelAccumulator] = []
+        occupied.reserveCapacity(count)
+        for i in 0..<capacity where slots[i].key != VoxelKey.empty { occupied.append(slots[i]) }
+        let keys = occupied.map(\.key)
+        let order = keys.withUnsafeBufferPointer { KeySort.order($0) }
+        return order.map { occupied[Int($0)] }
     }
 
     /// Centre of the voxel `key`.

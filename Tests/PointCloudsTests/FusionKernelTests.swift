@@ -93,3 +93,23 @@ final class FusionKernelTests: XCTestCase {
         XCTAssertEqual(grid.count, 5, "the far brick's voxel comes with the final flush")
     }
 }
+
+/// The radix sort that orders voxels against a comparison sort.
+final class KeySortTests: XCTestCase {
+    func testOrderMatchesAStableComparisonSort() {
+        var rng = SeededRandom(seed: 11)
+        let base = VoxelKey.pack(3, -2, 7)
+        let cases: [[UInt64]] = [
+            [], [42], [UInt64.max, 0, UInt64.max - 1, 1 << 63],
+            (0..<5000).map { _ in UInt64.random(in: 0...UInt64.max, using: &rng) },
+            // nearby voxels: high digits shared, many duplicates (stability)
+            (0..<20000).map { _ in base &+ UInt64.random(in: 0..<300, using: &rng) << 21 &+ UInt64.random(in: 0..<40, using: &rng) },
+            [UInt64](repeating: 7, count: 100),
+        ]
+        for keys in cases {
+            let order = keys.withUnsafeBufferPointer { KeySort.order($0) }
+            let expected = keys.indices.sorted { (keys[$0], $0) < (keys[$1], $1) }
+            XCTAssertEqual(order.map(Int.init), expected, "\(keys.count) keys")
+        }
+    }
+}
