@@ -1,8 +1,4 @@
-import CPrefetch
 import Geometry
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// One occupied voxel's accumulators: exact integers, so sums do not depend on the order
 /// samples arrive in (any thread count, partition or caching gives identical results).
@@ -53,114 +49,72 @@ public enum VoxelKey {
     }
 }
 
-/// A sparse voxel grid: an open-addressing hash table (linear probing, power-of-two
-/// capacity, grown at half load) of `VoxelAccumulator`s in one raw buffer. Memory is
-/// proportional to the number of occupied voxels, never to frames or points. Not
-/// thread-safe: the cloud builder merges the threads' evicted voxels into it serially.
+/// A sparse voxel grid kept as a sorted run: one array of `VoxelAccumulator`s with unique
+/// keys in ascending order, and the accumulators merged since its last compaction. A
+/// compaction radix-sorts those (`KeySort`) and merge-joins them into the run, reading and
+/// writing memory in order: no hash table probed at random, and the output order comes
+/// for free. It runs when the pending accumulators outnumber the run, so every
+/// accumulator is copied a small constant number of times on average, and memory stays a
+/// small multiple of the occupied voxels, never of frames or points. Not thread-safe: the
+/// cloud builder merges the threads' evicted voxels into it serially.
 public final class VoxelGrid: @unchecked Sendable {
     public let voxelSize: Double
-    private var slots: UnsafeMutablePointer<VoxelAccumulator>
-    private var capacity: Int
-    public private(set) var count = 0
+    private var run: [VoxelAccumulator] = []
+    private var pending: [VoxelAccumulator] = []
+    /// Pending accumulators are compacted into the run once there are more of them than
+    /// this or than the run holds.
+    private let minimumPending: Int
 
-    public init(voxelSize: Double, initialCapacity: Int = 1 << 16) {
+    public init(voxelSize: Double, minimumPending: Int = 1 << 16) {
         guard voxelSize > 0 else { fatalError("voxel size must be > 0") }
         self.voxelSize = voxelSize
-        var cap = 16
-        while cap < initialCapacity { cap <<= 1 }
-        capacity = cap
-        slots = Self.allocateTable(cap)
+        self.minimumPending = minimumPending
     }
 
-    deinit { Self.freeTable(slots, capacity) }
-
-    /// Tables are large and probed at random: back them with transparent huge pages where
-    /// the kernel offers them (2 MiB pages instead of 4 KiB cut TLB misses), via mmap.
-    private static func allocateTable(_ n: Int) -> UnsafeMutablePointer<VoxelAccumulator> {
-        let bytes = n * MemoryLayout<VoxelAccumulator>.stride
-        #if os(Linux)
-        if bytes >= 1 << 21, let raw = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), raw != MAP_FAILED {
-            _ = madvise(raw, bytes, 14 /* MADV_HUGEPAGE */)
-            let p = raw.bindMemory(to: VoxelAccumulator.self, capacity: n)
-            p.initialize(repeating: .empty, count: n)
-            return p
-        }
-        #endif
-        let p = UnsafeMutablePointer<VoxelAccumulator>.allocate(capacity: n)
-        p.initialize(repeating: .empty, count: n)
-        return p
-    }
-
-    private static func freeTable(_ p: UnsafeMutablePointer<VoxelAccumulator>, _ n: Int) {
-        let bytes = n * MemoryLayout<VoxelAccumulator>.stride
-        #if os(Linux)
-        if bytes >= 1 << 21 { munmap(p, bytes); return }
-        #endif
-        p.deallocate()
-    }
-
-    /// The slot of `key` (whose `VoxelKey.hash` is `hash`), inserting an empty
-    /// accumulator when absent. Valid until the next insertion.
-    @inline(__always) func slot(for key: UInt64, hash: UInt64) -> Int {
-        let mask = capacity &- 1
-        var i = Int(truncatingIfNeeded: hash) & mask
-        while true {
-            let k = slots[i].key
-            if k == key { return i }
-            if k == VoxelKey.empty {
-                if (count &+ 1) &* 2 > capacity {
-                    grow()
-                    return slot(for: key, hash: hash)
-                }
-                slots[i].key = key
-                count &+= 1
-                return i
-            }
-            i = (i &+ 1) & mask
-        }
-    }
-
-    private func grow() {
-        let old = slots, oldCapacity = capacity
-        capacity *= 2
-        slots = Self.allocateTable(capacity)
-        let mask = capacity - 1
-        for j in 0..<oldCapacity where old[j].key != VoxelKey.empty {
-            var i = Int(truncatingIfNeeded: VoxelKey.hash(old[j].key)) & mask
-            while slots[i].key != VoxelKey.empty { i = (i + 1) & mask }
-            slots[i] = old[j]
-        }
-        Self.freeTable(old, oldCapacity)
-    }
+    /// Occupied voxels (compacts first).
+    public var count: Int { compact(); return run.count }
 
     /// Merges `acc` into its voxel's accumulator.
-    @inline(__always) public func merge(_ acc: VoxelAccumulator) {
-        let i = slot(for: acc.key, hash: VoxelKey.hash(acc.key))
-        slots[i].merge(acc)
+    public func merge(_ acc: VoxelAccumulator) {
+        pending.append(acc)
+        if pending.count > max(run.count, minimumPending) { compact() }
     }
 
-    /// Merges every accumulator of `batch`, prefetching the home slots a few ahead (the
-    /// table is far larger than the caches and probed at random).
+    /// Merges every accumulator of `batch`.
     public func merge(contentsOf batch: [VoxelAccumulator]) {
-        let ahead = 8
-        batch.withUnsafeBufferPointer { b in
-            for i in 0..<b.count {
-                if i &+ ahead < b.count {
-                    depthpose_prefetch(slots + Int(truncatingIfNeeded: VoxelKey.hash(b[i &+ ahead].key)) & (capacity &- 1))
-                }
-                merge(b[i])
-            }
-        }
+        pending += batch
+        if pending.count > max(run.count, minimumPending) { compact() }
     }
 
     /// Occupied voxels in key order (deterministic output order).
     public func sortedVoxels() -> [VoxelAccumulator] {
-        var occupied: [VoxelAccumulator] = []
-        occupied.reserveCapacity(count)
-        for i in 0..<capacity where slots[i].key != VoxelKey.empty { occupied.append(slots[i]) }
-        let keys = occupied.map(\.key)
-        let order = keys.withUnsafeBufferPointer { KeySort.order($0) }
-        return order.map { occupied[Int($0)] }
+        compact()
+        return run
+    }
+
+    /// Sorts the pending accumulators by key and merge-joins them into the run, summing
+    /// those of the same voxel.
+    private func compact() {
+        guard !pending.isEmpty else { return }
+        let order = pending.map(\.key).withUnsafeBufferPointer { KeySort.order($0) }
+        var merged: [VoxelAccumulator] = []
+        merged.reserveCapacity(run.count + pending.count)
+        run.withUnsafeBufferPointer { old in
+            pending.withUnsafeBufferPointer { new in
+                var i = 0
+                @inline(__always) func append(_ v: VoxelAccumulator) {
+                    if let last = merged.last, last.key == v.key { merged[merged.count &- 1].merge(v) } else { merged.append(v) }
+                }
+                for j in order {
+                    let v = new[Int(j)]
+                    while i < old.count && old[i].key < v.key { append(old[i]); i &+= 1 }
+                    append(v)
+                }
+                while i < old.count { append(old[i]); i &+= 1 }
+            }
+        }
+        run = merged
+        pending.removeAll(keepingCapacity: true)
     }
 
     /// Centre of the voxel `key`.

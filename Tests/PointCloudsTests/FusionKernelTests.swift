@@ -113,3 +113,30 @@ final class KeySortTests: XCTestCase {
         }
     }
 }
+
+/// The sorted-run voxel grid against a dictionary: many compactions, repeated keys.
+final class VoxelGridTests: XCTestCase {
+    func testMergesLikeADictionaryInKeyOrder() {
+        var rng = SeededRandom(seed: 3)
+        let grid = VoxelGrid(voxelSize: 0.01, minimumPending: 100)
+        var reference: [UInt64: VoxelAccumulator] = [:]
+        for round in 0..<40 {
+            let batch = (0..<Int.random(in: 1...400, using: &rng)).map { _ in
+                VoxelAccumulator(key: VoxelKey.pack(Int64.random(in: -20...20, using: &rng), Int64.random(in: -3...3, using: &rng), Int64.random(in: -20...20, using: &rng)),
+                                 count: UInt32.random(in: 1...9, using: &rng), confidenceSum: UInt32.random(in: 0...18, using: &rng),
+                                 sumX: Int64.random(in: -9999...9999, using: &rng), sumY: Int64.random(in: -9999...9999, using: &rng),
+                                 sumZ: Int64.random(in: -9999...9999, using: &rng), firstFrame: UInt32.random(in: 0...500, using: &rng))
+            }
+            if round % 2 == 0 { grid.merge(contentsOf: batch) } else { batch.forEach(grid.merge) }
+            for v in batch { reference[v.key, default: VoxelAccumulator(key: v.key, count: 0, confidenceSum: 0, sumX: 0, sumY: 0, sumZ: 0, firstFrame: .max)].merge(v) }
+        }
+        let voxels = grid.sortedVoxels()
+        XCTAssertEqual(voxels.map(\.key), reference.keys.sorted())
+        for v in voxels {
+            let r = reference[v.key]!
+            XCTAssertEqual([UInt64(v.count), UInt64(v.confidenceSum), UInt64(v.firstFrame)], [UInt64(r.count), UInt64(r.confidenceSum), UInt64(r.firstFrame)])
+            XCTAssertEqual([v.sumX, v.sumY, v.sumZ], [r.sumX, r.sumY, r.sumZ])
+        }
+        XCTAssertEqual(grid.count, reference.count)
+    }
+}
