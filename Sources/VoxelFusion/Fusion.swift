@@ -62,39 +62,43 @@ public enum Fusion {
         typealias U = SIMD8<UInt32>
         let limit = F(repeating: Float(VoxelKey.limit)), scale = F(repeating: VoxelAccumulator.offsetScale)
         let magic = F(repeating: 12_582_912), magicBits = I(repeating: 0x4B40_0000), bias = I(repeating: Int32(VoxelKey.bias))
-        let inverse = F(repeating: inverseVoxel), half = F(repeating: 0.5), zero = F(), one = I(repeating: 1), three = U(repeating: 3)
+        let inverse = F(repeating: inverseVoxel), half = F(repeating: 0.5), three = U(repeating: 3)
+        let absMask = I(repeating: 0x7FFF_FFFF), zero = I()
         @inline(__always) func load(_ p: UnsafePointer<Float>, _ i: Int) -> F { UnsafeRawPointer(p + i).loadUnaligned(as: F.self) }
         @inline(__always) func store<T: SIMD>(_ v: T, _ p: UnsafeMutablePointer<T.Scalar>, _ i: Int) {
             UnsafeMutableRawPointer(p + i).storeBytes(of: v, as: T.self)
         }
-        /// floor(v) as integers and as floats.
-        @inline(__always) func floor(_ v: F) -> (I, F) {
-            let m = v + magic, r = m - magic, below = r .> v
-            let i = unsafeBitCast(m, to: I.self) &- magicBits
-            return (i.replacing(with: i &- one, where: below), r.replacing(with: r - 1, where: below))
+        @inline(__always) func bits(_ v: F) -> I { unsafeBitCast(v, to: I.self) }
+        /// -1 where `m` holds, else 0 (compiles to the compare alone).
+        @inline(__always) func ones(_ m: SIMDMask<I>) -> I { zero.replacing(with: -1, where: m) }
+        /// floor(v) as integers: nearest, minus one where that rounded up.
+        @inline(__always) func floor(_ v: F) -> I {
+            let m = v + magic
+            return (bits(m) &- magicBits) &+ ones((m - magic) .> v)
         }
-        /// v truncated toward zero, as integers.
+        /// v truncated toward zero, as integers: floor(|v|) with v's sign.
         @inline(__always) func truncate(_ v: F) -> I {
-            let m = v + magic, r = m - magic
-            let i = unsafeBitCast(m, to: I.self) &- magicBits
-            let up: SIMDMask<I> = (v .>= zero) .& (r .> v), down: SIMDMask<I> = (v .< zero) .& (r .< v)
-            return i.replacing(with: i &- one, where: up).replacing(with: i &+ one, where: down)
+            let a = unsafeBitCast(bits(v) & absMask, to: F.self), sign = bits(v) &>> 31
+            return (floor(a) ^ sign) &- sign
         }
         for i in stride(from: 0, to: n, by: 8) {
             let sx = load(px, i) * inverse, sy = load(py, i) * inverse, sz = load(pz, i) * inverse
             // |s| < limit (NaN fails)
-            let insideX = (sx .< limit) .& (sx .> -limit), insideY = (sy .< limit) .& (sy .> -limit), insideZ = (sz .< limit) .& (sz .> -limit)
-            let outside = .!(insideX .& insideY .& insideZ)
-            let (ix, fx) = floor(sx), (iy, fy) = floor(sy), (iz, fz) = floor(sz)
+            let inside = bits(sx) & absMask .< bits(limit) .& bits(sy) & absMask .< bits(limit) .& bits(sz) & absMask .< bits(limit)
+            let outside = ones(.!inside)
+            let ix = floor(sx), iy = floor(sy), iz = floor(sz)
             // biased voxel coordinates u = i + 2^20 (21 bits) split into brick (u >> 2, 19 bits)
-            // and index (u & 3); key = bx << 44 | by << 25 | bz << 6 | index, as two halves
+            // and index (u & 3); key = bx << 44 | by << 25 | bz << 6 | index, as two halves;
+            // outside: VoxelKey.outside (all ones but the lowest bit)
             let ux = U(truncatingIfNeeded: ix &+ bias), uy = U(truncatingIfNeeded: iy &+ bias), uz = U(truncatingIfNeeded: iz &+ bias)
             let local = (ux & three) | (uy & three) &<< 2 | (uz & three) &<< 4
-            store(((uy &>> 2) &<< 25 | (uz &>> 2) &<< 6 | local).replacing(with: UInt32.max - 1, where: outside), low, i)
-            store(((ux &>> 2) &<< 12 | uy &>> 9).replacing(with: UInt32.max, where: outside), high, i)
-            store(truncate(((sx - fx) - half) * scale), x, i)
-            store(truncate(((sy - fy) - half) * scale), y, i)
-            store(truncate(((sz - fz) - half) * scale), z, i)
+            let o = U(truncatingIfNeeded: outside)
+            store(((uy &>> 2) &<< 25 | (uz &>> 2) &<< 6 | local | o) ^ (o & 1), low, i)
+            store((ux &>> 2) &<< 12 | uy &>> 9 | o, high, i)
+            // offsets from the centre, from the exact fractions s - floor(s)
+            store(truncate(((sx - F(ix)) - half) * scale), x, i)
+            store(truncate(((sy - F(iy)) - half) * scale), y, i)
+            store(truncate(((sz - F(iz)) - half) * scale), z, i)
         }
     }
 }
