@@ -128,13 +128,16 @@ public enum Benchmark {
                 depth += b.depth.frame(k); infos.append(b.infos[k])
             }
         }
-        let n = infos.count
+        let n = infos.count, workers = max(1, threads)
+        // Scratch made once per worker, outside the timing (as `cloud` does): fresh buffers
+        // each run would time page faults, not projection.
+        let projectors = (0..<workers).map { _ in BackProjector(width: layout.width, height: layout.height) }
+        let buffers = (0..<workers).map { _ in PointBuffer(pixels: layout.pixels) }
         let times = depth.withUnsafeBytes { raw in
             timed(runs: runs) {
-                parallelRanges(n, threads: threads) { range in
-                    let projector = BackProjector(width: layout.width, height: layout.height)
-                    let points = PointBuffer(pixels: layout.pixels)
-                    for i in range {
+                parallelFor(workers, threads: workers) { t in
+                    let projector = projectors[t], points = buffers[t]
+                    for i in n * t / workers ..< n * (t + 1) / workers {
                         let batch = DepthBatch(firstIndex: i, count: 1, layout: layout, format: format,
                                                bytes: UnsafeRawBufferPointer(rebasing: raw[i * frameBytes ..< (i + 1) * frameBytes]))
                         projector.project(batch, 0, pose: infos[i].pose!, intrinsics: infos[i].intrinsics, filters: .none, into: points)
