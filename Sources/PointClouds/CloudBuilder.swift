@@ -67,8 +67,8 @@ public struct CloudSummary: Sendable, Codable {
 /// voxel fusion, support filter, optional normals and gravity levelling.
 ///
 /// Parallelism without nondeterminism: each thread fuses a contiguous share of every batch
-/// of frames into its own `ActiveVoxels`; evicted voxels are merged into one `VoxelGrid`
-/// after the batch. Accumulators are exact integers and each voxel's normal is oriented by
+/// of frames into its own `ActiveVoxels` and sorts the voxels it evicted; those sorted runs
+/// are merged into one `VoxelGrid` after the batch. Accumulators are exact integers and each voxel's normal is oriented by
 /// the camera of the first frame that saw it (a minimum), so neither the partition nor the
 /// eviction timing changes a byte: `-j 1` and `-j 2` write the same file. Memory is one
 /// frame of scratch and one active table per thread plus the occupied voxels.
@@ -115,6 +115,7 @@ public enum CloudBuilder {
                         projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters, into: points[t])
                         sm.value[t] += Fusion.fuse(points[t], frame: UInt32(truncatingIfNeeded: f.frame), inverseVoxel: inverseVoxel, into: active)
                     }
+                    active.sortOutbox()
                 }
             }
             for active in actives { active.drain(into: grid) }

@@ -51,6 +51,8 @@ public final class ActiveVoxels {
     private var outsideSamples = 0
     /// Voxels written back since the last `drain`.
     public private(set) var outbox: [VoxelAccumulator] = []
+    /// Whether `outbox` is a sorted run (`sortOutbox`) with nothing added since.
+    private var outboxSorted = false
     /// Frames fused so far: a brick's age counts this set's own frames, so the frames other
     /// threads take in between do not age it.
     private var tick: UInt32 = 0
@@ -216,6 +218,7 @@ public final class ActiveVoxels {
         let slot = offset / Self.brickVoxels
         if slot == 0 { outsideSamples &+= Int(v.count); return }
         let key = Self.voxelKey(brick: brickKeys[slot], local: offset % Self.brickVoxels)
+        outboxSorted = false
         outbox.append(VoxelAccumulator(key: key, count: UInt32(v.count), confidenceSum: UInt32(v.confidenceSum),
                                        sumX: Int64(v.sumX), sumY: Int64(v.sumY), sumZ: Int64(v.sumZ), firstFrame: firstFrames[offset]))
     }
@@ -232,9 +235,17 @@ public final class ActiveVoxels {
         rebuildIndex(capacity: indexCapacity) { _ in false }
     }
 
-    /// Merges the outbox into `grid` and empties it.
+    /// Sorts the outbox into a run for `VoxelGrid.merge(sortedRun:)` (each thread sorts its
+    /// own, in parallel).
+    public func sortOutbox() {
+        if !outboxSorted { outbox = VoxelGrid.sortedRun(outbox); outboxSorted = true }
+    }
+
+    /// Merges the outbox into `grid` and empties it (sorting it first unless `sortOutbox`
+    /// already did).
     public func drain(into grid: VoxelGrid) {
-        grid.merge(contentsOf: outbox)
-        outbox.removeAll(keepingCapacity: true)
+        sortOutbox()
+        grid.merge(sortedRun: outbox)
+        outbox = []
     }
 }

@@ -1,37 +1,43 @@
-/// Sorting by 64-bit key with a least-significant-digit radix sort: linear time, stable,
-/// and much faster than a comparison sort on the hundreds of thousands of voxel keys a
-/// cloud has. Digits every key shares (the high bits of nearby voxel coordinates) cost
-/// one histogram and no pass.
+/// Sorting records by a 64-bit key with a least-significant-digit radix sort: linear time,
+/// stable, and much faster than a comparison sort on the tens of thousands of voxels a
+/// batch evicts. One read pass counts every digit; digits all keys share (the high bits
+/// of nearby voxel coordinates) cost no pass. Records move whole, reading in order.
 public enum KeySort {
-    /// The permutation that sorts `keys` ascending (stable: equal keys keep their order).
-    public static func order(_ keys: UnsafeBufferPointer<UInt64>) -> [Int32] {
-        let n = keys.count
-        precondition(n <= Int(Int32.max), "too many keys")
-        var order = (0..<Int32(n)).map { $0 }
-        guard n > 1 else { return order }
-        let bits = 11, buckets = 1 << bits, mask = UInt64(buckets - 1)
-        var scratch = [Int32](repeating: 0, count: n)
-        var counts = [Int](repeating: 0, count: buckets)
-        for shift in stride(from: 0, to: 64, by: bits) {
-            let s = UInt64(shift)
-            for i in 0..<buckets { counts[i] = 0 }
-            for k in keys { counts[Int(truncatingIfNeeded: k >> s & mask)] &+= 1 }
-            if counts.contains(n) { continue }  // one digit for all: nothing moves
-            var sum = 0
-            for i in 0..<buckets { let c = counts[i]; counts[i] = sum; sum &+= c }
-            order.withUnsafeBufferPointer { src in
-                scratch.withUnsafeMutableBufferPointer { dst in
-                    counts.withUnsafeMutableBufferPointer { start in
-                        for j in src {
-                            let d = Int(truncatingIfNeeded: keys[Int(j)] >> s & mask)
-                            dst[start[d]] = j
-                            start[d] &+= 1
+    static let bits = 11, buckets = 1 << bits, digits = (64 + bits - 1) / bits
+
+    /// Sorts `a` ascending by `key` (stable: equal keys keep their order).
+    @inline(__always)
+    public static func sort<T>(_ a: inout [T], by key: (T) -> UInt64) {
+        let n = a.count
+        guard n > 1 else { return }
+        let mask = UInt64(buckets - 1)
+        var counts = [Int](repeating: 0, count: buckets * digits)
+        counts.withUnsafeMutableBufferPointer { c in
+            a.withUnsafeBufferPointer { src in
+                for v in src {
+                    var k = key(v)
+                    for d in 0..<digits { c[d &* buckets &+ Int(truncatingIfNeeded: k & mask)] &+= 1; k >>= UInt64(bits) }
+                }
+            }
+        }
+        var scratch = a
+        for d in 0..<digits {
+            let shift = UInt64(d * bits), base = d * buckets
+            if counts[base ..< base + buckets].contains(n) { continue }  // one digit for all: nothing moves
+            counts.withUnsafeMutableBufferPointer { c in
+                var sum = 0
+                for i in base ..< base + buckets { let k = c[i]; c[i] = sum; sum &+= k }
+                a.withUnsafeBufferPointer { src in
+                    scratch.withUnsafeMutableBufferPointer { dst in
+                        for v in src {
+                            let slot = base &+ Int(truncatingIfNeeded: key(v) >> shift & mask)
+                            dst[c[slot]] = v
+                            c[slot] &+= 1
                         }
                     }
                 }
             }
-            swap(&order, &scratch)
+            swap(&a, &scratch)
         }
-        return order
     }
 }

@@ -49,72 +49,79 @@ public enum VoxelKey {
     }
 }
 
-/// A sparse voxel grid kept as a sorted run: one array of `VoxelAccumulator`s with unique
-/// keys in ascending order, and the accumulators merged since its last compaction. A
-/// compaction radix-sorts those (`KeySort`) and merge-joins them into the run, reading and
-/// writing memory in order: no hash table probed at random, and the output order comes
-/// for free. It runs when the pending accumulators outnumber the run, so every
-/// accumulator is copied a small constant number of times on average, and memory stays a
-/// small multiple of the occupied voxels, never of frames or points. Not thread-safe: the
-/// cloud builder merges the threads' evicted voxels into it serially.
+/// A sparse voxel grid kept as sorted runs: arrays of `VoxelAccumulator`s with unique keys
+/// in ascending order. Each batch's evicted voxels arrive as one run (sorted by the thread
+/// that evicted them, `ActiveVoxels.sortOutbox`); a new run is merge-joined with the one
+/// below it while that is less than twice its size, like a binary counter, so each voxel
+/// is copied a logarithmic number of times, always reading and writing memory in order:
+/// no table probed at random, and the output order comes for free. Memory stays a small
+/// multiple of the occupied voxels, never of frames or points. Not thread-safe: the cloud
+/// builder hands it the threads' runs serially.
 public final class VoxelGrid: @unchecked Sendable {
     public let voxelSize: Double
-    private var run: [VoxelAccumulator] = []
-    private var pending: [VoxelAccumulator] = []
-    /// Pending accumulators are compacted into the run once there are more of them than
-    /// this or than the run holds.
-    private let minimumPending: Int
+    /// Sorted runs, each less than half the size of the one before it.
+    private var runs: [[VoxelAccumulator]] = []
 
-    public init(voxelSize: Double, minimumPending: Int = 1 << 16) {
+    public init(voxelSize: Double) {
         guard voxelSize > 0 else { fatalError("voxel size must be > 0") }
         self.voxelSize = voxelSize
-        self.minimumPending = minimumPending
     }
 
-    /// Occupied voxels (compacts first).
-    public var count: Int { compact(); return run.count }
+    /// Occupied voxels.
+    public var count: Int { collapse(); return runs.first?.count ?? 0 }
 
-    /// Merges `acc` into its voxel's accumulator.
-    public func merge(_ acc: VoxelAccumulator) {
-        pending.append(acc)
-        if pending.count > max(run.count, minimumPending) { compact() }
+    /// Merges a run of accumulators in ascending key order, each key once.
+    public func merge(sortedRun run: [VoxelAccumulator]) {
+        guard !run.isEmpty else { return }
+        runs.append(run)
+        while runs.count >= 2 && runs[runs.count - 2].count < 2 * runs[runs.count - 1].count { mergeTopRuns() }
     }
 
-    /// Merges every accumulator of `batch`.
+    /// Merges accumulators in any order, keys possibly repeated.
     public func merge(contentsOf batch: [VoxelAccumulator]) {
-        pending += batch
-        if pending.count > max(run.count, minimumPending) { compact() }
+        merge(sortedRun: Self.sortedRun(batch))
     }
 
     /// Occupied voxels in key order (deterministic output order).
     public func sortedVoxels() -> [VoxelAccumulator] {
-        compact()
+        collapse()
+        return runs.first ?? []
+    }
+
+    /// `batch` sorted by key with the accumulators of each voxel summed.
+    public static func sortedRun(_ batch: [VoxelAccumulator]) -> [VoxelAccumulator] {
+        var run = batch
+        KeySort.sort(&run) { $0.key }
+        var n = 0
+        run.withUnsafeMutableBufferPointer { r in
+            for i in r.indices {
+                if n > 0 && r[n &- 1].key == r[i].key { r[n &- 1].merge(r[i]) } else { r[n] = r[i]; n &+= 1 }
+            }
+        }
+        run.removeLast(run.count - n)
         return run
     }
 
-    /// Sorts the pending accumulators by key and merge-joins them into the run, summing
-    /// those of the same voxel.
-    private func compact() {
-        guard !pending.isEmpty else { return }
-        let order = pending.map(\.key).withUnsafeBufferPointer { KeySort.order($0) }
+    private func collapse() { while runs.count >= 2 { mergeTopRuns() } }
+
+    /// Replaces the two top runs by their merge-join.
+    private func mergeTopRuns() {
+        let top = runs.removeLast(), below = runs.removeLast()
         var merged: [VoxelAccumulator] = []
-        merged.reserveCapacity(run.count + pending.count)
-        run.withUnsafeBufferPointer { old in
-            pending.withUnsafeBufferPointer { new in
-                var i = 0
-                @inline(__always) func append(_ v: VoxelAccumulator) {
-                    if let last = merged.last, last.key == v.key { merged[merged.count &- 1].merge(v) } else { merged.append(v) }
+        merged.reserveCapacity(top.count + below.count)
+        top.withUnsafeBufferPointer { a in
+            below.withUnsafeBufferPointer { b in
+                var i = 0, j = 0
+                while i < a.count && j < b.count {
+                    let x = a[i], y = b[j]
+                    if x.key < y.key { merged.append(x); i &+= 1 } else if y.key < x.key { merged.append(y); j &+= 1 } else {
+                        var m = x; m.merge(y); merged.append(m); i &+= 1; j &+= 1
+                    }
                 }
-                for j in order {
-                    let v = new[Int(j)]
-                    while i < old.count && old[i].key < v.key { append(old[i]); i &+= 1 }
-                    append(v)
-                }
-                while i < old.count { append(old[i]); i &+= 1 }
+                merged.append(contentsOf: a[i...]); merged.append(contentsOf: b[j...])
             }
         }
-        run = merged
-        pending.removeAll(keepingCapacity: true)
+        runs.append(merged)
     }
 
     /// Centre of the voxel `key`.
