@@ -33,6 +33,8 @@ public final class PointBuffer {
     public let confidence: UnsafeMutablePointer<UInt8>
     /// Points of the last frame projected into the buffer.
     public internal(set) var count = 0
+    /// Whether `confidence` holds levels (the frame had a confidence map); all 0 otherwise.
+    public internal(set) var hasConfidence = false
 
     /// Room for one frame of `pixels` points (plus padding to a multiple of 8, which the
     /// fusion kernel reads past the last point in SIMD loads).
@@ -140,6 +142,7 @@ public final class BackProjector {
         let px = out.x, py = out.y, pz = out.z, confidence = out.confidence
         prepareRays(intrinsics)
         let conf = batch.confidenceMap(k)
+        out.hasConfidence = conf != nil
         let needsMasks = f.flyingPixelThreshold > 0 || (conf != nil && f.minConfidence > 0)
         var d = depth
         if needsMasks || batch.format == .float32Metres {

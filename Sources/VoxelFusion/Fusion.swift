@@ -31,15 +31,19 @@ public enum Fusion {
                 index[j] = cacheOffsets[h] | Int32(truncatingIfNeeded: key & localMask)
             }
             let entries = active.entries, firstFrames = active.firstFrames, cs = c + start
-            for j in 0..<m {
-                if j &+ prefetchDistance < m { depthpose_prefetch(entries + Int(index[j &+ prefetchDistance])) }
-                let e = entries + Int(index[j])
-                if e.pointee.count == 0 { firstFrames[Int(index[j])] = frame }
-                e.pointee.count &+= 1
-                e.pointee.confidenceSum &+= UInt16(cs[j])
-                e.pointee.sumX &+= ox[j]; e.pointee.sumY &+= oy[j]; e.pointee.sumZ &+= oz[j]
-                if e.pointee.count == ActiveVoxels.maxCount { active.writeBack(entry: Int(index[j])) }
+            /// The accumulation, compiled once with and once without confidence levels.
+            @inline(__always) func accumulate(confidence: Bool) {
+                for j in 0..<m {
+                    if j &+ prefetchDistance < m { depthpose_prefetch(entries + Int(index[j &+ prefetchDistance])) }
+                    let e = entries + Int(index[j])
+                    if e.pointee.count == 0 { firstFrames[Int(index[j])] = frame }
+                    e.pointee.count &+= 1
+                    if confidence { e.pointee.confidenceSum &+= UInt16(cs[j]) }
+                    e.pointee.sumX &+= ox[j]; e.pointee.sumY &+= oy[j]; e.pointee.sumZ &+= oz[j]
+                    if e.pointee.count == ActiveVoxels.maxCount { active.writeBack(entry: Int(index[j])) }
+                }
             }
+            if points.hasConfidence { accumulate(confidence: true) } else { accumulate(confidence: false) }
             start &+= m
         }
         return points.count &- active.takeOutsideSamples()

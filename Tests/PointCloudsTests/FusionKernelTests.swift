@@ -41,7 +41,7 @@ final class FusionKernelTests: XCTestCase {
         let n = 100_000
         let points = PointBuffer(pixels: n)
         for i in 0..<n { points.x[i] = 0.25; points.y[i] = 0.5; points.z[i] = -0.75; points.confidence[i] = 2 }
-        points.count = n
+        points.count = n; points.hasConfidence = true
         for frame in UInt32(0)..<3 {
             XCTAssertEqual(Fusion.fuse(points, frame: frame, inverseVoxel: 1, into: active), n)
             active.drain(into: grid)
