@@ -1,11 +1,12 @@
 /// The voxels seen in the last few frames, in bricks of 4×4×4 voxels that stay in cache:
 /// consecutive frames see nearly the same voxels, so almost every sample lands here. A
-/// brick is found through a small hash table once per run of samples in it; inside it a
-/// voxel is an array index, so the per-sample work is a handful of adds with no probing
-/// and no unpredictable branch, and neighbouring pixels touch neighbouring memory. A brick
-/// unseen for a few frames is written back to `outbox` (`sweep`), which the owner merges
-/// into the `VoxelGrid`. Sums are exact integers, so when voxels move does not change the
-/// result. One per thread.
+/// point finds its brick in a small direct-mapped cache (the brick index, a hash table,
+/// only on a miss); inside the brick its voxel is an array index, so the per-sample work
+/// is a handful of adds with no probing and no unpredictable branch, and neighbouring
+/// pixels touch neighbouring memory. A brick unseen for `evictionAge` of the set's own
+/// frames is written back to `outbox`, which the owner sorts and merges into the
+/// `VoxelGrid`. Sums are exact integers, so when voxels move does not change the result.
+/// One per thread.
 public final class ActiveVoxels {
     /// One voxel's sums: 16 bytes, four to a cache line, no key (the brick and the index
     /// within it are the key). Its first frame is kept apart (`firstFrames`): it is

@@ -1,4 +1,5 @@
 import CPrefetch
+
 /// The per-sample fusion kernel: world points of one frame into a thread's active voxels.
 public enum Fusion {
     /// How many samples ahead the accumulation prefetches its entry (hides cache misses).
@@ -7,10 +8,10 @@ public enum Fusion {
     /// Adds the points of one frame to `active`; returns how many were inside the
     /// representable voxel range.
     ///
-    /// Points go in chunks, in two passes: a branch-free one that vectorises (brick, index
-    /// in the brick and offset of every point), then the accumulation, which looks a brick
-    /// up only when the brick changes from the previous point's and otherwise adds the
-    /// sample to an array element.
+    /// Points go in chunks of `ActiveVoxels.chunk`, in three passes: a branch-free one that
+    /// vectorises (brick, index in the brick and offset of every point); the entry of each
+    /// point, its brick found in the per-frame brick cache (the brick index only on a
+    /// miss); then the accumulation into those entries, prefetched a few points ahead.
     public static func fuse(_ points: PointBuffer, frame: UInt32, inverseVoxel: Float, into active: ActiveVoxels) -> Int {
         let low = active.chunkLow, high = active.chunkHigh, ox = active.chunkX, oy = active.chunkY, oz = active.chunkZ
         let px = points.x, py = points.y, pz = points.z, c = points.confidence
@@ -50,7 +51,7 @@ public enum Fusion {
     }
 
     /// Brick key and index in the brick (`brick << 6 | index`, as low and high 32-bit
-    /// halves; see `ActiveVoxels`) and offset from the voxel centre (units of voxel/65536,
+    /// halves; see `ActiveVoxels`, whose `brickBits` of 2 the shifts assume) and offset from the voxel centre (units of voxel/65536,
     /// truncated) of points `0 ..< n` rounded up to a multiple of 8 (the buffers are
     /// padded); points outside the representable range get `VoxelKey.outside`.
     /// Eight points at a time in SIMD registers, with no libm call: adding 1.5 × 2^23
