@@ -68,10 +68,11 @@ public struct CloudSummary: Sendable, Codable {
 ///
 /// Parallelism without nondeterminism: each thread fuses a contiguous share of every batch
 /// of frames into its own `ActiveVoxels` and sorts the voxels it evicted; those sorted runs
-/// are merged into one `VoxelGrid` after the batch. Accumulators are exact integers and each voxel's normal is oriented by
-/// the camera of the first frame that saw it (a minimum), so neither the partition nor the
-/// eviction timing changes a byte: `-j 1` and `-j 2` write the same file. Memory is one
-/// frame of scratch and one active table per thread plus the occupied voxels.
+/// are merged into one `VoxelGrid` after the batch. Accumulators are exact integers and
+/// each voxel's normal is oriented by the camera of the first frame that saw it (a
+/// minimum), so neither the partition nor the eviction timing changes a byte: `-j 1` and
+/// `-j 2` write the same file. Memory is one frame of scratch and one set of recent bricks
+/// per thread plus the occupied voxels.
 public enum CloudBuilder {
     public static func build(scan path: String, options o: CloudOptions) throws -> (PointCloud, CloudSummary) {
         let start = ProcessStats.now()
