@@ -67,9 +67,8 @@ public final class ActiveVoxels {
     let chunkX = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
     let chunkY = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
     let chunkZ = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
-    /// A direct-mapped cache of brick offsets in front of the index (cleared every frame,
-    /// so the first lookup of a brick in a frame marks it seen).
-    static let cacheBits = 8, cacheShift = UInt64(64 - cacheBits)
+    /// A direct-mapped cache of brick offsets in front of the index (emptied at sweeps).
+    static let cacheBits = 11, cacheShift = UInt64(64 - cacheBits)
     let cacheKeys = UnsafeMutablePointer<UInt64>.allocate(capacity: 1 << cacheBits)
     let cacheOffsets = UnsafeMutablePointer<Int32>.allocate(capacity: 1 << cacheBits)
     /// The chunk's entry offsets (brick offset + index in the brick).
@@ -87,6 +86,7 @@ public final class ActiveVoxels {
         index = .allocate(capacity: indexCapacity)
         index.initialize(repeating: (VoxelKey.empty, 0), count: indexCapacity)
         brickKeys[0] = Self.outsideBrick
+        cacheKeys.initialize(repeating: VoxelKey.empty, count: 1 << Self.cacheBits)
     }
 
     deinit {
@@ -107,11 +107,29 @@ public final class ActiveVoxels {
     /// Starts a frame: every `sweepInterval` frames, writes back the bricks unseen for more
     /// than `evictionAge` frames.
     func startFrame() {
-        cacheKeys.initialize(repeating: VoxelKey.empty, count: 1 << Self.cacheBits)
         tick &+= 1
         guard tick % Self.sweepInterval == 0 else { return }
+        // Cache hits do not record when a brick was seen: count every cached brick as seen
+        // now, and empty the cache, whose slots may be reused once bricks are evicted.
+        for h in 0 ..< 1 << Self.cacheBits where cacheKeys[h] != VoxelKey.empty {
+            lastFrames[Int(cacheOffsets[h]) / Self.brickVoxels] = tick
+        }
+        cacheKeys.initialize(repeating: VoxelKey.empty, count: 1 << Self.cacheBits)
         let last = lastFrames, now = tick
         rebuildIndex(capacity: indexCapacity) { slot in now &- last[slot] <= Self.evictionAge }
+    }
+
+    /// The offset in `entries` of brick `brick`, through the direct-mapped cache: a brick
+    /// pushed out of the cache is marked seen now (it may have been hit until now), so
+    /// hits need not record anything.
+    @inline(__always) func cachedBrickOffset(_ brick: UInt64) -> Int32 {
+        let h = Int(truncatingIfNeeded: (brick &* 0x9E37_79B9_7F4A_7C15) >> Self.cacheShift)
+        if cacheKeys[h] != brick {
+            if cacheKeys[h] != VoxelKey.empty { lastFrames[Int(cacheOffsets[h]) / Self.brickVoxels] = tick }
+            cacheKeys[h] = brick
+            cacheOffsets[h] = Int32(truncatingIfNeeded: brickOffset(brick))
+        }
+        return cacheOffsets[h]
     }
 
     /// The offset in `entries` of brick `key`, inserted (empty) when absent, marked seen
@@ -233,6 +251,7 @@ public final class ActiveVoxels {
 
     /// Writes back every brick (the final flush).
     public func flush() {
+        cacheKeys.initialize(repeating: VoxelKey.empty, count: 1 << Self.cacheBits)
         rebuildIndex(capacity: indexCapacity) { _ in false }
     }
 

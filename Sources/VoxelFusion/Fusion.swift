@@ -16,20 +16,15 @@ public enum Fusion {
         let low = active.chunkLow, high = active.chunkHigh, ox = active.chunkX, oy = active.chunkY, oz = active.chunkZ
         let px = points.x, py = points.y, pz = points.z, c = points.confidence
         let shift = UInt64(3 * ActiveVoxels.brickBits), localMask = UInt64(ActiveVoxels.brickVoxels - 1)
-        let index = active.chunkEntry, cacheKeys = active.cacheKeys, cacheOffsets = active.cacheOffsets
+        let index = active.chunkEntry
         active.startFrame()
         var start = 0
         while start < points.count {
             let m = min(points.count &- start, ActiveVoxels.chunk)
             voxelize(px + start, py + start, pz + start, m, inverseVoxel: inverseVoxel, low: low, high: high, x: ox, y: oy, z: oz)
             for j in 0..<m {
-                let key = UInt64(high[j]) << 32 | UInt64(low[j]), brick = key >> shift
-                let h = Int(truncatingIfNeeded: (brick &* 0x9E37_79B9_7F4A_7C15) >> ActiveVoxels.cacheShift)
-                if cacheKeys[h] != brick {
-                    cacheKeys[h] = brick
-                    cacheOffsets[h] = Int32(truncatingIfNeeded: active.brickOffset(brick))
-                }
-                index[j] = cacheOffsets[h] | Int32(truncatingIfNeeded: key & localMask)
+                let key = UInt64(high[j]) << 32 | UInt64(low[j])
+                index[j] = active.cachedBrickOffset(key >> shift) | Int32(truncatingIfNeeded: key & localMask)
             }
             let entries = active.entries, firstFrames = active.firstFrames, cs = c + start
             /// The accumulation, compiled once with and once without confidence levels.

@@ -61,7 +61,9 @@ final class FusionKernelTests: XCTestCase {
 
     /// A brick's age counts the frames its own set fused, not frame numbers: another
     /// thread's share of frames in between evicts nothing, while `evictionAge` frames of
-    /// its own without the brick write it back at the next sweep, with its sums.
+    /// its own without the brick write it back, with its sums. A brick still in the brick
+    /// cache at a sweep counts as seen then (cache hits record nothing), so it goes at the
+    /// sweep after.
     func testBricksAgeByOwnFrames() {
         let active = ActiveVoxels()
         let a = PointBuffer(pixels: 8), b = PointBuffer(pixels: 8)
@@ -78,9 +80,9 @@ final class FusionKernelTests: XCTestCase {
             _ = Fusion.fuse(b, frame: frame, inverseVoxel: 1, into: active)
             frame += 1
         }
-        // own frames 1, 2 saw brick a; frames 3… did not: it goes at the first sweep
-        // (every `sweepInterval` frames) after `evictionAge` frames unseen.
-        XCTAssertEqual(frame - 100_001, ActiveVoxels.sweepInterval - 2)
+        // own frames 1, 2 saw brick a; frames 3… did not. At the first sweep (frame 16) it is
+        // still cached, so counted as seen; it goes at the second (frame 32).
+        XCTAssertEqual(frame - 100_001, 2 * ActiveVoxels.sweepInterval - 2)
         let grid = VoxelGrid(voxelSize: 1)
         active.drain(into: grid)
         let voxels = grid.sortedVoxels()
@@ -91,6 +93,12 @@ final class FusionKernelTests: XCTestCase {
         active.flush()
         active.drain(into: grid)
         XCTAssertEqual(grid.count, 5, "the far brick's voxel comes with the final flush")
+        // fusing on after a flush (every slot freed, the brick cache emptied) starts afresh
+        XCTAssertEqual(Fusion.fuse(b, frame: 200_000, inverseVoxel: 1, into: active), 8)
+        XCTAssertEqual(Fusion.fuse(a, frame: 200_001, inverseVoxel: 1, into: active), 8)
+        active.flush()
+        active.drain(into: grid)
+        XCTAssertEqual(grid.sortedVoxels().map(\.count), [6, 6, 6, 6, 8 * (frame - 100_000)] as [UInt32])
     }
 }
 
