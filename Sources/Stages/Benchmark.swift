@@ -133,14 +133,19 @@ public enum Benchmark {
         // each run would time page faults, not projection.
         let projectors = (0..<workers).map { _ in BackProjector(width: layout.width, height: layout.height) }
         let buffers = (0..<workers).map { _ in PointBuffer(pixels: layout.pixels) }
+        // Workers claim 8-frame blocks as they go, so a core the machine slows down does less.
+        let block = 8, blocks = (n + block - 1) / block
         let times = depth.withUnsafeBytes { raw in
             timed(runs: runs) {
+                let claims = BlockClaims(blocks)
                 parallelFor(workers, threads: workers) { t in
                     let projector = projectors[t], points = buffers[t]
-                    for i in n * t / workers ..< n * (t + 1) / workers {
+                    while let b = claims.next() {
+                        for i in b * block ..< min(n, (b + 1) * block) {
                         let batch = DepthBatch(firstIndex: i, count: 1, layout: layout, format: format,
                                                bytes: UnsafeRawBufferPointer(rebasing: raw[i * frameBytes ..< (i + 1) * frameBytes]))
                         projector.project(batch, 0, pose: infos[i].pose!, intrinsics: infos[i].intrinsics, filters: .none, into: points)
+                        }
                     }
                 }
             }
@@ -161,5 +166,21 @@ public enum Benchmark {
             }
         }
         return BenchResult(stage: "decode", scan: path, frames: frames, threads: threads, runSeconds: times, bytes: bytes)
+    }
+}
+
+/// Hands out block numbers `0..<count` to whichever thread asks first.
+final class BlockClaims: @unchecked Sendable {
+    private let lock = NSLock()
+    private var claimed = 0
+    private let count: Int
+    init(_ count: Int) { self.count = count }
+
+    /// The next unclaimed block, or nil when all are taken.
+    func next() -> Int? {
+        lock.lock(); defer { lock.unlock() }
+        guard claimed < count else { return nil }
+        claimed += 1
+        return claimed - 1
     }
 }
