@@ -128,26 +128,36 @@ public enum CloudBuilder {
         summary.samples = samples.reduce(0, +)
         summary.gravity = gravity.report
 
-        // The voxels in key order (deterministic output).
-        var voxels = grid.sortedVoxels()
+        // The voxels in key order (deterministic output), those with enough support kept.
+        var voxels = grid.takeSortedVoxels()
         summary.voxels = voxels.count
-        let kept = voxels.filter { $0.count >= UInt32(o.minSupport) }
+        var kept: [VoxelAccumulator] = []
+        kept.reserveCapacity(voxels.count)
+        let minSupport = UInt32(o.minSupport)
+        for v in voxels where v.count >= minSupport { kept.append(v) }
         summary.voxelsRemovedLowSupport = voxels.count - kept.count
         voxels = []
 
+        // Each point is its voxel's centre plus the mean offset (in parallel: millions at 1 cm).
         var cloud = PointCloud()
-        cloud.positions.reserveCapacity(3 * kept.count)
-        cloud.counts.reserveCapacity(kept.count)
         let hasConfidence = scan is StrayScan
-        if hasConfidence { cloud.confidence = [] }
+        cloud.positions = [Float](repeating: 0, count: 3 * kept.count)
+        cloud.counts = kept.map(\.count)
+        if hasConfidence { cloud.confidence = kept.map { Float($0.confidenceSum) / Float($0.count) } }
         let u = o.voxelSize / Double(VoxelAccumulator.offsetScale)
-        for v in kept {
-            let c = grid.centre(of: v.key), n = Double(v.count)
-            cloud.positions.append(Float(c.x + Double(v.sumX) * u / n))
-            cloud.positions.append(Float(c.y + Double(v.sumY) * u / n))
-            cloud.positions.append(Float(c.z + Double(v.sumZ) * u / n))
-            cloud.counts.append(v.count)
-            if hasConfidence { cloud.confidence!.append(Float(v.confidenceSum) / Float(v.count)) }
+        cloud.positions.withUnsafeMutableBufferPointer { out in
+            let out = UncheckedSendable(out)
+            kept.withUnsafeBufferPointer { kept in
+                let kept = UncheckedSendable(kept)
+                parallelRanges(kept.value.count, threads: o.threads) { range in
+                    for i in range {
+                        let v = kept.value[i], c = grid.centre(of: v.key), n = Double(v.count)
+                        out.value[3 * i] = Float(c.x + Double(v.sumX) * u / n)
+                        out.value[3 * i + 1] = Float(c.y + Double(v.sumY) * u / n)
+                        out.value[3 * i + 2] = Float(c.z + Double(v.sumZ) * u / n)
+                    }
+                }
+            }
         }
         if o.normals {
             cloud.normals = NormalEstimator.estimate(keys: kept.map(\.key), positions: cloud.positions,

@@ -88,6 +88,13 @@ public final class VoxelGrid: @unchecked Sendable {
         return runs.first ?? []
     }
 
+    /// The occupied voxels in key order, moved out: the grid is empty afterwards (so the
+    /// caller holds the only copy and can free it).
+    public func takeSortedVoxels() -> [VoxelAccumulator] {
+        defer { runs = [] }
+        return sortedVoxels()
+    }
+
     /// `batch` sorted by key with the accumulators of each voxel summed.
     public static func sortedRun(_ batch: [VoxelAccumulator]) -> [VoxelAccumulator] {
         var run = batch
