@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "ScanFormats", dependencies: ["IOSupport", "Codecs", "Geometry"],
                 swiftSettings: optimisedInDebug),
         // The per-sample kernels: back-projection, voxel tables, fusion.
-        .target(name: "VoxelFusion", dependencies: ["Geometry", "ScanFormats", "CPrefetch"],
+        .target(name: "VoxelFusion", dependencies: ["IOSupport", "Geometry", "ScanFormats", "CPrefetch"],
                 swiftSettings: optimisedInDebug),
         .target(name: "PointClouds", dependencies: ["IOSupport", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion"],
                 swiftSettings: optimisedInDebug),

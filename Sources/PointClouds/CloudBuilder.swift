@@ -81,7 +81,7 @@ public enum CloudBuilder {
         var summary = CloudSummary(scan: path, voxelSize: o.voxelSize, frame: o.frame)
         let threads = max(1, o.threads)
         let layout = scan.depthLayout
-        let grid = VoxelGrid(voxelSize: o.voxelSize)
+        let grid = VoxelGrid(voxelSize: o.voxelSize, threads: threads)
         let actives = (0..<threads).map { _ in ActiveVoxels() }
         let projectors = (0..<threads).map { _ in BackProjector(width: layout.width, height: layout.height) }
         let points = (0..<threads).map { _ in PointBuffer(pixels: layout.pixels) }

@@ -1,4 +1,5 @@
 import Geometry
+import IOSupport
 
 /// One occupied voxel's accumulators: exact integers, so sums do not depend on the order
 /// samples arrive in (any thread count, partition or caching gives identical results).
@@ -62,9 +63,13 @@ public final class VoxelGrid: @unchecked Sendable {
     /// Sorted runs, each less than half the size of the one before it.
     private var runs: [[VoxelAccumulator]] = []
 
-    public init(voxelSize: Double) {
+    /// Threads for merging large runs.
+    private let threads: Int
+
+    public init(voxelSize: Double, threads: Int = 1) {
         guard voxelSize > 0 else { fatalError("voxel size must be > 0") }
         self.voxelSize = voxelSize
+        self.threads = max(1, threads)
     }
 
     /// Occupied voxels.
@@ -111,24 +116,66 @@ public final class VoxelGrid: @unchecked Sendable {
 
     private func collapse() { while runs.count >= 2 { mergeTopRuns() } }
 
-    /// Replaces the two top runs by their merge-join.
+    /// Replaces the two top runs by their merge-join (split between the threads by key
+    /// when they are large).
     private func mergeTopRuns() {
         let top = runs.removeLast(), below = runs.removeLast()
-        var merged: [VoxelAccumulator] = []
-        merged.reserveCapacity(top.count + below.count)
-        top.withUnsafeBufferPointer { a in
-            below.withUnsafeBufferPointer { b in
-                var i = 0, j = 0
-                while i < a.count && j < b.count {
-                    let x = a[i], y = b[j]
-                    if x.key < y.key { merged.append(x); i &+= 1 } else if y.key < x.key { merged.append(y); j &+= 1 } else {
-                        var m = x; m.merge(y); merged.append(m); i &+= 1; j &+= 1
+        runs.append(Self.mergeJoin(top, below, parts: top.count + below.count >= 1 << 16 ? threads : 1))
+    }
+
+    /// The union of two runs, accumulators of the same voxel summed. With several `parts`,
+    /// each merges the keys between two cut points (quantiles of the larger run) on its own
+    /// thread into its place in one buffer; the parts are then closed up.
+    static func mergeJoin(_ a: [VoxelAccumulator], _ b: [VoxelAccumulator], parts: Int) -> [VoxelAccumulator] {
+        let (a, b) = a.count >= b.count ? (a, b) : (b, a)
+        guard !b.isEmpty else { return a }
+        let parts = max(1, min(parts, a.count))
+        var aCuts = [0], bCuts = [0]
+        for p in 1..<parts {
+            let i = a.count * p / parts, key = a[i].key
+            var lo = bCuts[p - 1], hi = b.count  // first b key >= key
+            while lo < hi { let mid = (lo + hi) / 2; if b[mid].key < key { lo = mid + 1 } else { hi = mid } }
+            aCuts.append(i); bCuts.append(lo)
+        }
+        aCuts.append(a.count); bCuts.append(b.count)
+        return Array(unsafeUninitializedCapacity: a.count + b.count) { buffer, count in
+            let out = UncheckedSendable(buffer.baseAddress!)
+            var lengths = [Int](repeating: 0, count: parts)
+            lengths.withUnsafeMutableBufferPointer { lengths in
+                let lengths = UncheckedSendable(lengths)
+                a.withUnsafeBufferPointer { a in
+                    b.withUnsafeBufferPointer { b in
+                        let a = UncheckedSendable(a), b = UncheckedSendable(b)
+                        parallelFor(parts, threads: parts) { p in
+                            lengths.value[p] = mergeRange(a.value[aCuts[p] ..< aCuts[p + 1]], b.value[bCuts[p] ..< bCuts[p + 1]],
+                                                          into: out.value + aCuts[p] + bCuts[p])
+                        }
                     }
                 }
-                merged.append(contentsOf: a[i...]); merged.append(contentsOf: b[j...])
             }
+            var end = lengths[0]
+            for p in 1..<parts {
+                (out.value + end).moveInitialize(from: out.value + aCuts[p] + bCuts[p], count: lengths[p])
+                end += lengths[p]
+            }
+            count = end
         }
-        runs.append(merged)
+    }
+
+    /// Merges two sorted slices into `out`; returns how many accumulators it wrote.
+    private static func mergeRange(_ a: Slice<UnsafeBufferPointer<VoxelAccumulator>>, _ b: Slice<UnsafeBufferPointer<VoxelAccumulator>>,
+                                   into out: UnsafeMutablePointer<VoxelAccumulator>) -> Int {
+        var i = a.startIndex, j = b.startIndex, k = 0
+        while i < a.endIndex && j < b.endIndex {
+            let x = a[i], y = b[j]
+            if x.key < y.key { (out + k).initialize(to: x); i &+= 1 } else if y.key < x.key { (out + k).initialize(to: y); j &+= 1 } else {
+                var m = x; m.merge(y); (out + k).initialize(to: m); i &+= 1; j &+= 1
+            }
+            k &+= 1
+        }
+        while i < a.endIndex { (out + k).initialize(to: a[i]); i &+= 1; k &+= 1 }
+        while j < b.endIndex { (out + k).initialize(to: b[j]); j &+= 1; k &+= 1 }
+        return k
     }
 
     /// Centre of the voxel `key`.

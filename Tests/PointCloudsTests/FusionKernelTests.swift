@@ -148,4 +148,29 @@ final class VoxelGridTests: XCTestCase {
         }
         XCTAssertEqual(grid.count, reference.count)
     }
+
+    /// Merging two runs in parts on several threads gives the same run as in one part:
+    /// cuts at the larger run's quantiles, equal keys on both sides of a cut, empty runs.
+    func testMergeJoinInPartsEqualsOnePart() {
+        var rng = SeededRandom(seed: 8)
+        func run(_ n: Int, _ keys: ClosedRange<Int64>) -> [VoxelAccumulator] {
+            VoxelGrid.sortedRun((0..<n).map { _ in
+                VoxelAccumulator(key: VoxelKey.pack(Int64.random(in: keys, using: &rng), 0, 0), count: 1, confidenceSum: 2,
+                                 sumX: Int64.random(in: -99...99, using: &rng), sumY: 1, sumZ: -1, firstFrame: UInt32.random(in: 0...99, using: &rng))
+            })
+        }
+        for (a, b) in [(run(5000, 0...3000), run(3000, 0...3000)), (run(100, 0...50), run(4000, 0...5000)), (run(10, 0...9), run(10, 20...29)),
+                       (run(0, 0...1), run(50, 0...99)), (run(7, 0...9), run(0, 0...1))] {
+            let one = VoxelGrid.mergeJoin(a, b, parts: 1)
+            XCTAssertEqual(one.map(\.key), Set((a + b).map(\.key)).sorted())
+            XCTAssertEqual(one.reduce(0) { $0 + Int($1.count) }, (a + b).reduce(0) { $0 + Int($1.count) })
+            for parts in [2, 3, 4, 64] {
+                let split = VoxelGrid.mergeJoin(a, b, parts: parts)
+                XCTAssertEqual(split.map(\.key), one.map(\.key), "\(parts) parts")
+                XCTAssertEqual(split.map(\.count), one.map(\.count))
+                XCTAssertEqual(split.map(\.sumX), one.map(\.sumX))
+                XCTAssertEqual(split.map(\.firstFrame), one.map(\.firstFrame))
+            }
+        }
+    }
 }
