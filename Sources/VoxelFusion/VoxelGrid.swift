@@ -13,8 +13,6 @@ public struct VoxelAccumulator: Sendable {
     /// The first frame that saw the voxel: its camera orients the voxel's normal.
     public var firstFrame: UInt32
 
-    public static let empty = VoxelAccumulator(key: VoxelKey.empty, count: 0, confidenceSum: 0, sumX: 0, sumY: 0, sumZ: 0, firstFrame: .max)
-
     /// Offset units per voxel edge.
     public static let offsetScale: Float = 65536
 
