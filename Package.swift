@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
         .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "TestSupport"]),
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
-        .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "VoxelFusion", "Synthesis", "ScanFormats", "Geometry", "TestSupport"]),
+        .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "VoxelFusion", "Synthesis", "ScanFormats", "Codecs", "Geometry", "TestSupport"]),
         .testTarget(name: "TrajectoriesTests", dependencies: ["Trajectories", "Geometry", "TestSupport"]),
         .testTarget(name: "GesturesTests", dependencies: ["Gestures", "Synthesis", "ScanFormats", "Codecs", "TestSupport"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "TestSupport"]),

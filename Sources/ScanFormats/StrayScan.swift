@@ -282,6 +282,12 @@ public final class StrayScan: Scan {
         do {
             try PNGImage.decodeGray(data, width: depthLayout.width, height: depthLayout.height, bitDepth: 8, into: dst)
         } catch { throw ScanFormatError.malformed(InputLocation(file: p, frame: index), "\(error)") }
+        // Levels are 0 (low), 1 (medium), 2 (high); anything else is a corrupt map.
+        let levels = UnsafeRawBufferPointer(rebasing: dst[0 ..< depthLayout.pixels])
+        if levels.reduce(0, { max($0, $1) }) > 2, let i = levels.firstIndex(where: { $0 > 2 }) {
+            throw ScanFormatError.malformed(InputLocation(file: p, frame: index),
+                                            "confidence level \(levels[i]) at pixel (\(i % depthLayout.width), \(i / depthLayout.width)); levels are 0, 1, 2")
+        }
         return true
     }
 }

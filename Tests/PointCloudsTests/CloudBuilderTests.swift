@@ -1,4 +1,5 @@
 import Foundation
+import Codecs
 import Geometry
 import PointClouds
 import ScanFormats
@@ -68,6 +69,22 @@ final class CloudBuilderTests: XCTestCase {
         XCTAssertLessThan(high.1.samples, any.1.samples)
         XCTAssertTrue(high.0.confidence!.allSatisfy { $0 == 2 })
         XCTAssertTrue(any.0.confidence!.contains { $0 < 2 })
+    }
+
+    /// A confidence map with a level other than 0, 1, 2 is corrupt: the cloud names the
+    /// file, frame and pixel instead of averaging garbage (or overflowing the sums).
+    func testCorruptConfidenceLevelsAreAnError() throws {
+        let scan = try TestSupport.synthScan(layout: .stray, frames: 4, seed: 36)
+        let file = scan + "/confidence/000002.png"
+        let png = try XCTUnwrap(FileManager.default.contents(atPath: file))
+        var levels = [UInt8](repeating: 0, count: 64 * 48)
+        try levels.withUnsafeMutableBytes { try PNGImage.decodeGray(png, width: 64, height: 48, bitDepth: 8, into: $0) }
+        levels[5 * 64 + 7] = 200
+        try levels.withUnsafeBufferPointer { try PNGImage.encode(gray8: $0, width: 64, height: 48) }.write(to: URL(fileURLWithPath: file))
+        XCTAssertThrowsError(try CloudBuilder.build(scan: scan, options: CloudOptions())) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("confidence/000002.png") && text.contains("frame 2") && text.contains("level 200 at pixel (7, 5)"), text)
+        }
     }
 
     func testNormalsOfFloorAndWallsFaceTheCameras() throws {
