@@ -40,9 +40,10 @@ let package = Package(
         system("CLibDeflate", "libdeflate", apt: ["libdeflate-dev"]),
         system("CLibPNG", "libpng", apt: ["libpng-dev"]),
         system("COpenBLAS", "openblas", apt: ["libopenblas-dev"]),
-        system("CLibArchive", "libarchive", apt: ["libarchive-dev"]),
 
         .target(name: "CPNGBridge", dependencies: ["CLibPNG"]),
+        // libarchive (headers from libarchive-dev), loaded with dlopen only when an archive is opened.
+        .target(name: "CLibArchive", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // One compiler builtin Swift lacks: the cache prefetch hint for the voxel tables.
         .target(name: "CPrefetch"),
         // The instruction-set check that runs before `main` (compiled for baseline x86-64).

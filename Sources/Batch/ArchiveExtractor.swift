@@ -43,34 +43,38 @@ public enum ArchiveExtractor {
     public static func extract(_ archive: String, into dir: String, limits: Limits = Limits()) throws -> Result {
         try AtomicOutput.makeDirectory(dir)
         let root = URL(fileURLWithPath: dir).standardizedFileURL.path
-        guard let a = archive_read_new() else { throw BatchError.archive(path: archive, entry: nil, reason: "libarchive: out of memory") }
-        defer { archive_read_free(a) }
-        archive_read_support_filter_all(a)
-        archive_read_support_format_tar(a)
-        archive_read_support_format_gnutar(a)
-        archive_read_support_format_zip(a)
-        guard archive_read_open_filename(a, archive, 1 << 16) == ARCHIVE_OK else {
-            throw BatchError.archive(path: archive, entry: nil, reason: "cannot open: \(message(a))")
+        var why = [CChar](repeating: 0, count: 512)
+        guard let api = depthpose_archive(&why, why.count)?.pointee else {
+            throw BatchError.archive(path: archive, entry: nil, reason: why.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+        }
+        guard let a = api.read_new() else { throw BatchError.archive(path: archive, entry: nil, reason: "libarchive: out of memory") }
+        defer { _ = api.read_free(a) }
+        _ = api.read_support_filter_all(a)
+        _ = api.read_support_format_tar(a)
+        _ = api.read_support_format_gnutar(a)
+        _ = api.read_support_format_zip(a)
+        guard api.read_open_filename(a, archive, 1 << 16) == ARCHIVE_OK else {
+            throw BatchError.archive(path: archive, entry: nil, reason: "cannot open: \(message(api, a))")
         }
         var result = Result()
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var entry: OpaquePointer?
         while true {
-            let r = archive_read_next_header(a, &entry)
+            let r = api.read_next_header(a, &entry)
             if r == ARCHIVE_EOF { break }
             if r < ARCHIVE_WARN {
-                result.fatal = ("(after \(result.entries) entries)", message(a)); break
+                result.fatal = ("(after \(result.entries) entries)", message(api, a)); break
             }
             guard let entry else { break }
             result.entries += 1
-            let raw = archive_entry_pathname_utf8(entry).map { String(cString: $0) } ?? archive_entry_pathname(entry).map { String(cString: $0) } ?? ""
+            let raw = api.entry_pathname_utf8(entry).map { String(cString: $0) } ?? api.entry_pathname(entry).map { String(cString: $0) } ?? ""
             guard let rel = safeRelativePath(raw) else {
                 result.refused.append((raw, "path is absolute or leaves the extraction folder (..)")); continue
             }
             let dest = root + "/" + rel
-            let type = archive_entry_filetype(entry) & S_IFMT
-            if archive_entry_size_is_set(entry) != 0, archive_entry_size(entry) > limits.maxEntryBytes {
-                result.refused.append((raw, "declared size \(archive_entry_size(entry)) bytes exceeds the \(limits.maxEntryBytes)-byte limit")); continue
+            let type = api.entry_filetype(entry) & S_IFMT
+            if api.entry_size_is_set(entry) != 0, api.entry_size(entry) > limits.maxEntryBytes {
+                result.refused.append((raw, "declared size \(api.entry_size(entry)) bytes exceeds the \(limits.maxEntryBytes)-byte limit")); continue
             }
             do throws(any Error) {
                 try AtomicOutput.makeDirectory((dest as NSString).deletingLastPathComponent)
@@ -78,13 +82,13 @@ public enum ArchiveExtractor {
                 case S_IFDIR:
                     try AtomicOutput.makeDirectory(dest)
                 case S_IFLNK:
-                    let target = archive_entry_symlink(entry).map { String(cString: $0) } ?? ""
+                    let target = api.entry_symlink(entry).map { String(cString: $0) } ?? ""
                     guard !target.hasPrefix("/"), resolvesInside(((rel as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)) else {
                         result.refused.append((raw, "symbolic link to '\(target)' points outside the extraction folder")); continue
                     }
                     guard symlink(target, dest) == 0 else { throw IOError.cannotWrite(path: dest, reason: errnoText()) }
                 case S_IFREG:
-                    if let hard = archive_entry_hardlink(entry).map({ String(cString: $0) }) {
+                    if let hard = api.entry_hardlink(entry).map({ String(cString: $0) }) {
                         guard let hrel = safeRelativePath(hard) else { result.refused.append((raw, "hard link to '\(hard)' points outside the extraction folder")); continue }
                         guard link(root + "/" + hrel, dest) == 0 else { throw IOError.cannotWrite(path: dest, reason: "hard link to \(hrel): \(errnoText())") }
                         continue
@@ -94,9 +98,9 @@ public enum ArchiveExtractor {
                     var written: Int64 = 0
                     var failure: String?
                     while true {
-                        let n = buffer.withUnsafeMutableBytes { archive_read_data(a, $0.baseAddress, $0.count) }
+                        let n = buffer.withUnsafeMutableBytes { api.read_data(a, $0.baseAddress, $0.count) }
                         if n == 0 { break }
-                        if n < 0 { failure = message(a); break }
+                        if n < 0 { failure = message(api, a); break }
                         written += Int64(n); result.bytes += Int64(n)
                         if written > limits.maxEntryBytes || result.bytes > limits.maxTotalBytes {
                             failure = "more data than the size limit allows (\(written) bytes so far)"; break
@@ -104,8 +108,8 @@ public enum ArchiveExtractor {
                         if !writeAll(fd, buffer, count: n) { close(fd); throw IOError.cannotWrite(path: dest, reason: errnoText()) }
                     }
                     if failure == nil {
-                        var times = [timespec(tv_sec: archive_entry_mtime(entry), tv_nsec: Int(archive_entry_mtime_nsec(entry))),
-                                     timespec(tv_sec: archive_entry_mtime(entry), tv_nsec: Int(archive_entry_mtime_nsec(entry)))]
+                        var times = [timespec(tv_sec: api.entry_mtime(entry), tv_nsec: Int(api.entry_mtime_nsec(entry))),
+                                     timespec(tv_sec: api.entry_mtime(entry), tv_nsec: Int(api.entry_mtime_nsec(entry)))]
                         futimens(fd, &times)
                     }
                     close(fd)
@@ -159,7 +163,7 @@ public enum ArchiveExtractor {
         }
     }
 
-    private static func message(_ a: OpaquePointer) -> String {
-        archive_error_string(a).map { String(cString: $0) } ?? "libarchive error \(archive_errno(a))"
+    private static func message(_ api: depthpose_archive_api, _ a: OpaquePointer) -> String {
+        api.error_string(a).map { String(cString: $0) } ?? "libarchive error \(api.error_number(a))"
     }
 }
