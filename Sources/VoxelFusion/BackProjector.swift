@@ -116,13 +116,28 @@ public final class BackProjector {
         }
         for u in 0..<w { general(u, 0); if h > 1 { general(u, h &- 1) } }
         guard h > 2 && w > 2 else { for v in 0..<h { for u in 0..<w { general(u, v) } }; return }
+        typealias F = SIMD8<Float>
+        let zero = F(), tau8 = F(repeating: tau)
+        @inline(__always) func load(_ p: UnsafeMutablePointer<Float>) -> F { UnsafeRawPointer(p).loadUnaligned(as: F.self) }
+        /// Where neighbour `n` has depth and differs from `z` by more than `t` (|n − z| > t as
+        /// two compares: n − z and z − n are exact negations).
+        @inline(__always) func far(_ n: F, _ z: F, _ t: F) -> SIMDMask<SIMD8<Int32>> { (n .!= zero) .& ((n - z .> t) .| (z - n .> t)) }
         for v in 1..<(h &- 1) {
             general(0, v); general(w &- 1, v)
             let up = d + (v &- 1) &* w, row = d + v &* w, down = d + (v &+ 1) &* w, out = m + v &* w
-            for u in 1..<(w &- 1) {
+            // Eight pixels at a time: flying when any neighbour is far (max of the gaps > t).
+            var u = 1
+            while u &+ 8 <= w &- 1 {
+                let z = load(row + u), t = tau8 * z
+                let flying = far(load(row + (u &- 1)), z, t) .| far(load(row + (u &+ 1)), z, t) .| far(load(up + u), z, t) .| far(load(down + u), z, t)
+                UnsafeMutableRawPointer(out + u).storeBytes(of: z.replacing(with: zero, where: flying), as: F.self)
+                u &+= 8
+            }
+            while u < w &- 1 {
                 let z = row[u]
                 let g = max(max(gap(row[u &- 1], z), gap(row[u &+ 1], z)), max(gap(up[u], z), gap(down[u], z)))
                 out[u] = g > tau * z ? 0 : z
+                u &+= 1
             }
         }
     }

@@ -1,3 +1,5 @@
+import Geometry
+import ScanFormats
 import Synthesis
 @testable import VoxelFusion
 import XCTest
@@ -99,6 +101,40 @@ final class FusionKernelTests: XCTestCase {
         active.flush()
         active.drain(into: grid)
         XCTAssertEqual(grid.sortedVoxels().map(\.count), [6, 6, 6, 6, 8 * (frame - 100_000)] as [UInt32])
+    }
+}
+
+/// The vectorised flying-pixel test against its scalar definition: a pixel goes when a
+/// neighbour with depth differs by more than tau times its own depth.
+final class FlyingPixelTests: XCTestCase {
+    func testMaskMatchesTheScalarDefinition() {
+        var rng = SeededRandom(seed: 21)
+        let w = 37, h = 23  // odd width: the eight-wide loop and its tail
+        // tau 0.25 with depths a quarter apart puts gaps exactly at tau·z (1 and 1.25, 2 and
+        // 2.5, 4 and 5): such a pixel stays; tau 0.05 with nearby depths falls either side.
+        for (tau, levels) in [(Float(0.25), [Float(0), 1, 1.25, 2, 2.5, 4, 5, 0.5, 0.625, 3]),
+                              (Float(0.05), [Float(0), 1.0, 1.05, 1.1, 2.0, 2.1, 2.2, 3.0, 0.5, 0.52])] {
+            for _ in 0..<10 {
+                let depth = (0..<(w * h)).map { _ in levels.randomElement(using: &rng)! }
+                func d(_ u: Int, _ v: Int) -> Float { u < 0 || v < 0 || u >= w || v >= h ? 0 : depth[v * w + u] }
+                var expected: [Float] = []
+                for v in 0..<h {
+                    for u in 0..<w where d(u, v) > 0 {
+                        let z = d(u, v)
+                        let gaps = [d(u - 1, v), d(u + 1, v), d(u, v - 1), d(u, v + 1)].map { $0 != 0 ? abs($0 - z) : 0 }
+                        if !(gaps.max()! > tau * z) { expected.append(z) }
+                    }
+                }
+                var f = PixelFilters.none
+                f.flyingPixelThreshold = tau
+                let projector = BackProjector(width: w, height: h), points = PointBuffer(pixels: w * h)
+                let n = depth.withUnsafeBytes { raw in
+                    projector.project(DepthBatch(firstIndex: 0, count: 1, layout: DepthFrameLayout(width: w, height: h), format: .float32Metres, bytes: raw), 0,
+                                      pose: .identity, intrinsics: Intrinsics(fx: 30, fy: 30, cx: 18, cy: 11, width: w, height: h), filters: f, into: points)
+                }
+                XCTAssertEqual((0..<n).map { -points.z[$0] }, expected, "tau \(tau)")  // the camera looks along −z
+            }
+        }
     }
 }
 
