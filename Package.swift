@@ -39,9 +39,10 @@ let package = Package(
         system("CLZ4", "liblz4", apt: ["liblz4-dev"]),
         system("CLibDeflate", "libdeflate", apt: ["libdeflate-dev"]),
         system("CLibPNG", "libpng", apt: ["libpng-dev"]),
-        system("COpenBLAS", "openblas", apt: ["libopenblas-dev"]),
 
         .target(name: "CPNGBridge", dependencies: ["CLibPNG"]),
+        // LAPACK from OpenBLAS (libopenblas-dev), loaded with dlopen on the first solve.
+        .target(name: "COpenBLAS", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // libarchive (headers from libarchive-dev), loaded with dlopen only when an archive is opened.
         .target(name: "CLibArchive", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // One compiler builtin Swift lacks: the cache prefetch hint for the voxel tables.

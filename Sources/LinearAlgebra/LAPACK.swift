@@ -10,6 +10,8 @@ public enum LinearAlgebraError: Error, Equatable, CustomStringConvertible {
     case rankDeficient(routine: String, info: Int)
     /// Non-finite input (NaN/Inf): LAPACK's results would be meaningless.
     case nonFinite(routine: String)
+    /// OpenBLAS could not be loaded (the reason from the loader).
+    case unavailable(String)
 
     public var description: String {
         switch self {
@@ -17,6 +19,7 @@ public enum LinearAlgebraError: Error, Equatable, CustomStringConvertible {
         case let .noConvergence(r, i): return "\(r): did not converge (info \(i))"
         case let .rankDeficient(r, i): return "\(r): matrix is rank deficient (zero diagonal element \(i) of R)"
         case let .nonFinite(r): return "\(r): input contains NaN or infinity"
+        case let .unavailable(why): return why
         }
     }
 }
@@ -39,16 +42,24 @@ public struct SymmetricEigen: Sendable {
     public var vectors: Matrix
 }
 
-/// Dense solves through LAPACK (OpenBLAS's `dgesvd_`, `dsyevd_`, `dgels_`).
+/// Dense solves through LAPACK (OpenBLAS's `dgesvd_`, `dsyevd_`, `dgels_`, loaded on first use).
 /// Each call does LAPACK's workspace query (`lwork = -1`) first. Thread-safe.
 public enum LAPACK {
-    /// depthpose's matrices are tiny (3x3 to a few hundred rows): OpenBLAS's worker threads
-    /// only add spinning, so it runs single-threaded; callers parallelise across matrices.
-    static let singleThreaded: Void = openblas_set_num_threads(1)
+    /// The routines, resolved from OpenBLAS on first use (`COpenBLAS`). depthpose's
+    /// matrices are tiny (3x3 to a few hundred rows): OpenBLAS's worker threads only add
+    /// spinning, so the loader sets it to one thread; callers parallelise across matrices.
+    private static let loaded: Result<depthpose_lapack_api, LinearAlgebraError> = {
+        var why = [CChar](repeating: 0, count: 512)
+        if let api = depthpose_lapack(&why, why.count)?.pointee { return .success(api) }
+        return .failure(.unavailable(why.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }))
+    }()
+
+    /// The LAPACK routines, loading OpenBLAS if this is the first use.
+    public static func load() throws(LinearAlgebraError) -> depthpose_lapack_api { try loaded.get() }
 
     /// Full SVD of `a` (`dgesvd`, JOBU = JOBVT = 'A').
     public static func svd(_ a: Matrix) throws(LinearAlgebraError) -> SVD {
-        _ = singleThreaded
+        let lapack = try load()
         try requireFinite(a, "dgesvd")
         var m = Int32(a.rows), n = Int32(a.cols)
         var work = a.storage
@@ -59,11 +70,11 @@ public enum LAPACK {
         var info: Int32 = 0
         var lwork: Int32 = -1
         var query = 0.0
-        dgesvd_(&job, &job, &m, &n, &work, &lda, &s, &u.storage, &ldu, &vt.storage, &ldvt, &query, &lwork, &info, 1, 1)
+        lapack.dgesvd(&job, &job, &m, &n, &work, &lda, &s, &u.storage, &ldu, &vt.storage, &ldvt, &query, &lwork, &info, 1, 1)
         try check(info, "dgesvd", positive: .noConvergence(routine: "dgesvd", info: Int(info)))
         lwork = Int32(query)
         var scratch = [Double](repeating: 0, count: Int(lwork))
-        dgesvd_(&job, &job, &m, &n, &work, &lda, &s, &u.storage, &ldu, &vt.storage, &ldvt, &scratch, &lwork, &info, 1, 1)
+        lapack.dgesvd(&job, &job, &m, &n, &work, &lda, &s, &u.storage, &ldu, &vt.storage, &ldvt, &scratch, &lwork, &info, 1, 1)
         try check(info, "dgesvd", positive: .noConvergence(routine: "dgesvd", info: Int(info)))
         return SVD(u: u, singularValues: s, vt: vt)
     }
@@ -80,7 +91,7 @@ public enum LAPACK {
     /// Least-squares solution `x` of `a * x ≈ b` for full-rank `a` (`m >= n`), one
     /// column of `x` per column of `b` (`dgels`, QR factorisation).
     public static func leastSquares(_ a: Matrix, _ b: Matrix) throws(LinearAlgebraError) -> Matrix {
-        _ = singleThreaded
+        let lapack = try load()
         precondition(a.rows == b.rows, "leastSquares: a and b need the same number of rows")
         precondition(a.rows >= a.cols, "leastSquares: needs at least as many rows as unknowns")
         try requireFinite(a, "dgels"); try requireFinite(b, "dgels")
@@ -90,11 +101,11 @@ public enum LAPACK {
         var trans: CChar = 78  // "N"
         var info: Int32 = 0, lwork: Int32 = -1
         var query = 0.0
-        dgels_(&trans, &m, &n, &nrhs, &aw, &lda, &bw, &ldb, &query, &lwork, &info, 1)
+        lapack.dgels(&trans, &m, &n, &nrhs, &aw, &lda, &bw, &ldb, &query, &lwork, &info, 1)
         try check(info, "dgels", positive: .rankDeficient(routine: "dgels", info: Int(info)))
         lwork = Int32(query)
         var work = [Double](repeating: 0, count: Int(lwork))
-        dgels_(&trans, &m, &n, &nrhs, &aw, &lda, &bw, &ldb, &work, &lwork, &info, 1)
+        lapack.dgels(&trans, &m, &n, &nrhs, &aw, &lda, &bw, &ldb, &work, &lwork, &info, 1)
         try check(info, "dgels", positive: .rankDeficient(routine: "dgels", info: Int(info)))
         var x = Matrix(rows: a.cols, cols: b.cols)
         for j in 0..<b.cols { for i in 0..<a.cols { x[i, j] = bw[j * a.rows + i] } }
@@ -120,9 +131,10 @@ public final class SymmetricEigenSolver {
     private var w: [Double]
     private var work: [Double]
     private var iwork: [Int32]
+    private let lapack: depthpose_lapack_api
 
-    public init(n: Int) {
-        _ = LAPACK.singleThreaded
+    public init(n: Int) throws(LinearAlgebraError) {
+        lapack = try LAPACK.load()
         precondition(n >= 1)
         self.n = n
         a = [Double](repeating: 0, count: n * n)
@@ -131,7 +143,7 @@ public final class SymmetricEigenSolver {
         var jobz: CChar = 86, uplo: CChar = 76
         var query = 0.0
         var iquery: Int32 = 0
-        dsyevd_(&jobz, &uplo, &nn, &a, &lda, &w, &query, &lwork, &iquery, &liwork, &info, 1, 1)
+        lapack.dsyevd(&jobz, &uplo, &nn, &a, &lda, &w, &query, &lwork, &iquery, &liwork, &info, 1, 1)
         precondition(info == 0, "dsyevd workspace query failed: \(info)")
         work = [Double](repeating: 0, count: max(1, Int(query)))
         iwork = [Int32](repeating: 0, count: max(1, Int(iquery)))
@@ -146,7 +158,7 @@ public final class SymmetricEigenSolver {
         for i in 0..<(n * n) { a[i] = matrix[i] }
         var nn = Int32(n), lda = Int32(n), lwork = Int32(work.count), liwork = Int32(iwork.count), info: Int32 = 0
         var jobz: CChar = 86, uplo: CChar = 76
-        dsyevd_(&jobz, &uplo, &nn, &a, &lda, &w, &work, &lwork, &iwork, &liwork, &info, 1, 1)
+        lapack.dsyevd(&jobz, &uplo, &nn, &a, &lda, &w, &work, &lwork, &iwork, &liwork, &info, 1, 1)
         try LAPACK.check(info, "dsyevd", positive: .noConvergence(routine: "dsyevd", info: Int(info)))
         for i in 0..<(n * n) { vectors[i] = a[i] }
         return w

@@ -160,7 +160,7 @@ public enum CloudBuilder {
             }
         }
         if o.normals {
-            cloud.normals = NormalEstimator.estimate(keys: kept.map(\.key), positions: cloud.positions,
+            cloud.normals = try NormalEstimator.estimate(keys: kept.map(\.key), positions: cloud.positions,
                                                      towardCamera: kept.enumerated().map { i, v in
                                                          let c = cameras[Int(v.firstFrame)]
                                                          return SIMD3(Float(c.x) - cloud.positions[3 * i], Float(c.y) - cloud.positions[3 * i + 1], Float(c.z) - cloud.positions[3 * i + 2])

@@ -39,7 +39,8 @@ struct VoxelIndex {
 /// Voxels with fewer than 3 neighbours, or whose neighbourhood is a line (two smallest
 /// eigenvalues within 10%), get a zero normal.
 enum NormalEstimator {
-    static func estimate(keys: [UInt64], positions: [Float], towardCamera: [SIMD3<Float>], radius: Int, threads: Int) -> [Float] {
+    static func estimate(keys: [UInt64], positions: [Float], towardCamera: [SIMD3<Float>], radius: Int, threads: Int) throws -> [Float] {
+        _ = try LAPACK.load()  // fail here, not with zero normals, if OpenBLAS cannot be loaded
         let n = keys.count
         let index = VoxelIndex(keys)
         var offsets: [(Int64, Int64, Int64)] = []
@@ -50,7 +51,7 @@ enum NormalEstimator {
         normals.withUnsafeMutableBufferPointer { out in
             let out = UncheckedSendable(out)
             parallelRanges(n, threads: threads) { range in
-                let solver = SymmetricEigenSolver(n: 3)
+                let solver = try! SymmetricEigenSolver(n: 3)  // cannot fail: LAPACK loaded above
                 var cov = [Double](repeating: 0, count: 9), vectors = [Double](repeating: 0, count: 9)
                 var neighbours: [SIMD3<Double>] = []
                 neighbours.reserveCapacity(offsets.count)

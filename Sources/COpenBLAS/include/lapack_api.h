@@ -1,9 +1,11 @@
 /* LAPACK routines exported by libopenblas (gfortran calling convention: every argument
  * by pointer; one hidden size_t length per CHARACTER argument, appended at the end).
  * Debian's OpenBLAS ships no lapack.h, so the few symbols we use are declared here. */
-#ifndef DEPTHPOSE_COPENBLAS_SHIM_H
-#define DEPTHPOSE_COPENBLAS_SHIM_H
+#ifndef DEPTHPOSE_LAPACK_API_H
+#define DEPTHPOSE_LAPACK_API_H
 #include <stddef.h>
+
+#pragma clang assume_nonnull begin
 
 /* Singular value decomposition A = U * diag(S) * VT (column-major). */
 void dgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n, double *a,
@@ -22,5 +24,20 @@ void dgels_(const char *trans, const int *m, const int *n, const int *nrhs, doub
 
 /* OpenBLAS's own thread count (its pool spins after each call: pointless for 3x3 work). */
 void openblas_set_num_threads(int num_threads);
+
+/* The routines above, resolved from libopenblas with dlopen on first use: OpenBLAS (and
+ * libgfortran, libquadmath) cost 3-4 ms at every process start-up otherwise, and most
+ * depthpose commands never solve anything. */
+struct depthpose_lapack_api {
+    __typeof__(dgesvd_) *dgesvd;
+    __typeof__(dsyevd_) *dsyevd;
+    __typeof__(dgels_) *dgels;
+};
+
+/* The API, loaded once (thread-safe) with OpenBLAS set to one thread; NULL when the
+ * library cannot be loaded, with the reason in `error` (at most `size` bytes). */
+const struct depthpose_lapack_api *_Nullable depthpose_lapack(char *error, size_t size);
+
+#pragma clang assume_nonnull end
 
 #endif
