@@ -41,10 +41,11 @@ let package = Package(
         system("CLibPNG", "libpng", apt: ["libpng-dev"]),
 
         .target(name: "CPNGBridge", dependencies: ["CLibPNG"]),
-        // LAPACK from OpenBLAS (libopenblas-dev), loaded with dlopen on the first solve.
-        .target(name: "COpenBLAS", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
-        // libarchive (headers from libarchive-dev), loaded with dlopen only when an archive is opened.
-        .target(name: "CLibArchive", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        // Libraries most commands never need, opened with dlopen on first use: LAPACK from
+        // OpenBLAS (libopenblas-dev) at the first solve, libarchive when an archive is opened.
+        .target(name: "CLazyLoad", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        .target(name: "COpenBLAS", dependencies: ["CLazyLoad"]),
+        .target(name: "CLibArchive", dependencies: ["CLazyLoad"]),
         // One compiler builtin Swift lacks: the cache prefetch hint for the voxel tables.
         .target(name: "CPrefetch"),
         // The instruction-set check that runs before `main` (compiled for baseline x86-64).
@@ -83,7 +84,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["IOSupport", "ScanFormats", "Synthesis"], path: "Tests/TestSupport"),
         .testTarget(name: "IOSupportTests", dependencies: ["IOSupport"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "TestSupport"]),
-        .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra"]),
+        .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "CLazyLoad"]),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
         .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "TestSupport"]),
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),

@@ -1,32 +1,11 @@
 #include "archive_api.h"
+#include "lazy_load.h"
 #include <dlfcn.h>
-#include <pthread.h>
-#include <stdio.h>
 
 static struct depthpose_archive_api api;
-static const struct depthpose_archive_api *loaded;
-static char failure[512];
-static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static void load(void) {
-    static const char *const names[] = {
-#ifdef __APPLE__
-        "libarchive.13.dylib", "libarchive.dylib",
-#else
-        "libarchive.so.13", "libarchive.so",
-#endif
-    };
-    void *h = NULL;
-    for (size_t i = 0; i < sizeof names / sizeof *names && !h; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(failure, sizeof failure, "libarchive could not be loaded (%s); install the libarchive13 package", dlerror());
-        return;
-    }
-#define RESOLVE(field, symbol)                                                                           \
-    if (!(*(void **)&api.field = dlsym(h, #symbol))) {                                                   \
-        snprintf(failure, sizeof failure, "libarchive lacks %s (a version before 3.0?)", #symbol);      \
-        return;                                                                                          \
-    }
+static const char *resolve(void *h) {
+#define RESOLVE(field, symbol) if (!(*(void **)&api.field = dlsym(h, #symbol))) return #symbol;
     RESOLVE(read_new, archive_read_new)
     RESOLVE(read_free, archive_read_free)
     RESOLVE(read_support_filter_all, archive_read_support_filter_all)
@@ -48,11 +27,16 @@ static void load(void) {
     RESOLVE(entry_mtime, archive_entry_mtime)
     RESOLVE(entry_mtime_nsec, archive_entry_mtime_nsec)
 #undef RESOLVE
-    loaded = &api;
+    return NULL;
 }
 
+#ifdef __APPLE__
+static const char *const names[] = {"libarchive.13.dylib", "libarchive.dylib"};
+#else
+static const char *const names[] = {"libarchive.so.13", "libarchive.so"};
+#endif
+static struct depthpose_lazy_library library = {names, 2, "libarchive", "libarchive13", resolve, PTHREAD_MUTEX_INITIALIZER, 0, {0}};
+
 const struct depthpose_archive_api *depthpose_archive(char *error, size_t size) {
-    pthread_once(&once, load);
-    if (!loaded && size > 0) snprintf(error, size, "%s", failure);
-    return loaded;
+    return depthpose_lazy_load(&library, error, size) ? &api : NULL;
 }
