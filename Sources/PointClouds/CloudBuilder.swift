@@ -129,14 +129,11 @@ public enum CloudBuilder {
         summary.gravity = gravity.report
 
         // The voxels in key order (deterministic output), those with enough support kept.
-        var voxels = grid.takeSortedVoxels()
-        summary.voxels = voxels.count
-        var kept: [VoxelAccumulator] = []
-        kept.reserveCapacity(voxels.count)
+        var kept = grid.takeSortedVoxels()
+        summary.voxels = kept.count
         let minSupport = UInt32(o.minSupport)
-        for v in voxels where v.count >= minSupport { kept.append(v) }
-        summary.voxelsRemovedLowSupport = voxels.count - kept.count
-        voxels = []
+        kept.removeAll { $0.count < minSupport }
+        summary.voxelsRemovedLowSupport = summary.voxels - kept.count
 
         // Each point is its voxel's centre plus the mean offset (in parallel: millions at 1 cm).
         var cloud = PointCloud()

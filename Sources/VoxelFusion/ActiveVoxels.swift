@@ -68,7 +68,7 @@ public final class ActiveVoxels {
     let chunkY = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
     let chunkZ = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
     /// A direct-mapped cache of brick offsets in front of the index (emptied at sweeps).
-    static let cacheBits = 11, cacheShift = UInt64(64 - cacheBits)
+    static let cacheBits = 11
     let cacheKeys = UnsafeMutablePointer<UInt64>.allocate(capacity: 1 << cacheBits)
     let cacheOffsets = UnsafeMutablePointer<Int32>.allocate(capacity: 1 << cacheBits)
     /// The chunk's entry offsets (brick offset + index in the brick).
@@ -119,11 +119,17 @@ public final class ActiveVoxels {
         rebuildIndex(capacity: indexCapacity) { slot in now &- last[slot] <= Self.evictionAge }
     }
 
+    /// A brick key's 32-bit Fibonacci hash: its low bits pick the index slot probed first,
+    /// its high bits the brick-cache slot.
+    @inline(__always) private static func home(_ key: UInt64) -> Int {
+        Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32)
+    }
+
     /// The offset in `entries` of brick `brick`, through the direct-mapped cache: a brick
     /// pushed out of the cache is marked seen now (it may have been hit until now), so
     /// hits need not record anything.
     @inline(__always) func cachedBrickOffset(_ brick: UInt64) -> Int32 {
-        let h = Int(truncatingIfNeeded: (brick &* 0x9E37_79B9_7F4A_7C15) >> Self.cacheShift)
+        let h = Self.home(brick) >> (32 - Self.cacheBits)
         if cacheKeys[h] != brick {
             if cacheKeys[h] != VoxelKey.empty { lastFrames[Int(cacheOffsets[h]) / Self.brickVoxels] = tick }
             cacheKeys[h] = brick
@@ -138,7 +144,7 @@ public final class ActiveVoxels {
     @inline(__always) func brickOffset(_ key: UInt64) -> Int {
         if key == Self.outsideBrick { return 0 }
         let mask = indexCapacity &- 1
-        var i = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+        var i = Self.home(key) & mask
         while true {
             let k = index[i].key
             if k == key {
@@ -211,7 +217,7 @@ public final class ActiveVoxels {
             let slot = Int(s)
             guard keep(slot) else { evict(slot); continue }
             let key = brickKeys[slot]
-            var i = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
+            var i = Self.home(key) & mask
             while index[i].key != VoxelKey.empty { i = (i &+ 1) & mask }
             index[i] = (key, s)
             liveBricks &+= 1

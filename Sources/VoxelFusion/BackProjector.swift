@@ -133,12 +133,7 @@ public final class BackProjector {
                 UnsafeMutableRawPointer(out + u).storeBytes(of: z.replacing(with: zero, where: flying), as: F.self)
                 u &+= 8
             }
-            while u < w &- 1 {
-                let z = row[u]
-                let g = max(max(gap(row[u &- 1], z), gap(row[u &+ 1], z)), max(gap(up[u], z), gap(down[u], z)))
-                out[u] = g > tau * z ? 0 : z
-                u &+= 1
-            }
+            while u < w &- 1 { general(u, v); u &+= 1 }
         }
     }
 

@@ -80,11 +80,6 @@ public final class VoxelGrid: @unchecked Sendable {
         while runs.count >= 2 && runs[runs.count - 2].count < 2 * runs[runs.count - 1].count { mergeTopRuns() }
     }
 
-    /// Merges accumulators in any order, keys possibly repeated.
-    public func merge(contentsOf batch: [VoxelAccumulator]) {
-        merge(sortedRun: Self.sortedRun(batch))
-    }
-
     /// Occupied voxels in key order (deterministic output order).
     public func sortedVoxels() -> [VoxelAccumulator] {
         collapse()

@@ -165,14 +165,14 @@ final class VoxelGridTests: XCTestCase {
         var rng = SeededRandom(seed: 3)
         let grid = VoxelGrid(voxelSize: 0.01)
         var reference: [UInt64: VoxelAccumulator] = [:]
-        for round in 0..<40 {
+        for _ in 0..<40 {
             let batch = (0..<Int.random(in: 1...400, using: &rng)).map { _ in
                 VoxelAccumulator(key: VoxelKey.pack(Int64.random(in: -20...20, using: &rng), Int64.random(in: -3...3, using: &rng), Int64.random(in: -20...20, using: &rng)),
                                  count: UInt32.random(in: 1...9, using: &rng), confidenceSum: UInt32.random(in: 0...18, using: &rng),
                                  sumX: Int64.random(in: -9999...9999, using: &rng), sumY: Int64.random(in: -9999...9999, using: &rng),
                                  sumZ: Int64.random(in: -9999...9999, using: &rng), firstFrame: UInt32.random(in: 0...500, using: &rng))
             }
-            if round % 2 == 0 { grid.merge(contentsOf: batch) } else { grid.merge(sortedRun: VoxelGrid.sortedRun(batch)) }
+            grid.merge(sortedRun: VoxelGrid.sortedRun(batch))
             for v in batch { reference[v.key, default: VoxelAccumulator(key: v.key, count: 0, confidenceSum: 0, sumX: 0, sumY: 0, sumZ: 0, firstFrame: .max)].merge(v) }
         }
         let voxels = grid.sortedVoxels()
