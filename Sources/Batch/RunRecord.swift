@@ -5,15 +5,26 @@ import IOSupport
 public enum StageName: String, Sendable, Codable, CaseIterable {
     case inspect, gestures, cloud, trajectory, decode
 
+    /// The outputs a reader looks for, by what they are (the nightly summary's keys), with
+    /// their paths in a scan's output folder.
+    public var namedOutputs: [(name: String, path: String)] {
+        switch self {
+        case .inspect: return [("inspect", "inspect.json")]
+        case .gestures: return [("gestures", "gestures.json"), ("gestures_csv", "gestures.csv")]
+        case .cloud: return [("cloud", "cloud.ply"), ("cloud_summary", "cloud.json")]
+        case .trajectory: return [("trajectory", "trajectory/report.json"), ("trajectory_html", "trajectory/report.html")]
+        case .decode: return [("decode", "decode")]
+        }
+    }
+
     /// The files and folders this stage writes into a scan's output folder.
     public var outputs: [String] {
-        switch self {
-        case .inspect: return ["inspect.json"]
-        case .gestures: return ["gestures.json", "gestures.csv"]
-        case .cloud: return ["cloud.ply", "cloud.json"]
-        case .trajectory: return ["trajectory"]
-        case .decode: return ["decode"]
+        var top: [String] = []
+        for (_, path) in namedOutputs {
+            let first = String(path.prefix { $0 != "/" })
+            if !top.contains(first) { top.append(first) }
         }
+        return top
     }
 
     /// What `run` does unless told otherwise (`decode` only on request).

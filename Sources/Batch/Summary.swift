@@ -33,13 +33,7 @@ public struct ScanSummary: Sendable, Codable, Equatable {
     static func outputs(of r: RunRecord, folder: String) -> [String: String] {
         var o = ["run": folder + "/run.json"]
         for s in r.stages where s.status == .ok {
-            switch s.name {
-            case .inspect: o["inspect"] = folder + "/inspect.json"
-            case .gestures: o["gestures"] = folder + "/gestures.json"; o["gestures_csv"] = folder + "/gestures.csv"
-            case .cloud: o["cloud"] = folder + "/cloud.ply"; o["cloud_summary"] = folder + "/cloud.json"
-            case .trajectory: o["trajectory"] = folder + "/trajectory/report.json"; o["trajectory_html"] = folder + "/trajectory/report.html"
-            case .decode: o["decode"] = folder + "/decode"
-            }
+            for (name, path) in s.name.namedOutputs { o[name] = folder + "/" + path }
         }
         return o
     }
