@@ -4,6 +4,8 @@ public enum IOError: DepthPoseError, Equatable {
     case unreadable(path: String, reason: String)
     case truncated(InputLocation, expected: String)
     case cannotWrite(path: String, reason: String)
+    /// An output that is, or would contain, one of the inputs (`OutputGuard`).
+    case outputIsInput(output: String, input: String)
 
     public var exitStatus: ExitStatus {
         switch self {
@@ -11,6 +13,7 @@ public enum IOError: DepthPoseError, Equatable {
         case .unreadable: return .ioError
         case .truncated: return .dataError
         case .cannotWrite: return .cannotCreate
+        case .outputIsInput: return .usage
         }
     }
 
@@ -20,6 +23,9 @@ public enum IOError: DepthPoseError, Equatable {
         case let .unreadable(path, reason): return "\(path): cannot read: \(reason)"
         case let .truncated(loc, expected): return "\(loc): file ends early; expected \(expected)"
         case let .cannotWrite(path, reason): return "\(path): cannot write: \(reason)"
+        case let .outputIsInput(output, input):
+            return output == input ? "\(output): is an input; an output never replaces what it was made from (choose another output path)"
+                : "\(output): contains the input \(input); an output never replaces or deletes what it was made from (choose another output path)"
         }
     }
 }

@@ -11,25 +11,11 @@ public final class PositionalFile: @unchecked Sendable {
     public let size: Int
     private let fd: Int32
 
-    /// Opens `path`; `what` names the file's role for the "missing" message.
+    /// Opens `path`; `what` names the file's role for the "missing" message. Only a regular
+    /// file is accepted (`InputFile.openRegular`: a FIFO or device is refused, never waited on).
     public init(path: String, what: String = "file") throws(IOError) {
         self.path = path
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { throw .missing(path: path, what: what) }
-            throw .unreadable(path: path, reason: errnoText())
-        }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else {
-            let reason = errnoText(); close(fd)
-            throw .unreadable(path: path, reason: reason)
-        }
-        if (st.st_mode & S_IFMT) == S_IFDIR {
-            close(fd)
-            throw .unreadable(path: path, reason: "is a directory")
-        }
-        self.fd = fd
-        self.size = Int(st.st_size)
+        (fd, size) = try InputFile.openRegular(path, what: what)
         #if os(Linux)
         _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
         #endif

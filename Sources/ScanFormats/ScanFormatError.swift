@@ -36,6 +36,7 @@ public enum ScanFormatError: DepthPoseError, Equatable {
         case let .truncated(loc, expected): return .malformed(loc, "file ends early; expected \(expected)")
         case let .unreadable(path, reason): return .malformed(InputLocation(file: path), "cannot read: \(reason)")
         case let .cannotWrite(path, reason): return .malformed(InputLocation(file: path), "cannot write: \(reason)")
+        case .outputIsInput: return .malformed(InputLocation(file: "(output)"), e.description)
         }
     }
 }
