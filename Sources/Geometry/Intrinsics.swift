@@ -23,11 +23,23 @@ public struct Intrinsics: Equatable, Sendable, Codable {
         return Intrinsics(fx: fx * sx, fy: fy * sy, cx: cx * sx, cy: cy * sy, width: w, height: h)
     }
 
+    /// Focal lengths accepted, as a multiple of the image side: 0.05 (a 170 degree view)
+    /// to 50 (a 1 degree view). Phone cameras are near 0.75; values outside are corrupt
+    /// metadata (`fx = 1e300`, or a colour width of 100000 against a 1920-pixel K), which
+    /// would otherwise throw points across kilometres and blow up the voxel grid.
+    public static let focalRange = 0.05...50.0
+
     /// Why these intrinsics are unusable, or nil.
     public var problem: String? {
         guard [fx, fy, cx, cy].allSatisfy(\.isFinite) else { return "intrinsics contain NaN or infinity" }
         guard fx > 0, fy > 0 else { return "focal lengths must be > 0 (fx \(fx), fy \(fy))" }
         guard width > 0, height > 0 else { return "image size must be > 0 (\(width)x\(height))" }
+        guard Self.focalRange.contains(fx / Double(width)), Self.focalRange.contains(fy / Double(height)) else {
+            return "focal lengths fx \(fx), fy \(fy) are implausible for a \(width)x\(height) image (expected \(Self.focalRange.lowerBound)-\(Self.focalRange.upperBound) times the image side)"
+        }
+        guard (-0.5 * Double(width) ... 1.5 * Double(width)).contains(cx), (-0.5 * Double(height) ... 1.5 * Double(height)).contains(cy) else {
+            return "principal point (\(cx), \(cy)) is far outside the \(width)x\(height) image"
+        }
         return nil
     }
 

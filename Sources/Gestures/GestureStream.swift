@@ -99,8 +99,10 @@ public struct GestureStream {
             let c = rt * (p - pose.translation)
             guard c.z < -0.05 else { continue }
             let (u, v, z) = kk.project(c)
-            let iu = Int(u.rounded()), iv = Int(v.rounded())
-            guard iu >= 0, iu < w, iv >= 0, iv < h else { continue }
+            // Bounds tested on the doubles: a wild pose or intrinsics must not trap the Int conversion.
+            let ru = u.rounded(), rv = v.rounded()
+            guard ru >= 0, ru < Double(w), rv >= 0, rv < Double(h) else { continue }
+            let iu = Int(ru), iv = Int(rv)
             let d = depth(b, k, iv * w + iu)
             guard d > 0 else { continue }
             total += 1

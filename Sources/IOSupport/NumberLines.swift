@@ -9,11 +9,18 @@ import Foundation
 /// the raw bytes and parses with `strtod` (C locale), about 20x faster than splitting
 /// Swift strings. Blank lines and lines starting with `comment` are skipped.
 public enum NumberLines {
-    /// A token that is not a number.
+    /// A line that cannot be read: a token that is not a number (quoted, cut to 40
+    /// characters), or more fields than any format has.
     public struct BadToken: Error, Sendable {
         public var line: Int
         public var token: String
+        /// What is wrong, for messages: "'x4' is not a number" or "more than 1024 fields".
+        public var problem: String
     }
+
+    /// Most fields a line may hold (EuRoC's 17 are the most any format uses): a hostile
+    /// single-line file cannot grow the value buffer beyond this.
+    public static let maxFields = 1024
 
     /// Powers of ten exactly representable as doubles (10^0 ... 10^22).
     static let exactPowers: [Double] = (0...22).map { pow(10, Double($0)) }
@@ -86,19 +93,12 @@ public enum NumberLines {
         try parse(bytes: &bytes, separator: separator, comment: comment, body)
     }
 
-    /// Reads the file at `path` straight into one buffer and parses it (see `parse`).
-    /// Returns false when the file does not exist.
-    public static func parseFile(_ path: String, separator: UInt8 = UInt8(ascii: " "), comment: UInt8 = UInt8(ascii: "#"),
-                                 _ body: (Int, UnsafeBufferPointer<Double>) throws -> Void) throws -> Bool {
-        guard FileManager.default.fileExists(atPath: path) else { return false }
-        let file = try PositionalFile(path: path)
-        var bytes = [UInt8](unsafeUninitializedCapacity: file.size + 1) { buf, n in n = file.size + 1 }
-        try bytes.withUnsafeMutableBytes { b in
-            try file.read(at: 0, into: UnsafeMutableRawBufferPointer(rebasing: b[0..<file.size]), expected: "\(file.size) bytes")
-        }
-        bytes[file.size] = 0
+    /// Reads the file at `path` (a regular file within `InputFile.maxTextBytes`) into one
+    /// buffer and parses it (see `parse`). Throws `IOError.missing` when it does not exist.
+    public static func parseFile(_ path: String, what: String, separator: UInt8 = UInt8(ascii: " "), comment: UInt8 = UInt8(ascii: "#"),
+                                 _ body: (Int, UnsafeBufferPointer<Double>) throws -> Void) throws {
+        var bytes = try InputFile.read(path, what: what, padding: 1)
         try parse(bytes: &bytes, separator: separator, comment: comment, body)
-        return true
     }
 
     /// Parses `bytes`, whose last byte is a 0 terminator not part of the text.
@@ -128,7 +128,12 @@ public enum NumberLines {
                             var k = j
                             while k < lineEnd && !(base[k] == 32 || base[k] == 9 || base[k] == separator) { k += 1 }
                             base[lineEnd] = saved
-                            throw BadToken(line: line, token: String(decoding: UnsafeBufferPointer(start: base + j, count: k - j), as: UTF8.self))
+                            let token = quoted(String(decoding: UnsafeBufferPointer(start: base + j, count: k - j), as: UTF8.self))
+                            throw BadToken(line: line, token: token, problem: "'\(token)' is not a number")
+                        }
+                        if n == maxFields {
+                            base[lineEnd] = saved
+                            throw BadToken(line: line, token: "", problem: "more than \(maxFields) fields on one line")
                         }
                         if n == values.count { values.append(contentsOf: [Double](repeating: 0, count: n)) }
                         values[n] = v; n += 1

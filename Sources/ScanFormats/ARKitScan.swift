@@ -26,6 +26,9 @@ public final class ARKitScan: DepthBinScan {
     public let depthBin: DepthBinStream
     private let perFrameIntrinsics: [String: Intrinsics]
     private let frameNumberToSlot: [Int: Int]
+    /// Depth frame → pose slot when `trans.json` lacks entries that `depth.bin` has (gaps
+    /// in its timestamps): the missing frames get no pose instead of the next frames' poses.
+    private let gapFilledSlots: [Int?]?
     private let imuAssociation: IMUAssociation
 
     /// True when `path` holds the files of this layout.
@@ -54,14 +57,14 @@ public final class ARKitScan: DepthBinScan {
         metadata = meta
         func int(_ key: String) throws -> Int {
             guard let s = meta[key] else { throw ScanFormatError.malformed(InputLocation(file: metaPath), "no \"\(key)\"; expected an integer string") }
-            guard let v = Int(s.trimmingCharacters(in: .whitespaces)), v > 0, v <= 100_000 else {
-                throw ScanFormatError.malformed(InputLocation(file: metaPath), "\"\(key)\" is \"\(s)\"; expected a positive integer")
+            guard let v = Int(s.trimmingCharacters(in: .whitespaces)), v > 0 else {
+                throw ScanFormatError.malformed(InputLocation(file: metaPath), "\"\(key)\" is \"\(quoted(s))\"; expected a positive integer")
             }
             return v
         }
         colorSize = (try int("color_width"), try int("color_height"))
         depthLayout = DepthFrameLayout(width: try int("depth_width"), height: try int("depth_height"))
-        if let p = DepthFrameLayout.problem(width: depthLayout.width, height: depthLayout.height) {
+        if let p = DepthFrameLayout.problem(depth: depthLayout, colour: colorSize) {
             throw ScanFormatError.malformed(InputLocation(file: metaPath), p)
         }
         guard let kText = meta["intrinsic"] else {
@@ -86,8 +89,10 @@ public final class ARKitScan: DepthBinScan {
         }
         self.poses = poses
         posesKeyedByFrameNumber = byFrame
+        let stream = depthBin
+        gapFilledSlots = byFrame ? nil : Self.fillGaps(poses, depthFrames: { try? stream.count() }, problems: &problems)
         var slots: [Int: Int] = [:]
-        if byFrame { for (s, p) in poses.enumerated() where slots[Int(p.key)!] == nil { slots[Int(p.key)!] = s } }
+        if byFrame { for (s, p) in poses.enumerated() { if let n = Double(p.key).flatMap({ Int(exactly: $0) }), slots[n] == nil { slots[n] = s } } }
         frameNumberToSlot = slots
 
         // intri.json
@@ -99,8 +104,8 @@ public final class ARKitScan: DepthBinScan {
                 var out: [String: Intrinsics] = [:]
                 for e in try FlatJSONMap.read(path: intriPath, what: "intri.json") {
                     let loc = InputLocation(file: intriPath, line: e.line)
-                    let kk = Intrinsics(k: try Self.matrix3(e.value, location: loc, what: "key \"\(e.key)\""), width: colour.width, height: colour.height)
-                    if let p = kk.problem { throw ScanFormatError.malformed(loc, "key \"\(e.key)\": \(p)") }
+                    let kk = Intrinsics(k: try Self.matrix3(e.value, location: loc, what: "key \"\(quoted(e.key))\""), width: colour.width, height: colour.height)
+                    if let p = kk.problem { throw ScanFormatError.malformed(loc, "key \"\(quoted(e.key))\": \(p)") }
                     out[Self.canonicalKey(e.key)] = kk.scaled(toWidth: depthSize.width, height: depthSize.height)
                 }
                 return out
@@ -126,6 +131,7 @@ public final class ARKitScan: DepthBinScan {
 
     public func poseSlot(forFrame index: Int) -> Int? {
         if posesKeyedByFrameNumber { return frameNumberToSlot[index] }
+        if let g = gapFilledSlots { return index < g.count ? g[index] : nil }
         return index < poses.count ? index : nil
     }
 
@@ -145,6 +151,58 @@ public final class ARKitScan: DepthBinScan {
         if let warning = try depthBin.forEachBatch(threads: threads, onFrame: onFrame, body), !problems.contains(warning) { problems.append(warning) }
     }
 
+    // MARK: - Pairing across gaps
+
+    /// Gaps in the pose timestamps (an interval over 1.5x the median) and how many frames
+    /// each lacks (the interval in median intervals, minus one).
+    static func timeGaps(_ poses: [TimedPose]) -> [(afterSlot: Int, missing: Int, seconds: Double)] {
+        let times = poses.compactMap(\.time)
+        guard times.count == poses.count, times.count >= 3 else { return [] }
+        let intervals = zip(times.dropFirst(), times).map { $0 - $1 }
+        let median = Median.of(sorted: intervals.sorted())
+        guard median > 0 else { return [] }
+        return intervals.enumerated().compactMap { i, d in
+            guard d > 1.5 * median else { return nil }
+            let missing = Int(min(d / median, 1e7).rounded()) - 1
+            return missing > 0 ? (i, missing, d) : nil
+        }
+    }
+
+    /// Pairs depth frames with poses across gaps in `trans.json`'s timestamps. depth.bin
+    /// stores no timestamps, so its frame count decides: when it has exactly the frames the
+    /// gaps lack, those frames get no pose and later ones keep their own (returns the slot
+    /// map); when it has as many frames as poses, both streams skipped the same frames and
+    /// pairing in order holds (nil, with a note); any other count makes the pairing after
+    /// the first gap uncertain, which is an error, never a silent shift.
+    static func fillGaps(_ poses: [TimedPose], depthFrames: () -> Int?, problems: inout [ScanProblem]) -> [Int?]? {
+        let gaps = timeGaps(poses)
+        guard let first = gaps.first else { return nil }
+        let missing = gaps.reduce(0) { $0 + $1.missing }
+        let described = "\(gaps.count) gap\(gaps.count == 1 ? "" : "s") in its timestamps (first after entry \(first.afterSlot), \(String(format: "%.3f", first.seconds)) s: about \(first.missing) frame\(first.missing == 1 ? "" : "s")), \(missing) frames in all"
+        guard let n = depthFrames() else {
+            problems.append(ScanProblem(.warning, "trans.json", "\(described); depth.bin's frame count is unknown, so frames are paired in order"))
+            return nil
+        }
+        if n == poses.count + missing {
+            var slots: [Int?] = []
+            slots.reserveCapacity(n)
+            var next = 0
+            for g in gaps {
+                while next <= g.afterSlot { slots.append(next); next += 1 }
+                slots.append(contentsOf: [Int?](repeating: nil, count: g.missing))
+            }
+            while next < poses.count { slots.append(next); next += 1 }
+            problems.append(ScanProblem(.warning, "trans.json", "\(described); depth.bin has those frames (\(n) = \(poses.count) poses + \(missing)), so they have no pose and later frames keep their own"))
+            return slots
+        }
+        if n <= poses.count {
+            problems.append(ScanProblem(.warning, "trans.json", "\(described); depth.bin has \(n) frames for \(poses.count) poses, so both streams skip them and frames are paired in order"))
+            return nil
+        }
+        problems.append(ScanProblem(.error, "trans.json", "\(described), and depth.bin has \(n) frames for \(poses.count) poses: which depth frames lack a pose cannot be told, so frames after entry \(first.afterSlot) may be paired with the wrong poses"))
+        return nil
+    }
+
     // MARK: - Sidecar parsing
 
     /// `"18966.123456"` and `"18966.1234560"` name the same frame: keys compare by value.
@@ -152,7 +210,7 @@ public final class ARKitScan: DepthBinScan {
 
     static func matrix3(_ text: String, location: InputLocation, what: String) throws -> Matrix3 {
         guard case let .success(v) = NumberList.parse(text), v.count == 9 else {
-            throw ScanFormatError.malformed(location, "\(what) is \"\(text.prefix(80))\"; expected 9 numbers (3x3, column-major)")
+            throw ScanFormatError.malformed(location, "\(what) is \"\(quoted(text, limit: 80))\"; expected 9 numbers (3x3, column-major)")
         }
         return Matrix3(columnMajor: v)
     }
@@ -163,17 +221,17 @@ public final class ARKitScan: DepthBinScan {
         for (n, e) in entries.enumerated() {
             let loc = InputLocation(file: path, line: e.line)
             guard let t = Double(e.key), t.isFinite else {
-                throw ScanFormatError.malformed(loc, "key \"\(e.key)\" is not a number; expected a timestamp or frame number")
+                throw ScanFormatError.malformed(loc, "key \"\(quoted(e.key))\" is not a number; expected a timestamp or frame number")
             }
             guard case let .success(v) = NumberList.parse(e.value), v.count == 16 else {
-                throw ScanFormatError.malformed(loc, "key \"\(e.key)\": value is \"\(e.value.prefix(80))\"; expected 16 numbers (4x4 camera-to-world, column-major)")
+                throw ScanFormatError.malformed(loc, "key \"\(quoted(e.key))\": value is \"\(quoted(e.value, limit: 80))\"; expected 16 numbers (4x4 camera-to-world, column-major)")
             }
             let pose = Pose(columnMajor4x4: v)
             var problem = pose.rigidityProblem()
             if problem == nil, v[3] != 0 || v[7] != 0 || v[11] != 0 || v[15] != 1 {
                 problem = "last row is (\(v[3]), \(v[7]), \(v[11]), \(v[15])); expected (0, 0, 0, 1)"
             }
-            if let problem { problems.append(ScanProblem(.error, "trans.json:\(e.line)", "pose \"\(e.key)\" \(problem); its frame counts as having no pose")) }
+            if let problem { problems.append(ScanProblem(.error, "trans.json:\(e.line)", "pose \"\(quoted(e.key))\" \(problem); its frame counts as having no pose")) }
             parsed.append((t, n, TimedPose(time: t, key: e.key, pose: pose, problem: problem)))
         }
         if zip(parsed, parsed.dropFirst()).contains(where: { $0.value > $1.value }) {
@@ -182,7 +240,7 @@ public final class ARKitScan: DepthBinScan {
         }
         parsed.sort { ($0.value, $0.order) < ($1.value, $1.order) }
         for (a, b) in zip(parsed, parsed.dropFirst()) where a.value == b.value {
-            problems.append(ScanProblem(.error, "trans.json:\(b.pose.line(in: entries))", "duplicate key \(b.pose.key) (same time as \"\(a.pose.key)\"); both kept in order so later frames do not shift"))
+            problems.append(ScanProblem(.error, "trans.json:\(b.pose.line(in: entries))", "duplicate key \(quoted(b.pose.key)) (same time as \"\(quoted(a.pose.key))\"); both kept in order so later frames do not shift"))
         }
         // Frame numbers: all integers, starting near 0 (timestamps are seconds since boot).
         let byFrame = !parsed.isEmpty && parsed.allSatisfy { $0.value == $0.value.rounded() && !$0.pose.key.contains(".") }
@@ -198,10 +256,10 @@ public final class ARKitScan: DepthBinScan {
         try FlatJSONMap.visit(path: path, what: "imu.json") { e in
             let loc = InputLocation(file: path, line: e.line)
             guard let t = Double(e.key), t.isFinite else {
-                throw ScanFormatError.malformed(loc, "key \"\(e.key)\" is not a number; expected a motion timestamp")
+                throw ScanFormatError.malformed(loc, "key \"\(quoted(e.key))\" is not a number; expected a motion timestamp")
             }
             guard case let .success(v) = NumberList.parse(e.value), v.count == 15 else {
-                throw ScanFormatError.malformed(loc, "key \"\(e.key)\": expected 15 numbers (rotation rate, user acceleration, magnetic field, roll/pitch/yaw, gravity)")
+                throw ScanFormatError.malformed(loc, "key \"\(quoted(e.key))\": expected 15 numbers (rotation rate, user acceleration, magnetic field, roll/pitch/yaw, gravity)")
             }
             if !v.allSatisfy(\.isFinite) { bad += 1; return }
             out.append(IMUSample(time: t, rotationRate: Vec3(v[0], v[1], v[2]), userAcceleration: Vec3(v[3], v[4], v[5]),

@@ -12,9 +12,8 @@ public struct CSVTable: Sendable {
 
     /// Reads `path`; every field after the header must be a number (parsed by `NumberLines`).
     public init(path: String, what: String) throws(ScanFormatError) {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw .missing(path: path, what: what)
-        }
+        let data: Data
+        do { data = Data(try InputFile.read(path, what: what)) } catch { throw .from(error) }
         self.path = path
         // The header is the first non-blank line; the numbers follow it.
         var start = data.startIndex, headerLine = 0
@@ -42,7 +41,7 @@ public struct CSVTable: Sendable {
                 rows.append(Array(values)); lines.append(headerLine + n)
             }
         } catch let e as NumberLines.BadToken {
-            throw .malformed(InputLocation(file: path, line: headerLine + e.line), "'\(e.token)' is not a number; every field after the header must be one")
+            throw .malformed(InputLocation(file: path, line: headerLine + e.line), e.token.isEmpty ? e.problem : "\(e.problem); every field after the header must be one")
         } catch let e as ScanFormatError {
             throw e
         } catch {

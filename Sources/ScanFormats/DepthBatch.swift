@@ -27,6 +27,14 @@ public struct DepthBatch {
 
     public var frameBytes: Int { layout.pixels * format.bytesPerSample }
 
+    /// The first `n` frames of this batch (delivered on their own when frame `n` is bad).
+    public func prefix(_ n: Int) -> DepthBatch {
+        precondition(n >= 0 && n <= count)
+        return DepthBatch(firstIndex: firstIndex, count: n, layout: layout, format: format,
+                          bytes: UnsafeRawBufferPointer(rebasing: bytes[0 ..< n * frameBytes]),
+                          confidence: confidence.map { UnsafeRawBufferPointer(rebasing: $0[0 ..< n * layout.pixels]) })
+    }
+
     /// The bytes of frame `k` of this batch (0-based within the batch).
     public func frame(_ k: Int) -> UnsafeRawBufferPointer {
         precondition(k >= 0 && k < count)

@@ -18,10 +18,18 @@ public final class DepthStreamReader {
 
     private var output: UnsafeMutableRawBufferPointer?
 
-    public init(file: PositionalFile, variant: DepthVariant, layout: DepthFrameLayout, batchSize: Int = 32) {
-        precondition(batchSize > 0)
-        self.file = file; self.variant = variant; self.layout = layout; self.batchSize = batchSize
+    /// `batchSize` frames per batch (default 32, fewer for large frames: at most 64 MiB).
+    public init(file: PositionalFile, variant: DepthVariant, layout: DepthFrameLayout, batchSize: Int? = nil) {
+        self.file = file; self.variant = variant; self.layout = layout
+        self.batchSize = batchSize ?? min(32, max(1, (64 << 20) / (layout.pixels * variant.sampleFormat.bytesPerSample)))
+        precondition(self.batchSize > 0)
     }
+
+    /// Most a whole-file deflate stream may expand once past `expansionFloorBytes`:
+    /// `maxExpansion` times the file's size. Real float32 depth deflates 2-4x; a stream of
+    /// zeros reaches ~1000x (a 3.8 MB file would otherwise hand out 20,000 empty frames).
+    public static let maxExpansion = 250
+    public static let expansionFloorBytes = 64 << 20
 
     deinit { output?.deallocate() }
 
@@ -67,30 +75,37 @@ public final class DepthStreamReader {
         var errors = [ScanFormatError?](repeating: nil, count: batchSize)
         while offset < file.size {
             records.removeAll(keepingCapacity: true)
+            var broken: ScanFormatError?
             while records.count < batchSize && offset < file.size {
                 let loc = InputLocation(file: file.path, frame: frameIndex + records.count, byteOffset: offset)
                 guard let prefix = try file.uint32LE(at: offset) else {
-                    throw ScanFormatError.corruptDepth(loc, "\(file.size - offset) stray bytes at the end of the file; expected a 4-byte size prefix and a frame")
+                    broken = .corruptDepth(loc, "\(file.size - offset) stray bytes at the end of the file; expected a 4-byte size prefix and a frame"); break
                 }
                 let size = Int(prefix)
                 guard size > 0 else {
-                    throw ScanFormatError.corruptDepth(loc, "size prefix is 0; expected 1...\(bound) bytes of compressed frame")
+                    broken = .corruptDepth(loc, "size prefix is 0; expected 1...\(bound) bytes of compressed frame"); break
                 }
                 guard size <= bound else {
-                    throw ScanFormatError.corruptDepth(loc, "size prefix \(size) exceeds the largest possible compressed \(layout.width)x\(layout.height) frame (\(bound) bytes)")
+                    broken = .corruptDepth(loc, "size prefix \(size) exceeds the largest possible compressed \(layout.width)x\(layout.height) frame (\(bound) bytes)"); break
                 }
                 guard offset + 4 + size <= file.size else {
-                    throw ScanFormatError.corruptDepth(loc, "truncated: size prefix promises \(size) bytes but only \(file.size - offset - 4) remain in the file")
+                    broken = .corruptDepth(loc, "truncated: size prefix promises \(size) bytes but only \(file.size - offset - 4) remain in the file"); break
                 }
                 records.append(Record(offset: offset, size: size))
                 offset += 4 + size
             }
+            // The good frames before a broken record or frame are delivered first, so counts
+            // and statistics cover every frame that decodes.
             let n = records.count
             let batch = DepthBatch(firstIndex: frameIndex, count: n, layout: layout, format: format,
                                    bytes: UnsafeRawBufferPointer(rebasing: out[0 ..< n * frameBytes]))
             decode(records, into: out, batch: batch, threads: threads, onFrame: onFrame, errors: &errors)
-            if let e = errors[0..<n].lazy.compactMap({ $0 }).first { throw e }
-            try body(batch)
+            if let bad = errors[0..<n].firstIndex(where: { $0 != nil }) {
+                if bad > 0 { try body(batch.prefix(bad)) }
+                throw errors[bad]!
+            }
+            if n > 0 { try body(batch) }
+            if let broken { throw broken }
             frameIndex += n
         }
     }
@@ -163,6 +178,11 @@ public final class DepthStreamReader {
                                                                  byteOffset: stream.compressedOffset), "\(error)")
             }
             let whole = n / frameBytes
+            let decoded = (frameIndex + whole) * frameBytes
+            if decoded > Self.expansionFloorBytes && decoded / Self.maxExpansion > file.size {
+                throw ScanFormatError.corruptDepth(InputLocation(file: file.path, frame: frameIndex + whole - 1, byteOffset: stream.compressedOffset),
+                                                   "the deflate stream expands more than \(Self.maxExpansion)x (\(frameIndex + whole) frames of \(frameBytes) bytes from a \(file.size)-byte file): a decompression bomb, not depth")
+            }
             if whole > 0 {
                 let batch = DepthBatch(firstIndex: frameIndex, count: whole, layout: layout, format: format,
                                        bytes: UnsafeRawBufferPointer(rebasing: out[0 ..< whole * frameBytes]))

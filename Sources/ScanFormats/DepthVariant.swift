@@ -29,14 +29,30 @@ public struct DepthFrameLayout: Sendable, Equatable {
     public var pixels: Int { width * height }
     public init(width: Int, height: Int) { self.width = width; self.height = height }
 
-    /// Largest depth image accepted (LiDAR depth is 256x192): sizes read from files
-    /// never drive allocations beyond this.
-    public static let maxSide = 4096
+    /// Largest depth image accepted (LiDAR depth is 256x192; apps that upsample it stay
+    /// well below): sizes read from files never drive allocations beyond this.
+    public static let maxSide = 2048
+    /// Colour image sides accepted (iPhone video is 1920x1440, 4K 3840x2880).
+    public static let colourSides = 16...16384
 
     /// Why a depth size read from a file is not plausible, or nil when it is.
     public static func problem(width: Int, height: Int) -> String? {
         (1...maxSide).contains(width) && (1...maxSide).contains(height) ? nil
             : "depth size \(width)x\(height) outside 1...\(maxSide) per side"
+    }
+
+    /// Why a scan's depth and colour sizes cannot belong together, or nil: a colour side
+    /// outside `colourSides`, or a depth image turned against the colour image (one in
+    /// landscape, the other in portrait: a transposed size in the metadata).
+    public static func problem(depth: DepthFrameLayout, colour: (width: Int, height: Int)) -> String? {
+        if let p = problem(width: depth.width, height: depth.height) { return p }
+        guard colourSides.contains(colour.width), colourSides.contains(colour.height) else {
+            return "colour size \(colour.width)x\(colour.height) outside \(colourSides.lowerBound)...\(colourSides.upperBound) per side"
+        }
+        if depth.width != depth.height, colour.width != colour.height, (depth.width > depth.height) != (colour.width > colour.height) {
+            return "depth size \(depth.width)x\(depth.height) is turned against the colour size \(colour.width)x\(colour.height) (width and height swapped?)"
+        }
+        return nil
     }
 
     /// Largest credible compressed frame: the worst case of either codec for a float32

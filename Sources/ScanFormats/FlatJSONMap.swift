@@ -25,14 +25,10 @@ public enum FlatJSONMap {
     /// Calls `body` for each entry in file order, without holding them all (large
     /// `imu.json` files are converted as they are read).
     public static func visit(path: String, what: String, _ body: (FlatJSONEntry) throws -> Void) throws {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            if FileManager.default.fileExists(atPath: path) {
-                throw ScanFormatError.malformed(InputLocation(file: path), "cannot read \(what)")
-            }
-            throw ScanFormatError.missing(path: path, what: what)
-        }
-        try data.withUnsafeBytes { raw in
-            var p = Parser(b: raw.bindMemory(to: UInt8.self), path: path)
+        let data: [UInt8]
+        do { data = try InputFile.read(path, what: what) } catch { throw ScanFormatError.from(error) }
+        try data.withUnsafeBufferPointer { b in
+            var p = Parser(b: b, path: path)
             try p.object(body)
         }
     }
@@ -60,7 +56,7 @@ public enum FlatJSONMap {
         mutating func expect(_ c: Character) throws(ScanFormatError) {
             skipSpace()
             guard i < b.count, b[i] == c.asciiValue! else {
-                throw fail("expected '\(c)'" + (i < b.count ? ", found '\(Character(UnicodeScalar(b[i])))'" : ", found end of file"))
+                throw fail("expected '\(c)'" + (i < b.count ? ", found '\(quoted(String(Character(UnicodeScalar(b[i])))))'" : ", found end of file"))
             }
             i += 1
         }
@@ -82,7 +78,7 @@ public enum FlatJSONMap {
                 guard i < b.count else { throw fail("object not closed; expected ',' or '}'") }
                 if b[i] == UInt8(ascii: ",") { i += 1; continue }
                 if b[i] == UInt8(ascii: "}") { i += 1; return try end() }
-                throw fail("expected ',' or '}' after the value of \"\(key)\"")
+                throw fail("expected ',' or '}' after the value of \"\(quoted(key))\"")
             }
         }
 

@@ -37,17 +37,18 @@ public final class ScanNetPPScan: DepthBinScan {
         name = url.lastPathComponent == "iphone" ? url.deletingLastPathComponent().lastPathComponent : url.lastPathComponent
         var colour = (width: 1920, height: 1440)
         var depth = DepthFrameLayout(width: 256, height: 192)
-        if let meta = try? FlatJSONMap.read(path: path + "/metadata.json", what: "metadata.json") {
-            let m = Dictionary(meta.map { ($0.key, $0.value) }) { a, _ in a }
+        let metaPath = path + "/metadata.json"
+        if InputFile.isRegularFile(metaPath) {
+            let m = Dictionary(try FlatJSONMap.read(path: metaPath, what: "metadata.json").map { ($0.key, $0.value) }) { a, _ in a }
             if let w = m["color_width"].flatMap(Int.init), let h = m["color_height"].flatMap(Int.init) { colour = (w, h) }
             if let w = m["depth_width"].flatMap(Int.init), let h = m["depth_height"].flatMap(Int.init) { depth = DepthFrameLayout(width: w, height: h) }
+            if let p = DepthFrameLayout.problem(depth: depth, colour: colour) { throw ScanFormatError.malformed(InputLocation(file: metaPath), p) }
         }
         depthLayout = depth
 
         let jsonPath = path + "/" + Self.poseFile
-        guard let data = FileManager.default.contents(atPath: jsonPath) else {
-            throw ScanFormatError.missing(path: jsonPath, what: "ScanNet++ poses and intrinsics")
-        }
+        let data: Data
+        do { data = Data(try InputFile.read(jsonPath, what: "ScanNet++ poses and intrinsics")) } catch { throw ScanFormatError.from(error) }
         guard let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw ScanFormatError.malformed(InputLocation(file: jsonPath), "not a JSON object of frame entries {\"frame_000000\": {...}}")
         }
@@ -55,22 +56,23 @@ public final class ScanNetPPScan: DepthBinScan {
         var problems: [ScanProblem] = []
         for (key, value) in root {
             let loc = InputLocation(file: jsonPath)
-            guard key.hasPrefix("frame_"), let n = Int(key.dropFirst(6)), n >= 0 else {
-                throw ScanFormatError.malformed(loc, "key \"\(key)\"; expected frame_NNNNNN")
+            let digits = key.dropFirst(6)
+            guard key.hasPrefix("frame_"), !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), let n = Int(digits) else {
+                throw ScanFormatError.malformed(loc, "key \"\(quoted(key))\"; expected frame_NNNNNN")
             }
-            guard let e = value as? [String: Any] else { throw ScanFormatError.malformed(loc, "\(key): expected an object") }
+            guard let e = value as? [String: Any] else { throw ScanFormatError.malformed(loc, "\(quoted(key)): expected an object") }
             guard let rows = Self.matrix(e["aligned_pose"] ?? e["pose"], 4) else {
-                throw ScanFormatError.malformed(loc, "\(key): no 4x4 \"aligned_pose\" or \"pose\" (nested lists, row-major)")
+                throw ScanFormatError.malformed(loc, "\(quoted(key)): no 4x4 \"aligned_pose\" or \"pose\" (nested lists, row-major)")
             }
             let pose = Self.arkitPose(fromOpenCVRows: rows)
             var problem = pose.rigidityProblem()
             if problem == nil, rows[3] != [0, 0, 0, 1] { problem = "last row is \(rows[3]); expected [0, 0, 0, 1]" }
-            if let problem { problems.append(ScanProblem(.error, "\(Self.poseFile): \(key)", "pose \(problem); its frame counts as having no pose")) }
+            if let problem { problems.append(ScanProblem(.error, "\(Self.poseFile): \(quoted(key))", "pose \(problem); its frame counts as having no pose")) }
             var k: Intrinsics?
             if let kr = Self.matrix(e["intrinsic"], 3) {
                 let kk = Intrinsics(k: Matrix3(rows: Vec3(kr[0][0], kr[0][1], kr[0][2]), Vec3(kr[1][0], kr[1][1], kr[1][2]), Vec3(kr[2][0], kr[2][1], kr[2][2])),
                                     width: colour.width, height: colour.height)
-                if let p = kk.problem { throw ScanFormatError.malformed(loc, "\(key): \"intrinsic\": \(p)") }
+                if let p = kk.problem { throw ScanFormatError.malformed(loc, "\(quoted(key)): \"intrinsic\": \(p)") }
                 k = kk.scaled(toWidth: depth.width, height: depth.height)
             }
             let time = (e["timestamp"] as? NSNumber)?.doubleValue
@@ -80,6 +82,10 @@ public final class ScanNetPPScan: DepthBinScan {
             throw ScanFormatError.malformed(InputLocation(file: jsonPath), "no frame has an \"intrinsic\" 3x3 matrix")
         }
         entries.sort { $0.frame < $1.frame }
+        // Keys that differ only in zero padding (frame_7, frame_000007) name one frame.
+        for (a, b) in zip(entries, entries.dropFirst()) where a.frame == b.frame {
+            throw ScanFormatError.malformed(InputLocation(file: jsonPath), "two entries for frame \(a.frame) (keys differing only in zero padding); expected one per frame")
+        }
         poses = entries.map(\.pose)
         frameToSlot = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.frame, $0) })
         perFrameIntrinsics = Dictionary(uniqueKeysWithValues: entries.compactMap { e in e.k.map { (e.frame, $0) } })

@@ -54,11 +54,17 @@ public final class StrayScan: Scan {
         guard let names = try? fm.contentsOfDirectory(atPath: depthDir) else {
             throw ScanFormatError.missing(path: depthDir, what: "depth/ folder (16-bit PNG depth frames)")
         }
-        var pngs: [Int] = [], npys: [Int] = []
+        // Stray names frames NNNNNN (six digits, more past 999999). Other spellings of a
+        // number (`0.png`, `+7.png`, `0007.png`) would name a frame twice: they are ignored.
+        var pngs: [Int] = [], npys: [Int] = [], ignored: [String] = []
         for n in names {
-            let parts = n.split(separator: ".")
-            guard parts.count == 2, let k = Int(parts[0]) else { continue }
-            if parts[1] == "png" { pngs.append(k) } else if parts[1] == "npy" { npys.append(k) }
+            let parts = n.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[1] == "png" || parts[1] == "npy" else { continue }
+            guard let k = Int(parts[0]), k >= 0, String(format: "%06d", k) == parts[0] else { ignored.append(n); continue }
+            if parts[1] == "png" { pngs.append(k) } else { npys.append(k) }
+        }
+        if !ignored.isEmpty {
+            problems.append(ScanProblem(.warning, "depth/", "\(ignored.count) files ignored: names are not frame numbers written NNNNNN (\(ignored.sorted().prefix(3).map { quoted($0) }.joined(separator: ", ")))"))
         }
         usesNPY = pngs.isEmpty && !npys.isEmpty
         depthFrameNumbers = (usesNPY ? npys : pngs).sorted()
@@ -68,7 +74,7 @@ public final class StrayScan: Scan {
         depthEncoding = usesNPY ? "npy-uint16" : "png-uint16"
         // The first frame fixes the size.
         let firstPath = Self.depthPath(path, first, npy: usesNPY)
-        guard let firstData = fm.contents(atPath: firstPath) else { throw ScanFormatError.missing(path: firstPath, what: "depth frame") }
+        let firstData = try Self.readFile(firstPath, what: "depth frame", frame: 0)
         if usesNPY {
             let h: (dtype: NPYArray.DType, shape: [Int], dataOffset: Int)
             do { h = try NPYArray.parseHeader(firstData) } catch { throw ScanFormatError.corruptDepth(InputLocation(file: firstPath, frame: 0), "\(error)") }
@@ -94,7 +100,9 @@ public final class StrayScan: Scan {
         // camera_matrix.csv
         let kPath = path + "/camera_matrix.csv"
         var k: Matrix3?
-        if let text = try? String(contentsOfFile: kPath, encoding: .utf8) {
+        if fm.fileExists(atPath: kPath) {
+            let text: String
+            do { text = String(decoding: try InputFile.read(kPath, what: "camera_matrix.csv", limit: 4096), as: UTF8.self) } catch { throw ScanFormatError.from(error) }
             guard case let .success(v) = NumberList.parse(text.replacingOccurrences(of: "\n", with: ",")), v.count == 9 else {
                 throw ScanFormatError.malformed(InputLocation(file: kPath), "expected 3 rows of 3 numbers")
             }
@@ -148,11 +156,14 @@ public final class StrayScan: Scan {
         let base = Intrinsics(k: refK, width: cw, height: ch)
         if let p = base.problem { throw ScanFormatError.malformed(InputLocation(file: kPath), p) }
         intrinsics = base.scaled(toWidth: depthLayout.width, height: depthLayout.height)
-        var perFrame: [Int: Intrinsics] = [:]
+        var perFrame: [Int: Intrinsics] = [:], unusable: [(line: Int, problem: String)] = []
         for row in rows { if let v = row.k {
             let ki = Intrinsics(fx: v[0], fy: v[1], cx: v[2], cy: v[3], width: cw, height: ch)
-            if ki.problem == nil { perFrame[row.frame] = ki.scaled(toWidth: depthLayout.width, height: depthLayout.height) }
+            if let p = ki.problem { unusable.append((row.line, p)) } else { perFrame[row.frame] = ki.scaled(toWidth: depthLayout.width, height: depthLayout.height) }
         } }
+        if let first = unusable.first {
+            problems.append(ScanProblem(.warning, "odometry.csv:\(first.line)", "\(unusable.count) rows have unusable intrinsics (first: \(first.problem)); those frames use the camera matrix"))
+        }
         perFrameIntrinsics = perFrame
 
         // imu.csv
@@ -213,7 +224,8 @@ public final class StrayScan: Scan {
     /// without one get all-high confidence).
     public var readsConfidence = false
 
-    public var depthBatchFrames: Int { 64 }
+    /// 64 frames, fewer when frames are large: a batch holds at most 64 MiB of depth.
+    public var depthBatchFrames: Int { min(64, max(1, (64 << 20) / (depthLayout.pixels * 2))) }
 
     public func forEachDepthBatch(threads: Int, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
         let batchSize = depthBatchFrames, frameBytes = depthLayout.pixels * 2
@@ -243,9 +255,21 @@ public final class StrayScan: Scan {
                     if errs.value[k] == nil { hook.value?(batch, k) }
                 }
             }
-            if let e = errors[0..<n].lazy.compactMap({ $0 }).first { throw e }
+            // The frames before a bad one are delivered first, so counts and statistics cover them.
+            if let bad = errors[0..<n].firstIndex(where: { $0 != nil }) {
+                if bad > 0 { try body(batch.prefix(bad)) }
+                throw errors[bad]!
+            }
             try body(batch)
             start += n
+        }
+    }
+
+    /// The bytes of one file of the scan (a regular file no larger than an image may be).
+    static func readFile(_ p: String, what: String, frame: Int) throws(ScanFormatError) -> Data {
+        do { return Data(try InputFile.read(p, what: what, limit: InputFile.maxImageBytes)) } catch {
+            if case .missing = error { throw .missing(path: p, what: what) }
+            throw .corruptDepth(InputLocation(file: p, frame: frame), "\(error)")
         }
     }
 
@@ -253,8 +277,8 @@ public final class StrayScan: Scan {
     private func readDepth(index: Int, into dst: UnsafeMutableRawBufferPointer) -> ScanFormatError? {
         let p = Self.depthPath(path, depthFrameNumbers[index], npy: usesNPY)
         let loc = InputLocation(file: p, frame: index)
-        guard let data = FileManager.default.contents(atPath: p) else { return .missing(path: p, what: "depth frame \(index)") }
         do {
+            let data = try Self.readFile(p, what: "depth frame \(index)", frame: index)
             if usesNPY {
                 let h = try NPYArray.parseHeader(data)
                 guard h.dtype == .uint16, h.shape == [depthLayout.height, depthLayout.width], data.count - h.dataOffset == dst.count else {
@@ -264,7 +288,7 @@ public final class StrayScan: Scan {
             } else {
                 try PNGImage.decodeGray(data, width: depthLayout.width, height: depthLayout.height, bitDepth: 16, into: dst)
             }
-        } catch { return .corruptDepth(loc, "\(error)") }
+        } catch let e as ScanFormatError { return e } catch { return .corruptDepth(loc, "\(error)") }
         return nil
     }
 
@@ -278,7 +302,8 @@ public final class StrayScan: Scan {
     /// false when the frame has none.
     private func readConfidence(index: Int, into dst: UnsafeMutableRawBufferPointer) throws -> Bool {
         let p = path + "/confidence/" + String(format: "%06d", depthFrameNumbers[index]) + ".png"
-        guard let data = FileManager.default.contents(atPath: p) else { return false }
+        guard FileManager.default.fileExists(atPath: p) else { return false }
+        let data = try Self.readFile(p, what: "confidence map", frame: index)
         do {
             try PNGImage.decodeGray(data, width: depthLayout.width, height: depthLayout.height, bitDepth: 8, into: dst)
         } catch { throw ScanFormatError.malformed(InputLocation(file: p, frame: index), "\(error)") }

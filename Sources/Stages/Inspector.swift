@@ -95,7 +95,10 @@ public enum Inspector {
         }
         let accounting = FrameAccounting(scan: scan, depthFrames: frames)
         if accounting.depthFrames != accounting.poses && !scan.poses.isEmpty {
-            problems.append(ScanProblem(.warning, "pairing", "\(accounting.depthFrames) depth frames but \(accounting.poses) poses; see the accounting table (nothing is shifted)"))
+            problems.append(ScanProblem(.warning, "pairing", "\(accounting.depthFrames) depth frames but \(accounting.poses) poses; see the accounting table"))
+        }
+        if scan.poses.isEmpty {
+            problems.append(ScanProblem(.error, "poses", "the scan has no poses: none of its \(frames) frames can be placed in the world (cloud and trajectory need them)"))
         }
         // Gestures from the same pass (not reported when the depth is broken).
         let gestureReport: Result<GestureReport, any Error> = streamError.map { .failure($0) } ?? .success(gestureStream.finish())

@@ -63,7 +63,10 @@ public enum SVGPlot {
         guard let lo = v.min(), let hi = v.max() else { return "<p>\(escape(title)): no data</p>" }
         let n = hi > lo ? bins : 1
         var counts = [Int](repeating: 0, count: n)
-        for x in v { counts[min(n - 1, hi > lo ? Int((x - lo) / (hi - lo) * Double(n)) : 0)] += 1 }
+        for x in v {
+            let t = hi > lo ? (x - lo) / (hi - lo) * Double(n) : 0  // NaN when the range overflows to infinity
+            counts[min(n - 1, t >= 0 ? Int(min(t, Double(n))) : 0)] += 1
+        }
         let left = 40.0, right = 12.0, top = 28.0, bottom = 40.0
         let pw = width - left - right, ph = height - top - bottom, bw = pw / Double(n), top1 = Double(counts.max()!)
         var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" font-family=\"sans-serif\" font-size=\"11\">"
@@ -83,5 +86,5 @@ public enum SVGPlot {
 
     private static func r(_ v: Double) -> String { String(format: "%.1f", v) }
     /// Decimals that keep five ticks over `range` distinct.
-    private static func digits(_ range: Double) -> Int { range > 0 ? max(0, min(6, 2 - Int(log10(range).rounded(.down)))) : 2 }
+    private static func digits(_ range: Double) -> Int { range > 0 && range.isFinite ? max(0, min(6, 2 - Int(log10(range).rounded(.down)))) : 2 }
 }

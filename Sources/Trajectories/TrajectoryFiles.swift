@@ -19,11 +19,8 @@ public enum TrajectoryFiles {
     public static func read(_ path: String, format: TrajectoryFormat) throws -> Trajectory {
         let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
         var poses: [Pose] = [], stamps: [Double] = []
-        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int {
-            poses.reserveCapacity(size / 50); stamps.reserveCapacity(size / 50)  // ≥ 50 bytes per line
-        }
         do {
-            let found = try NumberLines.parseFile(path, separator: format == .euroc ? UInt8(ascii: ",") : UInt8(ascii: " ")) { line, v in
+            try NumberLines.parseFile(path, what: "trajectory file", separator: format == .euroc ? UInt8(ascii: ",") : UInt8(ascii: " ")) { line, v in
                 let loc = InputLocation(file: path, line: line)
                 if let bad = v.firstIndex(where: { !$0.isFinite }) { throw TrajectoryError.malformed(loc, "value \(bad + 1) is \(v[bad]); expected a finite number") }
                 switch format {
@@ -42,9 +39,10 @@ public enum TrajectoryFiles {
                     stamps.append(v[0] / 1e9); poses.append(Pose(translation: Vec3(v[1], v[2], v[3]), quaternion: q))
                 }
             }
-            guard found else { throw TrajectoryError.missing(path: path) }
         } catch let bad as NumberLines.BadToken {
-            throw TrajectoryError.malformed(InputLocation(file: path, line: bad.line), "'\(bad.token)' is not a number")
+            throw TrajectoryError.malformed(InputLocation(file: path, line: bad.line), bad.problem)
+        } catch IOError.missing {
+            throw TrajectoryError.missing(path: path)
         } catch let e as IOError {
             throw TrajectoryError.malformed(InputLocation(file: path), "\(e)")
         }

@@ -164,11 +164,21 @@ final class DepthBadInputTests: XCTestCase {
 
     func testMetadataSizeDisagreesWithData() throws {
         let dir = try TestSupport.synthScan(layout: .lz4, frames: 3)
-        let meta = TestSupport.readText(dir + "/metadata.json").replacingOccurrences(of: "\"depth_width\": \"64\"", with: "\"depth_width\": \"32\"")
+        let meta = TestSupport.readText(dir + "/metadata.json").replacingOccurrences(of: "\"depth_height\": \"48\"", with: "\"depth_height\": \"24\"")
         TestSupport.writeText(meta, dir + "/metadata.json")
         let (msg, _) = failure(dir)
         XCTAssertTrue(msg.contains("metadata.json"), msg)
         XCTAssertTrue(msg.contains("6144 bytes"), msg)  // what the data really holds
+    }
+
+    /// Regression (hostile-input issue): a transposed depth size (48x64 for 64x48 frames of a
+    /// 1920x1440 colour image) was accepted; it is refused before the depth is read.
+    func testTransposedDepthSizeIsRefused() throws {
+        let dir = try TestSupport.synthScan(layout: .lz4, frames: 3)
+        let meta = TestSupport.readText(dir + "/metadata.json").replacingOccurrences(of: "\"depth_width\": \"64\"", with: "\"depth_width\": \"48\"")
+            .replacingOccurrences(of: "\"depth_height\": \"48\"", with: "\"depth_height\": \"64\"")
+        TestSupport.writeText(meta, dir + "/metadata.json")
+        XCTAssertThrowsError(try ScanOpener.open(dir)) { XCTAssertTrue("\($0)".contains("48x64 is turned against the colour size 1920x1440"), "\($0)") }
     }
 
     func testWholeFileTruncatedAndPartialFrame() throws {
@@ -237,6 +247,6 @@ final class DepthMutationTests: XCTestCase {
         let meta = TestSupport.readText(dir + "/metadata.json")
             .replacingOccurrences(of: "\"depth_width\": \"64\"", with: "\"depth_width\": \"90000\"")
         TestSupport.writeText(meta, dir + "/metadata.json")
-        XCTAssertThrowsError(try ScanOpener.open(dir)) { XCTAssertTrue("\($0)".contains("outside 1...4096"), "\($0)") }
+        XCTAssertThrowsError(try ScanOpener.open(dir)) { XCTAssertTrue("\($0)".contains("outside 1...2048"), "\($0)") }
     }
 }
