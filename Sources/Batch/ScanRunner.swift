@@ -17,6 +17,7 @@ public enum ScanRunner {
     public static func run(scan: String, name: String? = nil, source: String? = nil, out: String, options: RunOptions,
                            recordName: String = "run.json") throws -> RunRecord {
         func shown(_ p: String) -> String { source.map { p.hasPrefix(scan) ? $0 + p.dropFirst(scan.count) : p } ?? p }
+        try OutputGuard.check(output: out, scan: scan)
         let startDate = Date()
         let t0 = ProcessStats.now()
         let staged = try AtomicOutput.StagedDirectory(target: out)

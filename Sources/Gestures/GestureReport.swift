@@ -37,9 +37,12 @@ public struct GestureReport: Sendable, Codable {
     }
 
     /// Writes `path` (JSON) and the same events as CSV next to it (`.csv`), atomically.
+    /// The CSV written beside the JSON report at `path`.
+    public static func csvPath(for path: String) -> String { (path.hasSuffix(".json") ? String(path.dropLast(5)) : path) + ".csv" }
+
     public func write(to path: String) throws {
         try AtomicOutput.write(try JSONOutput.encode(self), to: path)
-        let csvPath = (path.hasSuffix(".json") ? String(path.dropLast(5)) : path) + ".csv"
+        let csvPath = Self.csvPath(for: path)
         var csv = "kind,start_time,end_time,start_frame,end_frame,peak_depth,coverage,confidence\n"
         for e in events {
             csv += String(format: "%@,%.6f,%.6f,%d,%d,%.4f,%.4f,%.4f\n", e.kind, e.startTime, e.endTime, e.startFrame, e.endFrame, e.peakDepth, e.coverage, e.confidence)

@@ -8,7 +8,7 @@ public enum AtomicOutput {
     public static func write(_ data: Data, to path: String) throws {
         try withTemporary(for: path) { tmp in
             do { try data.write(to: URL(fileURLWithPath: tmp)) } catch {
-                throw IOError.cannotWrite(path: path, reason: "\(error.localizedDescription)")
+                throw IOError.cannotWrite(path: path, reason: systemReason(error))
             }
         }
     }
@@ -39,9 +39,13 @@ public enum AtomicOutput {
                 throw IOError.cannotWrite(path: path, reason: "rename failed: \(reason)")
             }
             return result
-        } catch {
+        } catch let e as DepthPoseError {
             removeItem(tmp)
-            throw error
+            throw e
+        } catch {
+            // A failed write (full disk, quota, file-size limit) names the output it was for.
+            removeItem(tmp)
+            throw IOError.cannotWrite(path: path, reason: systemReason(error))
         }
     }
 
@@ -148,6 +152,16 @@ public enum AtomicOutput {
             var st = stat()
             return lstat(path, &st) == 0
         }
+    }
+
+    /// The operating system's words for a Foundation write error ("No space left on
+    /// device"), which Foundation wraps as "NSCocoaErrorDomain error 512".
+    public static func systemReason(_ error: any Error) -> String {
+        let e = error as NSError
+        if let under = e.userInfo[NSUnderlyingErrorKey] as? NSError, under.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(under.code)))
+        }
+        return e.domain == NSPOSIXErrorDomain ? String(cString: strerror(Int32(e.code))) : e.localizedDescription
     }
 
     /// Removes the entries of `dir` for which `abandoned(name)` holds.

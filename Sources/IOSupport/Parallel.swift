@@ -1,5 +1,9 @@
 import Dispatch
 
+/// Worker threads any stage accepts (`-j`, `--threads-per-scan`): stages allocate
+/// per-thread buffers up front, so the count is bounded (256 covers the largest servers).
+public let threadCountRange = 1...256
+
 /// Runs `body(i)` for `i` in `0..<count` on up to `threads` cores. Work is split into
 /// contiguous chunks (a few per thread) so each call's cost is amortised; results must
 /// be written to disjoint places. With `threads == 1` runs inline, in order.

@@ -28,11 +28,39 @@ public struct CloudOptions: Sendable {
     public var threads = ProcessStats.cores
     public init() {}
 
+    /// Voxel edges accepted, metres: LiDAR depth is good to about a centimetre, and keys
+    /// cover ±2^20 voxels per axis (±1 km at the smallest edge).
+    public static let voxelRange = 0.001...1.0
+    /// Normal neighbourhood radii accepted, voxels (the search visits (2r+1)^3 voxels a point).
+    public static let normalRadiusRange = 1...8
+
+    /// Why these options cannot be used, or nil (the CLI reports it as a usage error).
+    public var problem: String? {
+        if !Self.voxelRange.contains(voxelSize) { return "voxel size \(voxelSize) m outside \(Self.voxelRange.lowerBound)...\(Self.voxelRange.upperBound) m" }
+        if !Self.normalRadiusRange.contains(normalRadius) { return "normal radius \(normalRadius) voxels outside \(Self.normalRadiusRange.lowerBound)...\(Self.normalRadiusRange.upperBound)" }
+        if !threadCountRange.contains(threads) { return "\(threads) threads outside \(threadCountRange.lowerBound)...\(threadCountRange.upperBound)" }
+        if stride < 1 || minSupport < 1 { return "stride and minimum support must be at least 1" }
+        let f = filters
+        if !(f.minDepth >= 0 && f.maxDepth > f.minDepth) { return "need 0 <= minimum depth < maximum depth (\(f.minDepth), \(f.maxDepth))" }
+        if !(f.flyingPixelThreshold >= 0 && f.flyingPixelThreshold.isFinite) { return "flying-pixel threshold must be a finite fraction >= 0" }
+        if f.minConfidence > 2 { return "minimum confidence \(f.minConfidence) outside 0...2" }
+        return nil
+    }
+
     /// All filters off (for comparing voxel counts with Open3D's `voxel_down_sample`).
     public static func unfiltered(voxelSize: Double) -> CloudOptions {
         var o = CloudOptions()
         o.voxelSize = voxelSize; o.filters = .none; o.minSupport = 1
         return o
+    }
+}
+
+/// Errors of the cloud stage itself (reading errors come from ScanFormats, writing from IOSupport).
+public enum CloudError: DepthPoseError {
+    case options(String)
+    public var exitStatus: ExitStatus { .usage }
+    public var description: String {
+        switch self { case let .options(p): return "cloud options: \(p)" }
     }
 }
 
@@ -75,6 +103,7 @@ public struct CloudSummary: Sendable, Codable {
 /// per thread plus the occupied voxels.
 public enum CloudBuilder {
     public static func build(scan path: String, options o: CloudOptions) throws -> (PointCloud, CloudSummary) {
+        if let p = o.problem { throw CloudError.options(p) }
         let start = ProcessStats.now()
         let scan = try ScanOpener.open(path, strict: true)
         if let stray = scan as? StrayScan { stray.readsConfidence = true }

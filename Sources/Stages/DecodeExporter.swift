@@ -28,6 +28,7 @@ public enum DecodeExporter {
     }
 
     public static func export(scan path: String, to out: String, options: Options) throws -> Summary {
+        try OutputGuard.check(output: out, scan: path)
         let scan = try ScanOpener.open(path, strict: true)
         let staged = try AtomicOutput.StagedDirectory(target: out)
         let depthDir = staged.staging + "/depth"
@@ -66,7 +67,8 @@ public enum DecodeExporter {
             case .png: data = try PNGImage.encode(gray16: mm, width: w, height: h, compressionLevel: o.pngLevel)
             case .npy: data = NPYArray.file(dtype: .uint16, rows: h, cols: w, elements: UnsafeRawBufferPointer(mm))
             }
-            try data.write(to: URL(fileURLWithPath: base + "." + o.format.rawValue))
+            let file = base + "." + o.format.rawValue
+            do { try data.write(to: URL(fileURLWithPath: file)) } catch { throw IOError.cannotWrite(path: file, reason: AtomicOutput.systemReason(error)) }
         }
         switch batch.format {
         case .uint16Millimetres:

@@ -62,18 +62,13 @@ struct CloudCommand: ParsableCommand {
     @OptionGroup var threads: ThreadOptions
 
     func validate() throws {
-        guard voxel > 0, voxel.isFinite else { throw ValidationError("--voxel must be > 0") }
-        guard minDepth >= 0, maxDepth > minDepth else { throw ValidationError("need 0 <= --min-depth < --max-depth") }
-        guard stride >= 1, minSupport >= 1, normalRadius >= 1, flyingPixel >= 0 else {
-            throw ValidationError("--stride, --min-support and --normal-radius must be >= 1, --flying-pixel >= 0")
-        }
+        if let p = options.problem { throw ValidationError(p) }
         guard CloudFrame(rawValue: frame) != nil else { throw ValidationError("--frame must be recording or gravity") }
         for e in extraList where !["count", "confidence"].contains(e) { throw ValidationError("unknown extra '\(e)'; expected count, confidence") }
     }
 
-    var extraList: [String] { extras.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
-
-    func run() throws {
+    /// The command line as the library's options.
+    var options: CloudOptions {
         var o = noFilters ? CloudOptions.unfiltered(voxelSize: voxel) : CloudOptions()
         o.voxelSize = voxel
         if !noFilters {
@@ -82,7 +77,15 @@ struct CloudCommand: ParsableCommand {
             o.minSupport = minSupport
         }
         o.stride = stride; o.normals = normals; o.normalRadius = normalRadius
-        o.frame = CloudFrame(rawValue: frame)!; o.threads = threads.threads
+        o.frame = CloudFrame(rawValue: frame) ?? .recording; o.threads = threads.threads
+        return o
+    }
+
+    var extraList: [String] { extras.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+
+    func run() throws {
+        let o = options
+        try OutputGuard.check(output: out, scan: scan)
         let (cloud, summary) = try CloudBuilder.build(scan: scan, options: o)
         var w = PLYWriter.Options()
         w.ascii = ascii

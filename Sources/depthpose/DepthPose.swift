@@ -44,7 +44,7 @@ struct ThreadOptions: ParsableArguments {
     var threads: Int = ProcessStats.cores
 
     func validate() throws {
-        guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
+        guard threadCountRange.contains(threads) else { throw ValidationError("--threads must be \(threadCountRange.lowerBound)...\(threadCountRange.upperBound)") }
     }
 }
 

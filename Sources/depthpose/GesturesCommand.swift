@@ -32,6 +32,7 @@ struct GesturesCommand: ParsableCommand {
         o.roi = roi; o.nearAbsolute = nearAbsolute; o.nearRelative = nearRelative
         o.enterCoverage = enterCoverage; o.exitCoverage = exitCoverage
         o.minimumDuration = minDuration; o.pushMaximum = pushMaximum; o.refractory = refractory
+        for output in [out, GestureReport.csvPath(for: out)] { try OutputGuard.check(output: output, scan: scan) }
         let r = try GestureAnalysis.run(scan: scan, options: o, threads: threads.threads)
         try r.write(to: out)
         if json { emit(try JSONOutput.text(r)); return }

@@ -25,8 +25,10 @@ struct NightlyCommand: ParsableCommand {
     @OptionGroup var stageOptions: RunStageOptions
 
     func validate() throws {
-        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
-        if let t = threadsPerScan, t < 1 { throw ValidationError("--threads-per-scan must be at least 1") }
+        guard threadCountRange.contains(jobs) else { throw ValidationError("--jobs must be \(threadCountRange.lowerBound)...\(threadCountRange.upperBound)") }
+        if let t = threadsPerScan, !threadCountRange.contains(t) {
+            throw ValidationError("--threads-per-scan must be \(threadCountRange.lowerBound)...\(threadCountRange.upperBound)")
+        }
         if let m = memoryLimit, m < 0 { throw ValidationError("--memory-limit must be >= 0") }
     }
 

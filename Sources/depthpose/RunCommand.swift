@@ -2,6 +2,7 @@ import ArgumentParser
 import Batch
 import Foundation
 import IOSupport
+import PointClouds
 
 /// Options shared by `run` and `nightly`: what each scan's stages do.
 struct RunStageOptions: ParsableArguments {
@@ -17,7 +18,9 @@ struct RunStageOptions: ParsableArguments {
 
     func validate() throws {
         for s in stageList where StageName(rawValue: s) == nil { throw ValidationError("unknown stage '\(s)'; expected \(StageName.allCases.map(\.rawValue).joined(separator: ", "))") }
-        guard voxel > 0, voxel.isFinite, stride >= 1 else { throw ValidationError("--voxel must be > 0 and --stride >= 1") }
+        guard CloudOptions.voxelRange.contains(voxel), stride >= 1 else {
+            throw ValidationError("--voxel must be \(CloudOptions.voxelRange.lowerBound)...\(CloudOptions.voxelRange.upperBound) m and --stride >= 1")
+        }
         guard ["png", "npy"].contains(decodeFormat) else { throw ValidationError("--decode-format must be png or npy") }
     }
 

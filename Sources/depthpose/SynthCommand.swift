@@ -1,4 +1,5 @@
 import ArgumentParser
+import ScanFormats
 import Synthesis
 
 struct SynthCommand: ParsableCommand {
@@ -53,7 +54,9 @@ struct SynthCommand: ParsableCommand {
         guard SynthOptions.Layout(rawValue: layout) != nil else { throw ValidationError("--layout must be lz4, deflate, wholefile or stray") }
         guard frames >= 1, frames <= 1_000_000 else { throw ValidationError("--frames must be 1...1000000") }
         guard fps > 0, fps <= 1000 else { throw ValidationError("--fps must be in (0, 1000]") }
-        guard width >= 4, height >= 4, width * height <= 4096 * 4096 else { throw ValidationError("--width/--height out of range") }
+        guard width >= 4, height >= 4, DepthFrameLayout.problem(width: width, height: height) == nil else {
+            throw ValidationError("--width and --height must be 4...\(DepthFrameLayout.maxSide)")
+        }
         guard gestures >= 0, drift.isFinite, drift >= 0 else { throw ValidationError("--gestures and --drift must be >= 0") }
         if let c = confounder, Confounder(rawValue: c) == nil { throw ValidationError("--confounder must be wall or furniture") }
     }

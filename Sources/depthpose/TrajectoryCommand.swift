@@ -28,6 +28,8 @@ struct TrajectoryCommand: ParsableCommand {
         var o = TrajectoryReporter.Options()
         o.reference = reference; o.referenceFormat = TrajectoryFormat(rawValue: referenceFormat)!; o.correctScale = correctScale
         o.analytics.stationarySpeed = stationarySpeed; o.analytics.stationaryMinimum = stationaryMinimum; o.analytics.jumpSpeed = jumpSpeed
+        try OutputGuard.check(output: out, scan: scan)
+        if let reference { try OutputGuard.check(output: out, inputs: [reference]) }
         let (report, series) = try TrajectoryReporter.report(scan: scan, options: o)
         try TrajectoryReporter.write(report, series: series, to: out)
         emit(json ? try JSONOutput.text(report) : TrajectoryReporter.markdown(report) + "\nwritten: \(out)/report.json, report.md, report.html, trajectory.tum")
