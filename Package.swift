@@ -48,6 +48,8 @@ let package = Package(
         .target(name: "CLibArchive", dependencies: ["CLazyLoad"]),
         // One compiler builtin Swift lacks: the cache prefetch hint for the voxel tables.
         .target(name: "CPrefetch"),
+        // prctl(PR_SET_PDEATHSIG) for nightly's child processes (prctl is variadic: Swift cannot call it).
+        .target(name: "CProcessControl"),
         // The instruction-set check that runs before `main` (compiled for baseline x86-64).
         .target(name: "CPUCheck", cSettings: cpuCheck),
 
@@ -76,7 +78,7 @@ let package = Package(
 
         // MARK: - Command line
         .executableTarget(name: "depthpose", dependencies: [
-            "CPUCheck", "IOSupport", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch",
+            "CPUCheck", "CProcessControl", "IOSupport", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: cpuLevel),
 

@@ -14,6 +14,9 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         /// Address-space limit per scan process, MiB (0 = none). Default: physical memory / jobs.
         public var memoryLimitMB: Int?
         public var keepExtracted = false
+        /// Longest one scan may run, seconds (0 = no limit): a scan stuck on a hostile input
+        /// is stopped (SIGTERM, SIGKILL 10 s later) and recorded as failed; the batch goes on.
+        public var scanTimeout: Double = NightlyRunner.defaultScanTimeout
         public var run = RunOptions()
         /// The `depthpose` executable that runs each scan.
         public var executable = NightlyRunner.currentExecutable
@@ -23,6 +26,9 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         var memoryLimit: Int { memoryLimitMB ?? Int((ProcessInfo.processInfo.physicalMemory / UInt64(max(1, jobs))) >> 20) }
     }
 
+    /// One hour: a ScanNet++-length scene (10k+ frames) takes minutes with every stage.
+    public static let defaultScanTimeout = 3600.0
+
     /// This process's own executable (`/proc/self/exe`).
     public static var currentExecutable: String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
@@ -31,16 +37,16 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
     let dataset: String, out: String, options: Options
     let progress: Progress
     private let lock = NSLock()
-    private var manifest: Manifest
+    private var manifest = Manifest()
     private var results: [String: ScanSummary] = [:]
     private var problems: [String] = []
+    private var timedOut: Set<String> = []
 
     public init(dataset: String, out: String, options: Options, log: @escaping @Sendable (String) -> Void) {
         var o = options
         o.run.threads = o.threads
         self.dataset = dataset; self.out = out; self.options = o
         progress = Progress(log: log)
-        manifest = Manifest.load(out + "/manifest.json")
     }
 
     var manifestPath: String { out + "/manifest.json" }
@@ -49,7 +55,16 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
     /// Runs the batch, writes the summaries and returns them (`counts["failed"] > 0` → exit 3).
     public func run() throws -> NightlySummary {
         let started = Clock.iso()
+        // OUT is never the dataset, nor holds it: scans' output folders would be the scans.
+        try OutputGuard.check(output: out, inputs: [dataset])
         try AtomicOutput.makeDirectory(workDir + "/logs")
+        // One batch at a time per OUT: a second would share extraction and manifest.
+        let lock = try ExclusiveLock(workDir + "/lock", holder: "nightly")
+        defer { withExtendedLifetime(lock) {} }
+        manifest = Manifest.load(manifestPath)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? [] where !name.hasPrefix(".") {
+            AtomicOutput.StagedDirectory.recover(out + "/" + name)  // what killed runs left half-committed or staged
+        }
         let optionsPrint = Fingerprint.of(text: options.run.fingerprintText)
         var source = Source(root: dataset)
         if ArchiveExtractor.isArchive(dataset) {
@@ -66,6 +81,7 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         defer { if source.extracted && !options.keepExtracted { AtomicOutput.removeItem(workDir + "/extract") } }
         let describe = source.describe
         let scans = try ScanDiscovery.find(root: source.root, excluding: [out])
+        if !source.extracted { try OutputGuard.check(output: out, inputs: scans.filter { $0.problem == nil }.map(\.path), mayBeInside: false) }
         guard !scans.isEmpty else { throw BatchError.notADataset(path: dataset, reason: "no scans found (ARKit-Scanner, Stray Scanner or ScanNet++ layouts)") }
 
         var queue: [(DiscoveredScan, String)] = []
@@ -93,6 +109,7 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
             launch(scan, input: input, optionsPrint: optionsPrint, describe: describe) { slots.signal(); group.leave() }
         }
         group.wait()
+        progress.end()
         try manifest.save(manifestPath)
         return try finish(started: started, scans: scans.compactMap { results[$0.name] })
     }
@@ -150,17 +167,38 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         return complete ? previous : nil
     }
 
+    /// Whether `dir` may be written by this scan's run: absent, empty but for staging
+    /// leftovers, or holding a previous run's record. Anything else is someone else's
+    /// folder, which a batch never writes into or deletes.
+    static func isOwnOutput(_ dir: String) -> Bool {
+        var st = stat()
+        guard lstat(dir, &st) == 0 else { return true }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else { return false }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { !$0.hasPrefix(".") }
+        return names.isEmpty || (try? RunRecord.read(dir + "/run.json")) != nil
+    }
+
     /// Starts `depthpose run` for one scan; `done` is called when it has been accounted for.
+    /// Runs on the thread that called `run()`: the children are told to die with it.
     private func launch(_ scan: DiscoveredScan, input: String, optionsPrint: String, describe: @escaping @Sendable (String) -> String, done: @escaping @Sendable () -> Void) {
         let dir = out + "/" + scan.name
         let logPath = workDir + "/logs/" + scan.name + ".log"
+        let path = describe(scan.path)
+        guard Self.isOwnOutput(dir) else {
+            lock.lock()
+            results[scan.name] = ScanSummary(failed: scan.name, path: path, error: "\(dir) exists and was not written by depthpose (no run.json): left untouched; move it away or choose another --out")
+            manifest.scans[scan.name] = nil
+            lock.unlock()
+            done()
+            return
+        }
         AtomicOutput.removeItem(dir + "/run.json")  // a record left after this run is this run's
         let t0 = ProcessStats.now()
         let p = Process()
         p.executableURL = URL(fileURLWithPath: options.executable)
-        let path = describe(scan.path)
-        p.arguments = ["run", scan.path, "--out", dir, "--name", scan.name, "--memory-limit", String(options.memoryLimit), "--exit-zero"]
-            + (path == scan.path ? [] : ["--source", path]) + options.run.arguments
+        // `--name=value` and `--` keep a scan named `-x` from reading as an option.
+        p.arguments = ["run", "--out=\(dir)", "--name=\(scan.name)", "--memory-limit=\(options.memoryLimit)", "--exit-zero", "--parent-pid=\(getpid())"]
+            + (path == scan.path ? [] : ["--source=\(path)"]) + options.run.arguments + ["--", scan.path]
         var env = ProcessInfo.processInfo.environment
         env["OPENBLAS_NUM_THREADS"] = "1"
         p.environment = env
@@ -174,11 +212,16 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
             if let record = try? RunRecord.read(dir + "/run.json") {
                 summary = ScanSummary(record: record, path: path, outputFolder: scan.name, seconds: seconds)
             } else {
-                let how = proc.map { $0.terminationReason == .uncaughtSignal ? "was killed by signal \($0.terminationStatus)" : "exited with status \($0.terminationStatus)" } ?? "could not be started"
-                let tail = (try? String(contentsOfFile: logPath, encoding: .utf8))?.split(separator: "\n").last.map(String.init) ?? ""
-                summary = ScanSummary(failed: scan.name, path: path, error: "depthpose run \(how)" + (tail.isEmpty ? "" : ": \(tail)") + " (log: .nightly/logs/\(scan.name).log)",
+                lock.lock(); let late = timedOut.contains(scan.name); lock.unlock()
+                let how = late ? "was stopped after \(Int(options.scanTimeout)) s (--scan-timeout)"
+                    : proc.map { $0.terminationReason == .uncaughtSignal ? "was killed by signal \($0.terminationStatus)" : "exited with status \($0.terminationStatus)" } ?? "could not be started"
+                let fault = Self.fault(inLog: logPath)
+                summary = ScanSummary(failed: scan.name, path: path, error: "depthpose run \(how)" + (fault.map { ": \($0)" } ?? "") + " (log: .nightly/logs/\(scan.name).log)",
                                       seconds: seconds, outputs: ["log": ".nightly/logs/\(scan.name).log"])
-                AtomicOutput.removeItem(dir)  // no half-finished outputs next to a failure
+                // No half-finished or older outputs next to a failure: the run's own entries
+                // and what it left staged go; the folder and anything else in it stay.
+                AtomicOutput.StagedDirectory.recover(dir)
+                for stage in StageName.allCases { for o in stage.outputs { AtomicOutput.removeItem(dir + "/" + o) } }
             }
             lock.lock()
             results[scan.name] = summary
@@ -190,15 +233,35 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         }
         p.terminationHandler = { finish($0) }
         lock.lock(); progress.started(scan.name); lock.unlock()
-        do { try p.run() } catch { finish(nil) }
+        do { try p.run() } catch { finish(nil); return }
+        if options.scanTimeout > 0 {
+            let pid = p.processIdentifier
+            DispatchQueue.global().asyncAfter(deadline: .now() + options.scanTimeout) { [self] in
+                guard p.isRunning else { return }
+                lock.lock(); timedOut.insert(scan.name); lock.unlock()
+                kill(pid, SIGTERM)
+                DispatchQueue.global().asyncAfter(deadline: .now() + 10) { if p.isRunning { kill(pid, SIGKILL) } }
+            }
+        }
+    }
+
+    /// The line of a crashed run's log that says what went wrong: the Swift runtime's fatal
+    /// error or crash line, or depthpose's own error, rather than the backtracer's last words.
+    static func fault(inLog path: String) -> String? {
+        guard let bytes = try? InputFile.read(path, what: "run log", limit: 16 << 20) else { return nil }
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let markers = ["Fatal error", "Program crashed", "depthpose: error:", "depthpose: internal error:"]
+        let line = lines.first { l in markers.contains { l.contains($0) } }
+            ?? lines.last { !$0.hasPrefix("Backtrace took") && !$0.hasPrefix("***") }
+        return line.map { quoted($0, limit: 300) }
     }
 }
 
 extension RunOptions {
-    /// These options as `depthpose run` arguments.
+    /// These options as `depthpose run` arguments (`--flag=value`: a value may start with `-`).
     public var arguments: [String] {
-        var a = ["--stages", stages.map(\.rawValue).joined(separator: ","), "--voxel", "\(voxel)", "--stride", "\(stride)",
-                 "--reference-name", referenceName, "--decode-format", decodeFormat, "--threads", "\(threads)"]
+        var a = ["--stages=" + stages.map(\.rawValue).joined(separator: ","), "--voxel=\(voxel)", "--stride=\(stride)",
+                 "--reference-name=" + referenceName, "--decode-format=" + decodeFormat, "--threads=\(threads)"]
         if normals { a.append("--normals") }
         return a
     }
@@ -232,7 +295,31 @@ final class Progress: @unchecked Sendable {
         if tty { status() }
     }
 
+    /// Clears the status line, so the final summary starts on a clean line.
+    func end() { if tty { log("\r\u{1b}[K") } }
+
     private func status() {
         log("\r\u{1b}[K[\(done)/\(toRun)] running: " + running.joined(separator: ", "))
     }
+}
+
+/// An exclusive `flock` on a file, held for the life of the value: a second process asking
+/// for it is told who holds it instead of waiting. The kernel drops it when the holder dies.
+final class ExclusiveLock {
+    private let fd: Int32
+
+    init(_ path: String, holder: String) throws {
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw IOError.cannotWrite(path: path, reason: "cannot create the lock file: \(errnoText())") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let other = (try? InputFile.read(path, what: "lock file", limit: 256)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+            close(fd)
+            throw BatchError.busy(path: path, holder: other.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        let me = "\(holder) pid \(getpid()) since \(Clock.iso())\n"
+        _ = ftruncate(fd, 0)
+        _ = me.withCString { pwrite(fd, $0, strlen($0), 0) }
+    }
+
+    deinit { close(fd) }
 }

@@ -64,14 +64,20 @@ public enum ScanDiscovery {
         return c.joined(separator: "__").map { $0.isLetter || $0.isNumber || "._-".contains($0) ? String($0) : "_" }.joined()
     }
 
-    /// Sanitising can make names collide: later ones get `-2`, `-3`, ...
+    /// Names in a batch's output folder that belong to the batch itself (its summaries,
+    /// history and manifest): a scan's output folder is never given one of them.
+    public static let reservedNames: Set<String> = ["summary.json", "summary.csv", "summary.html", "history.jsonl", "manifest.json"]
+
+    /// Sanitising can make names collide, and a scan may be named like one of the batch's
+    /// own files: later and reserved ones get `-2`, `-3`, ...
     static func uniqueNames(_ scans: [DiscoveredScan]) -> [DiscoveredScan] {
-        var seen: [String: Int] = [:]
+        var seen: [String: Int] = Dictionary(uniqueKeysWithValues: reservedNames.map { ($0, 1) })
         return scans.map { s in
             var s = s
-            let n = (seen[s.name] ?? 0) + 1
+            var n = (seen[s.name] ?? 0) + 1
+            while n > 1, seen["\(s.name)-\(n)"] != nil { n += 1 }
             seen[s.name] = n
-            if n > 1 { s.name += "-\(n)" }
+            if n > 1 { s.name += "-\(n)"; seen[s.name] = 1 }
             return s
         }
     }

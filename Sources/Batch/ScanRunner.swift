@@ -141,11 +141,14 @@ public enum BatchError: DepthPoseError {
     case badRecord(path: String, reason: String)
     case archive(path: String, entry: String?, reason: String)
     case notADataset(path: String, reason: String)
+    /// Another process holds the output folder's lock.
+    case busy(path: String, holder: String)
 
     public var exitStatus: ExitStatus {
         switch self {
         case .problems, .badRecord, .archive: return .dataError
         case .notADataset: return .noInput
+        case .busy: return .temporaryFailure
         }
     }
 
@@ -155,6 +158,7 @@ public enum BatchError: DepthPoseError {
         case let .badRecord(path, reason): return "\(path): not a depthpose run record: \(reason)"
         case let .archive(path, entry, reason): return "\(path)" + (entry.map { ": entry '\($0)'" } ?? "") + ": \(reason)"
         case let .notADataset(path, reason): return "\(path): \(reason)"
+        case let .busy(path, holder): return "\(path): another batch is writing this output folder (\(holder.isEmpty ? "holder unknown" : holder)); try again when it has finished"
         }
     }
 }

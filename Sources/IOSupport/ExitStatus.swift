@@ -16,6 +16,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case cannotCreate = 73
     /// A read or write failed at the OS level.
     case ioError = 74
+    /// Try again later: another process holds the output folder (nightly's lock).
+    case temporaryFailure = 75
     /// The binary was built for x86-64-v3 and this CPU lacks its instructions (exited
     /// before `main` by the CPUCheck module, which uses the number directly).
     case unsupportedCPU = 78

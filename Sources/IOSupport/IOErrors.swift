@@ -1,11 +1,14 @@
+/// How an output path stands to an input it must keep away from.
+public enum OutputRelation: Sendable, Equatable { case same, contains, inside }
+
 /// Errors from reading and writing files at the OS level.
 public enum IOError: DepthPoseError, Equatable {
     case missing(path: String, what: String)
     case unreadable(path: String, reason: String)
     case truncated(InputLocation, expected: String)
     case cannotWrite(path: String, reason: String)
-    /// An output that is, or would contain, one of the inputs (`OutputGuard`).
-    case outputIsInput(output: String, input: String)
+    /// An output that is, contains or (for a batch) lies inside one of the inputs (`OutputGuard`).
+    case outputIsInput(output: String, input: String, relation: OutputRelation)
 
     public var exitStatus: ExitStatus {
         switch self {
@@ -23,9 +26,14 @@ public enum IOError: DepthPoseError, Equatable {
         case let .unreadable(path, reason): return "\(path): cannot read: \(reason)"
         case let .truncated(loc, expected): return "\(loc): file ends early; expected \(expected)"
         case let .cannotWrite(path, reason): return "\(path): cannot write: \(reason)"
-        case let .outputIsInput(output, input):
-            return output == input ? "\(output): is an input; an output never replaces what it was made from (choose another output path)"
-                : "\(output): contains the input \(input); an output never replaces or deletes what it was made from (choose another output path)"
+        case let .outputIsInput(output, input, relation):
+            let what: String
+            switch relation {
+            case .same: what = "is the input \(input)"
+            case .contains: what = "contains the input \(input)"
+            case .inside: what = "is inside the input \(input), whose fingerprint would change with every run"
+            }
+            return "\(output): \(what); an output never replaces, deletes or changes what it was made from (choose another output path)"
         }
     }
 }

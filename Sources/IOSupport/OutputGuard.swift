@@ -8,14 +8,15 @@ import Foundation
 /// `decode SCAN --out SCAN/../SCAN` or an output reached through a link is still caught.
 public enum OutputGuard {
     /// Throws `IOError.outputIsInput` when `output` (a file or folder about to be written,
-    /// existing or not) is one of `inputs` or an ancestor of one.
-    public static func check(output: String, inputs: [String]) throws(IOError) {
+    /// existing or not) is one of `inputs` or an ancestor of one — or, unless `mayBeInside`,
+    /// lies inside one (a batch's output folder inside a scan would change it every night).
+    public static func check(output: String, inputs: [String], mayBeInside: Bool = true) throws(IOError) {
         let out = resolved(output)
         for input in inputs {
             let inp = resolved(input)
-            if inp == out || inp.hasPrefix(out == "/" ? "/" : out + "/") {
-                throw .outputIsInput(output: output, input: input)
-            }
+            if inp == out { throw .outputIsInput(output: output, input: input, relation: .same) }
+            if inp.hasPrefix(out == "/" ? "/" : out + "/") { throw .outputIsInput(output: output, input: input, relation: .contains) }
+            if !mayBeInside && out.hasPrefix(inp == "/" ? "/" : inp + "/") { throw .outputIsInput(output: output, input: input, relation: .inside) }
         }
     }
 

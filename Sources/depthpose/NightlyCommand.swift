@@ -20,6 +20,8 @@ struct NightlyCommand: ParsableCommand {
     @Option(help: "Scans processed at the same time (default: all cores).") var jobs = ProcessStats.cores
     @Option(help: "Worker threads inside each scan (default: cores / jobs).") var threadsPerScan: Int?
     @Option(help: "Address-space limit per scan in MiB (default: physical memory / jobs; 0 = none).") var memoryLimit: Int?
+    @Option(help: "Stop a scan that runs longer than this many seconds (0 = no limit); it is recorded as failed.")
+    var scanTimeout = NightlyRunner.defaultScanTimeout
     @Flag(help: "Redo every scan, changed or not.") var force = false
     @Flag(help: "Keep the extracted archive in OUT/.nightly/extract.") var keepExtracted = false
     @OptionGroup var stageOptions: RunStageOptions
@@ -30,12 +32,13 @@ struct NightlyCommand: ParsableCommand {
             throw ValidationError("--threads-per-scan must be \(threadCountRange.lowerBound)...\(threadCountRange.upperBound)")
         }
         if let m = memoryLimit, m < 0 { throw ValidationError("--memory-limit must be >= 0") }
+        guard scanTimeout >= 0, scanTimeout.isFinite else { throw ValidationError("--scan-timeout must be >= 0 seconds") }
     }
 
     func run() throws {
         var o = NightlyRunner.Options()
         o.jobs = jobs; o.threadsPerScan = threadsPerScan; o.memoryLimitMB = memoryLimit
-        o.force = force; o.keepExtracted = keepExtracted
+        o.force = force; o.keepExtracted = keepExtracted; o.scanTimeout = scanTimeout
         o.run = stageOptions.options(threads: 1)
         let runner = NightlyRunner(dataset: dataset, out: out, options: o) { FileHandle.standardError.write(Data($0.utf8)) }
         let t0 = ProcessStats.now()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Batch
+import CProcessControl
 import Foundation
 import IOSupport
 import PointClouds
@@ -56,6 +57,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Address-space limit for this process in MiB (0 = none): a runaway scan fails instead of exhausting the machine.")
     var memoryLimit = 0
     @Flag(help: "Exit 0 whenever the record was written, even if a stage failed.") var exitZero = false
+    @Option(help: .hidden) var parentPid: Int32?  // nightly's pid: this run dies with it
     @Flag(help: "Print the record as JSON.") var json = false
     @OptionGroup var stageOptions: RunStageOptions
     @OptionGroup var threads: ThreadOptions
@@ -66,6 +68,7 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
+        if let parentPid, depthpose_exit_with_parent(parentPid) != 0 { throw ExitCode(ExitStatus.temporaryFailure.rawValue) }
         if memoryLimit > 0 { ProcessStats.limitAddressSpace(megabytes: memoryLimit) }
         guard FileManager.default.fileExists(atPath: scan) else { throw IOError.missing(path: scan, what: "scan folder") }
         let r = try ScanRunner.run(scan: scan, name: name, source: source, out: out, options: stageOptions.options(threads: threads.threads), recordName: record)
