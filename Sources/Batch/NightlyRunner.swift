@@ -55,8 +55,13 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
     /// Runs the batch, writes the summaries and returns them (`counts["failed"] > 0` → exit 3).
     public func run() throws -> NightlySummary {
         let started = Clock.iso()
-        // OUT is never the dataset, nor holds it: scans' output folders would be the scans.
+        // OUT is never the dataset, nor holds it (scans' output folders would be the scans),
+        // nor lies inside a scan: checked before anything is written.
         try OutputGuard.check(output: out, inputs: [dataset])
+        if !ArchiveExtractor.isArchive(dataset) {
+            let scans = try ScanDiscovery.find(root: dataset, excluding: [out]).filter { $0.problem == nil }
+            try OutputGuard.check(output: out, inputs: scans.map(\.path), mayBeInside: false)
+        }
         try AtomicOutput.makeDirectory(workDir + "/logs")
         // One batch at a time per OUT: a second would share extraction and manifest.
         let lock = try ExclusiveLock(workDir + "/lock", holder: "nightly")
@@ -81,7 +86,6 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         defer { if source.extracted && !options.keepExtracted { AtomicOutput.removeItem(workDir + "/extract") } }
         let describe = source.describe
         let scans = try ScanDiscovery.find(root: source.root, excluding: [out])
-        if !source.extracted { try OutputGuard.check(output: out, inputs: scans.filter { $0.problem == nil }.map(\.path), mayBeInside: false) }
         guard !scans.isEmpty else { throw BatchError.notADataset(path: dataset, reason: "no scans found (ARKit-Scanner, Stray Scanner or ScanNet++ layouts)") }
 
         var queue: [(DiscoveredScan, String)] = []

@@ -69,11 +69,12 @@ public enum TestSupport {
         return url.path
     }
 
-    /// Result of running a process.
-    public struct Run { public var status: Int32; public var stdout: String; public var stderr: String }
+    /// Result of running a process (`timedOut`: it was killed after the caller's timeout).
+    public struct Run { public var status: Int32; public var stdout: String; public var stderr: String; public var timedOut = false }
 
-    /// Runs `executable` with `arguments` and waits.
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Run {
+    /// Runs `executable` with `arguments` and waits; with `timeout`, a process still running
+    /// then is killed (SIGKILL) and reported as timed out rather than hanging the suite.
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double? = nil) throws -> Run {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
@@ -81,9 +82,23 @@ public enum TestSupport {
         let out = Pipe(), err = Pipe()
         p.standardOutput = out; p.standardError = err
         try p.run()
+        let killed = Flag()
+        if let timeout {
+            let pid = p.processIdentifier
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { if p.isRunning { killed.set(); kill(pid, SIGKILL) } }
+        }
         let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        return Run(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        return Run(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self), timedOut: killed.isSet)
+    }
+
+    /// A thread-safe one-way flag.
+    public final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        public init() {}
+        public func set() { lock.lock(); value = true; lock.unlock() }
+        public var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
     }
 
     /// Runs the built `depthpose`.
