@@ -63,6 +63,10 @@ public struct Pose: Equatable, Sendable {
         guard rotation.isFinite, translation.x.isFinite, translation.y.isFinite, translation.z.isFinite else {
             return "contains NaN or infinity"
         }
+        // Beyond 10,000 km a position is corrupt, not a scan (and squares of it overflow).
+        guard max(abs(translation.x), abs(translation.y), abs(translation.z)) < 1e7 else {
+            return "translation (\(translation.x), \(translation.y), \(translation.z)) is beyond 10,000 km"
+        }
         let e = rotation.orthonormalityError
         if e > tolerance { return "rotation is not orthonormal (|R^T R - I| = \(e))" }
         if rotation.determinant < 0 { return "rotation is a reflection (det = \(rotation.determinant))" }

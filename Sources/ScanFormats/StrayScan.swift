@@ -173,11 +173,13 @@ public final class StrayScan: Scan {
             do {
                 let t = try CSVTable(path: imuPath, what: "imu.csv")
                 let c = try ["timestamp", "a_x", "a_y", "a_z", "alpha_x", "alpha_y", "alpha_z"].map { (n) throws(ScanFormatError) in try t.requireColumn(n) }
-                let acc = t.rows.map { Vec3($0[c[1]], $0[c[2]], $0[c[3]]) }
+                let rows = t.rows.filter { r in c.allSatisfy { r[$0].isFinite } }
+                if rows.count < t.rows.count { problems.append(ScanProblem(.warning, "imu.csv", "\(t.rows.count - rows.count) samples with NaN/Inf values skipped")) }
+                let acc = rows.map { Vec3($0[c[1]], $0[c[2]], $0[c[3]]) }
                 let meanNorm = acc.isEmpty ? 1 : length(acc.reduce(.zero, +) / Double(acc.count))
                 let scale = meanNorm > 4 ? 1 / 9.80665 : 1
                 if meanNorm > 4 { problems.append(ScanProblem(.warning, "imu.csv", String(format: "acceleration is in m/s^2 (mean magnitude %.2f); converted to g", meanNorm))) }
-                imu = zip(t.rows, acc).map { r, a in
+                imu = zip(rows, acc).map { r, a in
                     IMUSample(time: r[c[0]], rotationRate: Vec3(r[c[4]], r[c[5]], r[c[6]]), acceleration: a * scale)
                 }.sorted { $0.time < $1.time }
             } catch {

@@ -208,6 +208,26 @@ final class HostileInputTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: root + "/c.ply"))
     }
 
+    /// Case 7: `eval` reserved size/50 poses up front, so a 10 GB file (or a video passed by
+    /// mistake) asked for 110 GB. Low: a scan with no poses at all reported "problems none".
+    func testHugeTrajectoriesAndScansWithoutPoses() throws {
+        let root = TestSupport.temporaryDirectory("huge")
+        let fd = open(root + "/huge.tum", O_WRONLY | O_CREAT, 0o644)
+        XCTAssertEqual(ftruncate(fd, 10 << 30), 0)  // sparse: takes no disk
+        close(fd)
+        TestSupport.writeText("1 0 0 0 0 0 0 1\n2 0 0 0 0 0 0 1\n", root + "/ok.tum")
+        let r = try depthpose(["eval", "ape", "tum", root + "/ok.tum", root + "/huge.tum"], timeout: 30)
+        XCTAssertFalse(r.timedOut)
+        XCTAssertNotEqual(r.status, 0)
+        XCTAssertTrue(r.stderr.contains("more than the 1073741824-byte limit"), r.stderr)
+
+        try synth(root + "/scan")
+        TestSupport.writeText("{}", root + "/scan/trans.json")
+        let i = try depthpose(["inspect", root + "/scan"])
+        XCTAssertEqual(i.status, 65, i.stderr)
+        XCTAssertTrue(i.stdout.contains("the scan has no poses"), i.stdout)
+    }
+
     /// Low: a full disk in `cloud` was "internal error" (exit 70) without the file. A
     /// file-size limit stands in for the full disk: the write fails the same way.
     func testFailedWritesNameTheFile() throws {
