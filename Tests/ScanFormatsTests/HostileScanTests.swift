@@ -62,6 +62,17 @@ final class HostileScanTests: XCTestCase {
         XCTAssertTrue(scan.problems.contains { $0.severity == .warning && $0.message.contains("paired in order") }, "\(scan.problems)")
     }
 
+    /// Frame-number keys written with an exponent (`"1e0"`) trapped a force-unwrapped `Int(key)`.
+    func testFrameNumberKeysWithExponentsAreRead() throws {
+        let dir = try TestSupport.synthScan(frames: 3)
+        let poses = try FlatJSONMap.read(path: dir + "/trans.json", what: "").map(\.value)
+        TestSupport.writeText("{\"0\": \"\(poses[0])\", \"1e0\": \"\(poses[1])\", \"2\": \"\(poses[2])\"}", dir + "/trans.json")
+        let scan = try ARKitScan(path: dir, strict: true)
+        XCTAssertTrue(scan.posesKeyedByFrameNumber)
+        XCTAssertEqual(scan.poseSlot(forFrame: 1), 1)
+        XCTAssertEqual(scan.poses[1].key, "1e0")
+    }
+
     /// A truncated per-frame stream reported "statistics cover the 0 frames before it" for an
     /// error at frame 6: the good frames of the broken batch were never delivered.
     func testFramesBeforeABrokenOneAreDelivered() throws {
