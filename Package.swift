@@ -68,7 +68,7 @@ let package = Package(
                 swiftSettings: optimisedInDebug),
         .target(name: "Gestures", dependencies: ["IOSupport", "Geometry", "ScanFormats"], swiftSettings: optimisedInDebug),
         .target(name: "Trajectories", dependencies: ["IOSupport", "Geometry", "LinearAlgebra"], swiftSettings: optimisedInDebug),
-        .target(name: "Synthesis", dependencies: ["IOSupport", "Geometry", "ScanFormats", "Trajectories"],
+        .target(name: "Synthesis", dependencies: ["IOSupport", "Geometry", "ScanFormats", "Trajectories", "Gestures"],
                 swiftSettings: optimisedInDebug),
         .target(name: "Stages", dependencies: ["IOSupport", "Codecs", "Geometry", "ScanFormats", "PointClouds", "VoxelFusion", "Trajectories", "Gestures"],
                 swiftSettings: optimisedInDebug),

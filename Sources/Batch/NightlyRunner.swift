@@ -1,6 +1,7 @@
 import Foundation
 import IOSupport
 import ScanFormats
+import Stages
 
 /// `nightly`: every scan of a dataset folder or archive, `jobs` at a time, each in its own
 /// `depthpose run` process (a crash or a runaway allocation takes down one scan, not the
@@ -51,6 +52,8 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
 
     var manifestPath: String { out + "/manifest.json" }
     var workDir: String { out + "/.nightly" }
+    /// The scans' options, handed to each `run` as data (`--options`), never re-spelled as flags.
+    var optionsPath: String { workDir + "/run-options.json" }
 
     /// Runs the batch, writes the summaries and returns them (`counts["failed"] > 0` → exit 3).
     public func run() throws -> NightlySummary {
@@ -67,6 +70,7 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         let lock = try ExclusiveLock(workDir + "/lock", holder: "nightly")
         defer { withExtendedLifetime(lock) {} }
         manifest = Manifest.load(manifestPath)
+        try AtomicOutput.write(try JSONOutput.encode(options.run), to: optionsPath)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? [] where !name.hasPrefix(".") {
             AtomicOutput.StagedDirectory.recover(out + "/" + name)  // what killed runs left half-committed or staged
         }
@@ -201,8 +205,8 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         let p = Process()
         p.executableURL = URL(fileURLWithPath: options.executable)
         // `--name=value` and `--` keep a scan named `-x` from reading as an option.
-        p.arguments = ["run", "--out=\(dir)", "--name=\(scan.name)", "--memory-limit=\(options.memoryLimit)", "--exit-zero", "--parent-pid=\(getpid())"]
-            + (path == scan.path ? [] : ["--source=\(path)"]) + options.run.arguments + ["--", scan.path]
+        p.arguments = ["run", "--out=\(dir)", "--name=\(scan.name)", "--memory-limit=\(options.memoryLimit)", "--exit-zero", "--parent-pid=\(getpid())",
+                       "--options=\(optionsPath)"] + (path == scan.path ? [] : ["--source=\(path)"]) + ["--", scan.path]
         var env = ProcessInfo.processInfo.environment
         env["OPENBLAS_NUM_THREADS"] = "1"
         p.environment = env
@@ -258,16 +262,6 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         let line = lines.first { l in markers.contains { l.contains($0) } }
             ?? lines.last { !$0.hasPrefix("Backtrace took") && !$0.hasPrefix("***") }
         return line.map { quoted($0, limit: 300) }
-    }
-}
-
-extension RunOptions {
-    /// These options as `depthpose run` arguments (`--flag=value`: a value may start with `-`).
-    public var arguments: [String] {
-        var a = ["--stages=" + stages.map(\.rawValue).joined(separator: ","), "--voxel=\(voxel)", "--stride=\(stride)",
-                 "--reference-name=" + referenceName, "--decode-format=" + decodeFormat, "--threads=\(threads)"]
-        if normals { a.append("--normals") }
-        return a
     }
 }
 

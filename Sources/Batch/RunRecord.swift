@@ -1,66 +1,6 @@
 import Foundation
 import IOSupport
-
-/// The stages `run` knows, in the order it runs them.
-public enum StageName: String, Sendable, Codable, CaseIterable {
-    case inspect, gestures, cloud, trajectory, decode
-
-    /// The outputs a reader looks for, by what they are (the nightly summary's keys), with
-    /// their paths in a scan's output folder.
-    public var namedOutputs: [(name: String, path: String)] {
-        switch self {
-        case .inspect: return [("inspect", "inspect.json")]
-        case .gestures: return [("gestures", "gestures.json"), ("gestures_csv", "gestures.csv")]
-        case .cloud: return [("cloud", "cloud.ply"), ("cloud_summary", "cloud.json")]
-        case .trajectory: return [("trajectory", "trajectory/report.json"), ("trajectory_html", "trajectory/report.html")]
-        case .decode: return [("decode", "decode")]
-        }
-    }
-
-    /// The files and folders this stage writes into a scan's output folder.
-    public var outputs: [String] {
-        var top: [String] = []
-        for (_, path) in namedOutputs {
-            let first = String(path.prefix { $0 != "/" })
-            if !top.contains(first) { top.append(first) }
-        }
-        return top
-    }
-
-    /// What `run` does unless told otherwise (`decode` only on request).
-    public static let standard: [StageName] = [.inspect, .gestures, .cloud, .trajectory]
-}
-
-/// Options of `run` (and of every scan of `nightly`): recorded in `run.json`, and part of
-/// the resume fingerprint, so changing one redoes the scans.
-public struct RunOptions: Sendable, Codable, Equatable {
-    public var stages = StageName.standard
-    /// Cloud voxel size, metres.
-    public var voxel = 0.02
-    public var normals = false
-    /// Use every N-th frame for the cloud.
-    public var stride = 1
-    /// A trajectory file with this name inside the scan folder is used as the reference (TUM).
-    public var referenceName = "groundtruth.tum"
-    /// Depth image format of the optional decode stage.
-    public var decodeFormat = "png"
-    /// Worker threads per scan (not part of the outputs: excluded from the fingerprint).
-    public var threads = ProcessStats.cores
-
-    public init() {}
-
-    enum CodingKeys: String, CodingKey {
-        case stages, voxel, normals, stride, referenceName = "reference_name", decodeFormat = "decode_format", threads
-    }
-
-    /// The options that change outputs, as stable text (threads excluded: outputs are
-    /// byte-identical for any thread count).
-    public var fingerprintText: String {
-        var o = self
-        o.threads = 0
-        return "depthpose \(DepthPoseVersion.current) " + ((try? JSONOutput.text(o)) ?? "")
-    }
-}
+import Stages
 
 /// What one stage did.
 public struct StageRecord: Sendable, Codable, Equatable {

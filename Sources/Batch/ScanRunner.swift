@@ -16,8 +16,8 @@ public enum ScanRunner {
     /// member's `archive.tar:dir/scan` rather than its temporary extraction folder).
     public static func run(scan: String, name: String? = nil, source: String? = nil, out: String, options: RunOptions,
                            recordName: String = "run.json") throws -> RunRecord {
-        func shown(_ p: String) -> String { source.map { p.hasPrefix(scan) ? $0 + p.dropFirst(scan.count) : p } ?? p }
         try OutputGuard.check(output: out, scan: scan)
+        let context = StageContext(threads: options.threads, scanLabel: source)
         let startDate = Date()
         let t0 = ProcessStats.now()
         let staged = try AtomicOutput.StagedDirectory(target: out)
@@ -27,12 +27,12 @@ public enum ScanRunner {
         /// The gestures of inspect's decoding pass, or the depth error that stopped it.
         var gestures: Result<GestureReport, any Error>?
 
-        func stage(_ n: StageName, _ body: (inout StageRecord) throws -> Void) {
+        func stage(_ n: StageName, _ body: (inout StageRecord, _ output: String) throws -> Void) {
             guard wanted.contains(n) else { return }
             var r = StageRecord(name: n, status: .ok, seconds: 0)
             let s0 = ProcessStats.now()
             do {
-                try body(&r)
+                try body(&r, dir + "/" + n.runOutput)
                 r.outputs = n.outputs
             } catch {
                 r.status = .failed
@@ -45,11 +45,9 @@ public enum ScanRunner {
             stages.append(r)
         }
 
-        stage(.inspect) { r in
-            var report: InspectReport
-            (report, gestures) = try Inspector.inspectWithGestures(scan, threads: options.threads)
-            report.scan = shown(report.scan)
-            try AtomicOutput.write(try JSONOutput.encode(report), to: dir + "/inspect.json")
+        stage(.inspect) { r, output in
+            let report: InspectReport
+            (report, gestures) = try InspectStage.run(scan: scan, output: output, context: context)
             r.metrics["frames"] = Double(report.depth.frames)
             r.metrics["valid_depth_fraction"] = report.depthStatistics.validFraction
             if let t = report.timing { r.metrics["duration_s"] = t.duration; r.metrics["frame_rate"] = t.frameRate }
@@ -60,28 +58,19 @@ public enum ScanRunner {
                 r.error = BatchError.problems(errors.map(\.description)).description
             }
         }
-        stage(.gestures) { r in
+        stage(.gestures) { r, output in
             // The inspect stage's decoding pass already ran the detector with the same options
             // (or met the depth error this stage would meet).
-            let report = try gestures?.get() ?? GestureAnalysis.run(scan: scan, threads: options.threads)
+            let report = try GesturesStage.run(scan: scan, options: GestureOptions(), output: output, context: context, detected: gestures).report
             gestures = .success(report)
-            try report.write(to: dir + "/gestures.json")
             r.warnings = report.warnings
-            let counts = report.counts
             r.metrics["gestures"] = Double(report.events.count)
-            for (k, v) in counts { r.metrics["gestures_\(k)"] = Double(v) }
+            for (k, v) in report.counts { r.metrics["gestures_\(k.rawValue)"] = Double(v) }
         }
-        stage(.cloud) { r in
-            var o = CloudOptions()
-            o.voxelSize = options.voxel; o.normals = options.normals; o.stride = options.stride; o.threads = options.threads
-            var (cloud, summary) = try CloudBuilder.build(scan: scan, options: o)
-            summary.scan = shown(summary.scan)
-            var w = PLYWriter.Options()
-            w.comments = summary.plyComments
-            try PLYWriter.write(cloud, to: dir + "/cloud.ply", options: w)
-            var s = summary
-            s.seconds = 0  // timings live in the run record; cloud.json stays comparable between runs
-            try AtomicOutput.write(try JSONOutput.encode(s), to: dir + "/cloud.json")
+        stage(.cloud) { r, output in
+            var summary = try CloudStage.run(scan: scan, options: options.cloud, output: output, context: context).cloud
+            summary.seconds = 0  // timings live in the run record; cloud.json stays comparable between runs
+            try AtomicOutput.write(try JSONOutput.encode(summary), to: dir + "/cloud.json")
             r.warnings = summary.notes
             r.metrics["points"] = Double(summary.points)
             r.metrics["frames_used"] = Double(summary.framesUsed)
@@ -90,27 +79,17 @@ public enum ScanRunner {
                 throw BatchError.problems(["empty cloud: none of the \(summary.frames) frames had depth and a usable pose (\(summary.framesWithoutPose) without a pose)"])
             }
         }
-        stage(.trajectory) { r in
-            var o = TrajectoryReporter.Options()
-            let ref = scan + "/" + options.referenceName
-            if !options.referenceName.isEmpty, FileManager.default.fileExists(atPath: ref) { o.reference = ref }
-            o.gestureCounts = gestures?.map(\.counts)
-            var (report, series) = try TrajectoryReporter.report(scan: scan, options: o)
-            report.scan = shown(report.scan)
-            if let f = report.reference?.file { report.reference?.file = shown(f) }
-            try TrajectoryReporter.write(report, series: series, to: dir + "/trajectory")
+        stage(.trajectory) { r, output in
+            let report = try TrajectoryStage.run(scan: scan, options: options.trajectory(scan: scan), output: output, context: context,
+                                                 gestureCounts: gestures?.map(\.counts)).report
             r.warnings = report.notes
             r.metrics.merge(ScanMetrics.trajectory(report)) { a, _ in a }
         }
-        stage(.decode) { r in
-            var o = DecodeExporter.Options()
-            o.format = DecodeExporter.ImageFormat(rawValue: options.decodeFormat) ?? .png
-            o.threads = options.threads
-            let s = try DecodeExporter.export(scan: scan, to: dir + "/decode", options: o)
-            r.metrics["decoded_frames"] = Double(s.frames)
+        stage(.decode) { r, output in
+            r.metrics["decoded_frames"] = Double(try DecodeStage.run(scan: scan, options: options.decode, output: output, context: context).frames)
         }
 
-        let record = RunRecord(scan: shown(scan), name: name ?? URL(fileURLWithPath: scan).lastPathComponent,
+        let record = RunRecord(scan: context.shown(scan, scan: scan), name: name ?? URL(fileURLWithPath: scan).lastPathComponent,
                                started: Clock.iso(startDate), finished: Clock.iso(), seconds: ProcessStats.now() - t0,
                                options: options, stages: stages)
         try AtomicOutput.write(try JSONOutput.encode(record), to: dir + "/" + recordName)

@@ -104,9 +104,9 @@ public struct GestureDetector: Sendable {
                                    a.startFrame, a.lastNearFrame, a.moved, 100 * agreement))
             return
         }
-        let kind = duration <= options.pushMaximum ? "push" : "hold"
+        let kind: GestureKind = duration <= options.pushMaximum ? .push : .hold
         let contrast = max(0, min(1, (a.baseline - a.peak) / a.baseline))
-        let margin = kind == "push" ? min(1, (options.pushMaximum - duration) / 0.5 + 0.5) : min(1, (duration - options.pushMaximum) / 0.5 + 0.5)
+        let margin = kind == .push ? min(1, (options.pushMaximum - duration) / 0.5 + 0.5) : min(1, (duration - options.pushMaximum) / 0.5 + 0.5)
         let confidence = max(0, min(1, 0.4 * a.coverage + 0.4 * contrast + 0.2 * max(0, margin)))
         events.append(GestureEvent(kind: kind, startTime: a.startTime, endTime: a.lastNearTime, startFrame: a.startFrame, endFrame: a.lastNearFrame,
                                    peakDepth: a.peak, coverage: a.coverage, confidence: confidence))

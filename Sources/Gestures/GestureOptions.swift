@@ -33,7 +33,19 @@ public struct GestureOptions: Sendable, Codable, Equatable {
 
     public init() {}
 
-    enum CodingKeys: String, CodingKey {
+    /// Why these options cannot be used, or nil.
+    public var problem: String? {
+        guard roi > 0, roi <= 1, nearAbsolute > 0, nearRelative > 0, nearRelative < 1 else { return "need 0 < roi <= 1, near_absolute > 0, 0 < near_relative < 1" }
+        guard exitCoverage > 0, exitCoverage <= enterCoverage, enterCoverage <= 1 else { return "need 0 < exit_coverage <= enter_coverage <= 1" }
+        guard minimumDuration >= 0, pushMaximum > minimumDuration, refractory >= 0 else { return "durations must be >= 0 and push_maximum > minimum_duration" }
+        guard minimumValid >= 0, minimumValid <= 1, maximumDropout >= 0, baselineWindow > 0, cameraMotion >= 0, staticAgreement >= 0, staticAgreement <= 1 else {
+            return "need 0 <= minimum_valid <= 1, maximum_dropout >= 0, baseline_window > 0, camera_motion >= 0, 0 <= static_agreement <= 1"
+        }
+        return nil
+    }
+
+    public typealias Keys = CodingKeys
+    public enum CodingKeys: String, CodingKey, CaseIterable {
         case roi, nearAbsolute = "near_absolute", nearRelative = "near_relative", enterCoverage = "enter_coverage", exitCoverage = "exit_coverage"
         case minimumDuration = "minimum_duration", pushMaximum = "push_maximum", refractory, minimumValid = "minimum_valid"
         case maximumDropout = "maximum_dropout", baselineWindow = "baseline_window", cameraMotion = "camera_motion", staticAgreement = "static_agreement"

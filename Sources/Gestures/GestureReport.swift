@@ -1,9 +1,23 @@
 import Foundation
 import IOSupport
 
+/// The two near/far gestures: `push` comes near and goes far again within `pushMaximum`
+/// seconds, `hold` stays near longer.
+public enum GestureKind: String, Sendable, Codable, CaseIterable, CodingKeyRepresentable {
+    case push, hold
+}
+
+/// Events by kind, every kind present (zero when none).
+public typealias GestureCounts = [GestureKind: Int]
+
+extension GestureCounts {
+    /// "2 push, 1 hold".
+    public var text: String { GestureKind.allCases.map { "\(self[$0] ?? 0) \($0.rawValue)" }.joined(separator: ", ") }
+}
+
 /// One detected gesture.
 public struct GestureEvent: Sendable, Codable, Equatable {
-    public var kind: String
+    public var kind: GestureKind
     public var startTime: Double, endTime: Double
     public var startFrame: Int, endFrame: Int
     /// Nearest depth reached in the ROI (5th percentile), metres.
@@ -30,8 +44,8 @@ public struct GestureReport: Sendable, Codable {
 
     /// Events by kind, every kind present (zero when none): the summary `inspect` and the
     /// trajectory report show.
-    public var counts: [String: Int] {
-        var c = ["push": 0, "hold": 0]
+    public var counts: GestureCounts {
+        var c = GestureCounts(uniqueKeysWithValues: GestureKind.allCases.map { ($0, 0) })
         for e in events { c[e.kind, default: 0] += 1 }
         return c
     }
@@ -45,7 +59,7 @@ public struct GestureReport: Sendable, Codable {
         let csvPath = Self.csvPath(for: path)
         var csv = "kind,start_time,end_time,start_frame,end_frame,peak_depth,coverage,confidence\n"
         for e in events {
-            csv += String(format: "%@,%.6f,%.6f,%d,%d,%.4f,%.4f,%.4f\n", e.kind, e.startTime, e.endTime, e.startFrame, e.endFrame, e.peakDepth, e.coverage, e.confidence)
+            csv += String(format: "%@,%.6f,%.6f,%d,%d,%.4f,%.4f,%.4f\n", e.kind.rawValue, e.startTime, e.endTime, e.startFrame, e.endFrame, e.peakDepth, e.coverage, e.confidence)
         }
         try AtomicOutput.write(csv, to: csvPath)
     }

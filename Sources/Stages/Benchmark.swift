@@ -8,7 +8,7 @@ import Trajectories
 
 /// One benchmark figure: the shape `depthpose bench --json` prints.
 public struct BenchResult: Sendable, Codable {
-    public var stage: String
+    public var stage: Benchmark.Target
     public var scan: String
     public var frames: Int
     public var runs: Int
@@ -29,14 +29,14 @@ public struct BenchResult: Sendable, Codable {
 
     public var text: String {
         String(format: "%@ %@: %d frames, %d threads, median of %d runs: %.4f s, %.0f frames/s, %.1f MB/s decoded, peak RSS %.1f MB",
-               stage, scan, frames, threads, runs, seconds, framesPerSecond, mbPerSecond, peakRSSMB)
+               stage.rawValue, scan, frames, threads, runs, seconds, framesPerSecond, mbPerSecond, peakRSSMB)
     }
 }
 
 extension BenchResult {
     /// A figure from every run's wall time: the median, rates from it, `bytes` per run for
     /// the MB/s, and the peak RSS so far.
-    init(stage: String, scan: String, frames: Int, threads: Int, runSeconds: [Double], bytes: Int) {
+    init(stage: Benchmark.Target, scan: String, frames: Int, threads: Int, runSeconds: [Double], bytes: Int) {
         let m = Median.of(runSeconds)
         self.init(stage: stage, scan: scan, frames: frames, runs: runSeconds.count, threads: threads, seconds: m,
                   framesPerSecond: Double(frames) / m, mbPerSecond: Double(bytes) / m / 1e6,
@@ -46,7 +46,8 @@ extension BenchResult {
 
 /// Benchmarks of the stages (`depthpose bench STAGE SCAN`).
 public enum Benchmark {
-    public enum Stage: String, Sendable, CaseIterable { case decode, backproject, cloud, eval, gestures }
+    /// What `bench` measures (`nightly` lives with the batch layer: `NightlyBenchmark`).
+    public enum Target: String, Sendable, Codable, CaseIterable { case decode, backproject, cloud, eval, gestures, nightly }
 
     /// The gestures stage (decode included) and plain decoding of the same scan, run
     /// alternately (decode, gestures, gestures, decode, ...) so both see the same machine
@@ -66,8 +67,8 @@ public enum Benchmark {
             }
         }
         let bytes = frames * scan.depthLayout.pixels * scan.depthFormat.bytesPerSample
-        return GesturesBench(gestures: BenchResult(stage: "gestures", scan: path, frames: frames, threads: threads, runSeconds: g, bytes: bytes),
-                             decode: BenchResult(stage: "decode", scan: path, frames: frames, threads: threads, runSeconds: d, bytes: bytes),
+        return GesturesBench(gestures: BenchResult(stage: .gestures, scan: path, frames: frames, threads: threads, runSeconds: g, bytes: bytes),
+                             decode: BenchResult(stage: .decode, scan: path, frames: frames, threads: threads, runSeconds: d, bytes: bytes),
                              overhead: Median.of(zip(g, d).map { $0 / $1 - 1 }))
     }
 
@@ -94,7 +95,7 @@ public enum Benchmark {
             o.metric = .rpe
             _ = try Evaluation.measure(prepared, options: o)
         }
-        return BenchResult(stage: "eval", scan: reference + " " + estimate, frames: poses, threads: 1, runSeconds: times, bytes: 0)
+        return BenchResult(stage: .eval, scan: reference + " " + estimate, frames: poses, threads: 1, runSeconds: times, bytes: 0)
     }
 
     /// Runs `body` once to warm up, then `runs` times; returns every run's wall time.
@@ -114,7 +115,7 @@ public enum Benchmark {
         let times = try timed(runs: runs) { summary = try CloudBuilder.build(scan: path, options: options).1 }
         let scan = try ScanOpener.open(path, strict: false)
         let frames = summary!.frames, bytes = frames * scan.depthLayout.pixels * scan.depthFormat.bytesPerSample
-        return BenchResult(stage: "cloud", scan: path, frames: frames, threads: options.threads, runSeconds: times, bytes: bytes)
+        return BenchResult(stage: .cloud, scan: path, frames: frames, threads: options.threads, runSeconds: times, bytes: bytes)
     }
 
     /// Back-projection + pose transform alone: up to `frames` frames are decoded into
@@ -150,7 +151,7 @@ public enum Benchmark {
                 }
             }
         }
-        return BenchResult(stage: "backproject", scan: path, frames: n, threads: threads, runSeconds: times, bytes: n * layout.pixels * 12)
+        return BenchResult(stage: .backproject, scan: path, frames: n, threads: threads, runSeconds: times, bytes: n * layout.pixels * 12)
     }
 
     /// Decodes every depth frame of `path` `runs` times (after one warm-up run that also
@@ -165,7 +166,7 @@ public enum Benchmark {
                 bytes += batch.count * batch.frameBytes
             }
         }
-        return BenchResult(stage: "decode", scan: path, frames: frames, threads: threads, runSeconds: times, bytes: bytes)
+        return BenchResult(stage: .decode, scan: path, frames: frames, threads: threads, runSeconds: times, bytes: bytes)
     }
 }
 

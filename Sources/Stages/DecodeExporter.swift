@@ -8,10 +8,8 @@ import ScanFormats
 /// `frames.csv` (which pose and IMU sample each frame was paired with).
 /// Everything is staged in a hidden folder and moved into place at the end.
 public enum DecodeExporter {
-    public enum ImageFormat: String, Sendable, CaseIterable { case png, npy }
-
     public struct Options: Sendable {
-        public var format = ImageFormat.png
+        public var format = DepthImageFormat.png
         /// How float metres become millimetres (uint16 LZ4 depth is written unchanged).
         public var rounding = DepthConversion.Rounding.nearest
         public var threads = ProcessStats.cores
@@ -21,7 +19,9 @@ public enum DecodeExporter {
         public init() {}
     }
 
-    public struct Summary: Sendable {
+    public struct Summary: Sendable, Codable {
+        /// The folder written.
+        public var output: String
         public var frames: Int
         public var poses: Int
         public var imuSamples: Int
@@ -54,7 +54,7 @@ public enum DecodeExporter {
         try AtomicOutput.write(imuCSV(scan.imu), to: staged.staging + "/imu.csv")
         try AtomicOutput.write(framesCSV(scan, frames: frames), to: staged.staging + "/frames.csv")
         try staged.commit()
-        return Summary(frames: frames, poses: scan.poses.filter { $0.problem == nil }.count, imuSamples: scan.imu.count)
+        return Summary(output: out, frames: frames, poses: scan.poses.filter { $0.problem == nil }.count, imuSamples: scan.imu.count)
     }
 
     private static func write(_ batch: DepthBatch, _ k: Int, into dir: String, _ o: Options, scratch: inout [UInt16]) throws {

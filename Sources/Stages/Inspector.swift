@@ -18,7 +18,7 @@ public struct InspectReport: Sendable, Codable {
     public var accounting: FrameAccounting
     public var depthStatistics: DepthSummary
     /// Near/far gestures found in the depth (see `gestures`), by kind.
-    public var gestures: [String: Int]?
+    public var gestures: GestureCounts?
     public var problems: [ScanProblem]
 
     public struct DepthInfo: Sendable, Codable {
@@ -141,7 +141,7 @@ extension InspectReport {
         }
         let d = depthStatistics
         s += "depth stats valid \(f(d.validFraction * 100, 1))%, min \(f(d.min)) m, median \(f(d.median)) m, mean \(f(d.mean)) m, p95 \(f(d.p95)) m, max \(f(d.max)) m\n"
-        if let g = gestures { s += "gestures    \(g["push"] ?? 0) push, \(g["hold"] ?? 0) hold\n" }
+        if let g = gestures { s += "gestures    \(g.text)\n" }
         s += "\nframe accounting\n" + accounting.table + "\n"
         s += "\nproblems    " + (problems.isEmpty ? "none\n" : "\(problems.count)\n" + problems.map { "  - \($0)" }.joined(separator: "\n") + "\n")
         return s

@@ -15,7 +15,7 @@ public struct TrajectoryReport: Sendable, Codable {
     public var notes: [String]
     public var analytics: TrajectoryAnalytics
     /// Near/far gestures in the scan's depth, by kind (nil when the depth could not be read).
-    public var gestures: [String: Int]?
+    public var gestures: GestureCounts?
     public var reference: ReferenceComparison?
 
     public struct ReferenceComparison: Sendable, Codable {
@@ -44,7 +44,9 @@ public enum TrajectoryReporter {
         public var analytics = TrajectoryAnalytics.Options()
         /// Gesture counts already computed from this scan's depth, or the depth error that
         /// stopped that pass (either way, no decoding pass here).
-        public var gestureCounts: Result<[String: Int], any Error>?
+        public var gestureCounts: Result<GestureCounts, any Error>?
+        /// Worker threads of the gestures' decoding pass, when there is one.
+        public var threads = ProcessStats.cores
         public init() {}
     }
 
@@ -95,8 +97,8 @@ public enum TrajectoryReporter {
             series.errors = zip(prepared.estimate.stamps ?? [], ape).map { ($0 - t0, $1) }
             series.errorPositions = prepared.estimate.positions
         }
-        var gestures: [String: Int]?
-        switch o.gestureCounts ?? Result(catching: { try GestureAnalysis.run(scan: scan).counts }) {
+        var gestures: GestureCounts?
+        switch o.gestureCounts ?? Result(catching: { try GestureAnalysis.run(scan: scan, threads: o.threads).counts }) {
         case .success(let counts): gestures = counts
         case .failure(let error): notes.append("no gesture counts: \(error)")
         }
@@ -127,7 +129,7 @@ public enum TrajectoryReporter {
             ("jumps (relocalisations)", a.jumps.isEmpty ? "none" : a.jumps.map { "\(f($0.time, 2)) s (pose \($0.index)): \(f($0.distance)) m, \(f($0.angleDegrees, 1))°" }.joined(separator: "; ")),
             ("loop gap", "\(f(a.loopGap)) m" + (a.returnsToStart ? " (returns to its start)" : "")),
         ]
-        if let g = r.gestures { rows.append(("gestures", "\(g["push"] ?? 0) push, \(g["hold"] ?? 0) hold")) }
+        if let g = r.gestures { rows.append(("gestures", g.text)) }
         if let t = a.tilt {
             rows.append(("gravity tilt error", "mean \(f(t.meanDegrees, 3))°, max \(f(t.maxDegrees, 3))°, trend \(f(t.trendDegreesPerMinute, 4))°/min over \(t.frames) poses"))
         } else { rows.append(("gravity tilt error", "no IMU gravity")) }

@@ -1,10 +1,11 @@
 import Foundation
+import Gestures
 /// Near/far occluder gestures in front of the camera (a hand or a head leaning in):
 /// `push` comes in to ~0.2-0.3 m and leaves within ~1 s; `hold` stays near for 2.5-4 s.
 /// The occluder is a disc facing the camera, centred on the view axis.
 public struct GestureScript: Sendable {
     public struct Event: Sendable, Codable, Equatable {
-        public var kind: String
+        public var kind: GestureKind
         public var startTime: Double, endTime: Double
         public var startFrame: Int, endFrame: Int
         /// Nearest occluder distance reached (m).
@@ -15,7 +16,7 @@ public struct GestureScript: Sendable {
     }
 
     /// Windows on the scan's own time axis (seconds from the first frame).
-    struct Window: Sendable { var kind: String; var start: Double; var duration: Double; var near: Double; var radius: Double }
+    struct Window: Sendable { var kind: GestureKind; var start: Double; var duration: Double; var near: Double; var radius: Double }
     private let windows: [Window]
     /// Distance at which the occluder enters and leaves the view.
     static let entryDepth = 0.6
@@ -25,8 +26,8 @@ public struct GestureScript: Sendable {
         var w: [Window] = []
         let slot = duration / Double(count + 1)
         for k in 0..<count {
-            let kind = rng.unit() < 0.5 ? "push" : "hold"
-            let len = kind == "push" ? rng.uniform(0.8 ... 1.4) : rng.uniform(2.5 ... 4.0)
+            let kind: GestureKind = rng.unit() < 0.5 ? .push : .hold
+            let len = kind == .push ? rng.uniform(0.8 ... 1.4) : rng.uniform(2.5 ... 4.0)
             let centre = slot * Double(k + 1) + rng.uniform(-0.1 ... 0.1) * slot
             w.append(Window(kind: kind, start: centre - len / 2, duration: len, near: rng.uniform(0.18 ... 0.3),
                             radius: rng.uniform(0.12 ... 0.2)))
@@ -39,7 +40,7 @@ public struct GestureScript: Sendable {
         for w in windows where t >= w.start && t <= w.start + w.duration {
             let tau = (t - w.start) / w.duration
             let closeness: Double
-            if w.kind == "push" {
+            if w.kind == .push {
                 closeness = sin(.pi * tau)
             } else {
                 let ramp = 0.4 / w.duration

@@ -5,7 +5,7 @@ import Geometry
 public enum Evaluation {
     public enum Metric: String, Sendable, CaseIterable { case ape, rpe }
 
-    public struct Options: Sendable {
+    public struct Options: Sendable, Equatable {
         public var metric = Metric.ape
         public var format = TrajectoryFormat.tum
         public var relation = PoseRelation.translationPart

@@ -3,7 +3,7 @@ import Geometry
 import IOSupport
 
 /// Trajectory file formats, read and written with evo's conventions.
-public enum TrajectoryFormat: String, Sendable, CaseIterable {
+public enum TrajectoryFormat: String, Sendable, Codable, CaseIterable {
     /// `timestamp tx ty tz qx qy qz qw`, `#` comments.
     case tum
     /// 12 numbers per line: the top 3 rows of a 4x4 pose, row-major; no timestamps.

@@ -11,35 +11,28 @@ struct DecodeCommand: ParsableCommand {
         negative values become 0); --truncate reproduces the toolkit's (d * 1000).astype(uint16) exactly.
         """)
 
-    @Argument(help: "Scan folder.")
-    var scan: String
-
-    @Option(name: .long, help: "Output folder.")
-    var out: String
-
-    @Option(help: "Depth image format: png or npy (uint16 millimetres).")
-    var format: String = "png"
-
-    @Option(help: "PNG zlib level 0-9; 6 gives files byte-identical to the ScanNet++ toolkit's, 1 is faster.")
-    var pngLevel: Int32 = 6
-
-    @Flag(help: "Convert float depth like the ScanNet++ toolkit: truncate, wrap NaN/negative values.")
-    var truncate = false
-
+    @Argument(help: "Scan folder.") var scan: String
+    @Option(name: .long, help: "Output folder.") var out: String
+    @OptionGroup var options: DecodeArguments
     @OptionGroup var threads: ThreadOptions
 
-    func validate() throws {
-        guard DecodeExporter.ImageFormat(rawValue: format) != nil else { throw ValidationError("--format must be png or npy") }
-        guard (0...9).contains(pngLevel) else { throw ValidationError("--png-level must be 0...9") }
+    func run() throws {
+        emit(try DecodeStage.run(scan: scan, options: try validated(options.value), output: out, context: threads.context).text)
+    }
+}
+
+/// `DecodeStage.Options` on the command line; every default is the library's.
+struct DecodeArguments: ParsableArguments {
+    private static let defaults = DecodeStage.Options()
+    @Option(help: "Depth image format (uint16 millimetres).") var format = defaults.format
+    @Option(help: "PNG zlib level 0-9; 6 gives files byte-identical to the ScanNet++ toolkit's, 1 is faster.") var pngLevel = defaults.pngLevel
+    @Flag(help: "Convert float depth like the ScanNet++ toolkit: truncate, wrap NaN/negative values.") var truncate = defaults.truncate
+
+    var value: DecodeStage.Options {
+        var o = DecodeStage.Options()
+        o.format = format; o.pngLevel = pngLevel; o.truncate = truncate
+        return o
     }
 
-    func run() throws {
-        var o = DecodeExporter.Options()
-        o.format = DecodeExporter.ImageFormat(rawValue: format)!
-        o.rounding = truncate ? .truncateLikeToolkit : .nearest
-        o.threads = threads.threads
-        o.pngLevel = pngLevel
-        let s = try DecodeExporter.export(scan: scan, to: out, options: o)
-        emit("decoded \(s.frames) depth frames, \(s.poses) poses, \(s.imuSamples) IMU samples into \(out)")
-    }
+    func validate() throws { _ = try validated(value) }
 }

@@ -37,19 +37,3 @@ struct DepthPose: ParsableCommand {
         }
     }
 }
-
-/// Options shared by the stages that decode depth.
-struct ThreadOptions: ParsableArguments {
-    @Option(name: [.customShort("j"), .long], help: "Worker threads (default: all cores).")
-    var threads: Int = ProcessStats.cores
-
-    func validate() throws {
-        guard threadCountRange.contains(threads) else { throw ValidationError("--threads must be \(threadCountRange.lowerBound)...\(threadCountRange.upperBound)") }
-    }
-}
-
-/// Writes `text` to standard output.
-func emit(_ text: String) {
-    FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
-}
-

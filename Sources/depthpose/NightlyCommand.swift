@@ -24,7 +24,7 @@ struct NightlyCommand: ParsableCommand {
     var scanTimeout = NightlyRunner.defaultScanTimeout
     @Flag(help: "Redo every scan, changed or not.") var force = false
     @Flag(help: "Keep the extracted archive in OUT/.nightly/extract.") var keepExtracted = false
-    @OptionGroup var stageOptions: RunStageOptions
+    @OptionGroup var stageOptions: RunArguments
 
     func validate() throws {
         guard threadCountRange.contains(jobs) else { throw ValidationError("--jobs must be \(threadCountRange.lowerBound)...\(threadCountRange.upperBound)") }
@@ -39,7 +39,7 @@ struct NightlyCommand: ParsableCommand {
         var o = NightlyRunner.Options()
         o.jobs = jobs; o.threadsPerScan = threadsPerScan; o.memoryLimitMB = memoryLimit
         o.force = force; o.keepExtracted = keepExtracted; o.scanTimeout = scanTimeout
-        o.run = stageOptions.options(threads: 1)
+        o.run = try stageOptions.value(threads: 1)
         let runner = NightlyRunner(dataset: dataset, out: out, options: o) { FileHandle.standardError.write(Data($0.utf8)) }
         let t0 = ProcessStats.now()
         let s = try runner.run()

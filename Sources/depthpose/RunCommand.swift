@@ -4,38 +4,40 @@ import CProcessControl
 import Foundation
 import IOSupport
 import PointClouds
+import Stages
 
-/// Options shared by `run` and `nightly`: what each scan's stages do.
-struct RunStageOptions: ParsableArguments {
-    @Option(help: "Stages, comma-separated: inspect, gestures, cloud, trajectory, decode.")
-    var stages = StageName.standard.map(\.rawValue).joined(separator: ",")
-    @Flag(help: "Also run decode (depth PNGs, trajectory, IMU) into DIR/decode.") var decode = false
-    @Option(help: "Depth image format of decode: png or npy.") var decodeFormat = "png"
-    @Option(help: "Cloud voxel size in metres.") var voxel = 0.02
+/// What each scan's stages do under `run` and `nightly`: `RunOptions`, from a JSON file
+/// (`--options`, as `nightly` hands them to its children and the Snakemake workflow writes
+/// them) and/or flags, which override the file. Every default is the library's.
+struct RunArguments: ParsableArguments {
+    private static let defaults = RunOptions()
+    @Option(help: "A JSON file of run options (the keys of run.json's \"options\"); flags given here override it.")
+    var options: String?
+    @Option(help: "Stages, comma-separated: \(StageName.allCases.map(\.rawValue).joined(separator: ", ")) (default: \(defaults.stages.map(\.rawValue).joined(separator: ","))).",
+            transform: commaList) var stages: [StageName]?
+    @Flag(help: "Also run decode (depth images, trajectory, IMU) into DIR/decode.") var decode = false
+    @Option(help: "Depth image format of decode (default: \(defaults.decodeFormat.rawValue)).") var decodeFormat: DepthImageFormat?
+    @Option(help: "Cloud voxel size in metres (default: \(defaults.voxel)).") var voxel: Double?
     @Flag(help: "Estimate cloud normals.") var normals = false
-    @Option(help: "Use every N-th frame for the cloud.") var stride = 1
-    @Option(help: "A reference trajectory (TUM) with this name inside a scan folder is used for APE/RPE (\"\" = none).")
-    var referenceName = "groundtruth.tum"
+    @Option(help: "Use every N-th frame for the cloud (default: \(defaults.stride)).") var stride: Int?
+    @Option(help: "A reference trajectory (TUM) with this name inside a scan folder is used for APE/RPE (\"\" = none; default: \(defaults.referenceName)).")
+    var referenceName: String?
 
-    func validate() throws {
-        for s in stageList where StageName(rawValue: s) == nil { throw ValidationError("unknown stage '\(s)'; expected \(StageName.allCases.map(\.rawValue).joined(separator: ", "))") }
-        guard CloudOptions.voxelRange.contains(voxel), stride >= 1 else {
-            throw ValidationError("--voxel must be \(CloudOptions.voxelRange.lowerBound)...\(CloudOptions.voxelRange.upperBound) m and --stride >= 1")
-        }
-        guard ["png", "npy"].contains(decodeFormat) else { throw ValidationError("--decode-format must be png or npy") }
-    }
-
-    var stageList: [String] { stages.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
-
-    func options(threads: Int) -> RunOptions {
+    /// The options: the file's (or the defaults), with the flags given on top.
+    func value(threads: Int?) throws -> RunOptions {
         var o = RunOptions()
-        var wanted = Set(stageList.compactMap(StageName.init(rawValue:)))
-        if decode { wanted.insert(.decode) }
-        o.stages = StageName.allCases.filter { wanted.contains($0) }
-        o.voxel = voxel; o.normals = normals; o.stride = stride; o.referenceName = referenceName
-        o.decodeFormat = decodeFormat; o.threads = threads
-        return o
+        if let options { o = try RunOptions.read(json: Data(try InputFile.read(options, what: "run options")), from: options) }
+        if let stages { o.stages = StageName.allCases.filter { stages.contains($0) || (decode && $0 == .decode) } } else if decode, !o.stages.contains(.decode) { o.stages.append(.decode) }
+        if let decodeFormat { o.decodeFormat = decodeFormat }
+        if let voxel { o.voxel = voxel }
+        if normals { o.normals = true }
+        if let stride { o.stride = stride }
+        if let referenceName { o.referenceName = referenceName }
+        if let threads { o.threads = threads }
+        return try validated(o)
     }
+
+    func validate() throws { if options == nil { _ = try value(threads: nil) } }
 }
 
 struct RunCommand: ParsableCommand {
@@ -59,8 +61,8 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Exit 0 whenever the record was written, even if a stage failed.") var exitZero = false
     @Option(help: .hidden) var parentPid: Int32?  // nightly's pid: this run dies with it
     @Flag(help: "Print the record as JSON.") var json = false
-    @OptionGroup var stageOptions: RunStageOptions
-    @OptionGroup var threads: ThreadOptions
+    @OptionGroup var stageOptions: RunArguments
+    @Option(name: [.customShort("j"), .long], help: "Worker threads (default: the options file's, else all cores).") var threads: Int?
 
     func validate() throws {
         guard memoryLimit >= 0 else { throw ValidationError("--memory-limit must be >= 0") }
@@ -71,7 +73,7 @@ struct RunCommand: ParsableCommand {
         if let parentPid, depthpose_exit_with_parent(parentPid) != 0 { throw ExitCode(ExitStatus.temporaryFailure.rawValue) }
         if memoryLimit > 0 { ProcessStats.limitAddressSpace(megabytes: memoryLimit) }
         guard FileManager.default.fileExists(atPath: scan) else { throw IOError.missing(path: scan, what: "scan folder") }
-        let r = try ScanRunner.run(scan: scan, name: name, source: source, out: out, options: stageOptions.options(threads: threads.threads), recordName: record)
+        let r = try ScanRunner.run(scan: scan, name: name, source: source, out: out, options: try stageOptions.value(threads: threads), recordName: record)
         if json { emit(try JSONOutput.text(r)) } else {
             var s = "\(r.name): \(r.status.rawValue) in \(String(format: "%.2f", r.seconds)) s → \(out)\n"
             for st in r.stages {

@@ -1,5 +1,4 @@
 import ArgumentParser
-import IOSupport
 import Stages
 import Trajectories
 
@@ -11,27 +10,30 @@ struct TrajectoryCommand: ParsableCommand {
 
     @Argument(help: "Scan folder.") var scan: String
     @Option(name: .long, help: "Output folder.") var out: String
-    @Option(help: "Reference trajectory file (ground truth).") var reference: String?
-    @Option(help: "Reference format: tum, kitti or euroc.") var referenceFormat = "tum"
-    @Flag(help: "Sim(3) alignment to the reference (scale too).") var correctScale = false
-    @Option(help: "Stationary below this speed (m/s)...") var stationarySpeed = 0.02
-    @Option(help: "...for at least this long (s).") var stationaryMinimum = 1.0
-    @Option(help: "A step faster than this (m/s, and 10x the median) is a jump.") var jumpSpeed = 2.0
+    @OptionGroup var options: TrajectoryArguments
     @Flag(help: "Print the report as JSON too.") var json = false
 
-    func validate() throws {
-        guard TrajectoryFormat(rawValue: referenceFormat) != nil else { throw ValidationError("--reference-format must be tum, kitti or euroc") }
-        guard stationarySpeed > 0, stationaryMinimum > 0, jumpSpeed > 0 else { throw ValidationError("thresholds must be > 0") }
+    func run() throws {
+        try emit(try TrajectoryStage.run(scan: scan, options: try validated(options.value), output: out, context: StageContext()), json: json)
+    }
+}
+
+/// `TrajectoryStage.Options` on the command line; every default is the library's.
+struct TrajectoryArguments: ParsableArguments {
+    private static let defaults = TrajectoryStage.Options()
+    @Option(help: "Reference trajectory file (ground truth; default: none).") var reference: String?
+    @Option(help: "Reference format.") var referenceFormat = defaults.referenceFormat
+    @Flag(help: "Sim(3) alignment to the reference (scale too).") var correctScale = defaults.correctScale
+    @Option(help: "Stationary below this speed (m/s)...") var stationarySpeed = defaults.stationarySpeed
+    @Option(help: "...for at least this long (s).") var stationaryMinimum = defaults.stationaryMinimum
+    @Option(help: "A step faster than this (m/s, and 10x the median) is a jump.") var jumpSpeed = defaults.jumpSpeed
+
+    var value: TrajectoryStage.Options {
+        var o = TrajectoryStage.Options()
+        o.reference = reference; o.referenceFormat = referenceFormat; o.correctScale = correctScale
+        o.stationarySpeed = stationarySpeed; o.stationaryMinimum = stationaryMinimum; o.jumpSpeed = jumpSpeed
+        return o
     }
 
-    func run() throws {
-        var o = TrajectoryReporter.Options()
-        o.reference = reference; o.referenceFormat = TrajectoryFormat(rawValue: referenceFormat)!; o.correctScale = correctScale
-        o.analytics.stationarySpeed = stationarySpeed; o.analytics.stationaryMinimum = stationaryMinimum; o.analytics.jumpSpeed = jumpSpeed
-        try OutputGuard.check(output: out, scan: scan)
-        if let reference { try OutputGuard.check(output: out, inputs: [reference]) }
-        let (report, series) = try TrajectoryReporter.report(scan: scan, options: o)
-        try TrajectoryReporter.write(report, series: series, to: out)
-        emit(json ? try JSONOutput.text(report) : TrajectoryReporter.markdown(report) + "\nwritten: \(out)/report.json, report.md, report.html, trajectory.tum")
-    }
+    func validate() throws { _ = try validated(value) }
 }

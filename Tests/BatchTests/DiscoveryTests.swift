@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import Batch
 import IOSupport
+import Stages
 import TestSupport
 
 /// Scan discovery and input fingerprints.

@@ -10,7 +10,7 @@ import XCTest
 /// The detector on synthetic scans whose gestures are known (`gestures_truth.json`).
 final class GestureTests: XCTestCase {
     struct Truth: Decodable {
-        struct Event: Decodable { var kind: String; var start_frame: Int; var end_frame: Int }
+        struct Event: Decodable { var kind: GestureKind; var start_frame: Int; var end_frame: Int }
         var events: [Event]
     }
 

@@ -102,7 +102,8 @@ final class SynthesisTests: XCTestCase {
         let events = script.events(fps: 30, startTime: 100, frames: 1200)
         XCTAssertEqual(events.count, 4)
         for e in events {
-            XCTAssertTrue(["push", "hold"].contains(e.kind))
+            // Pushes last 0.8-1.4 s, holds 2.5-4 s in the script.
+            XCTAssertEqual(e.kind, e.endTime - e.startTime < 2 ? .push : .hold)
             XCTAssertLessThan(e.startFrame, e.endFrame)
             XCTAssertEqual(e.startTime, 100 + Double(e.startFrame) / 30, accuracy: 1e-9)
             let mid = (e.startTime + e.endTime) / 2 - 100

@@ -1,0 +1,103 @@
+import Foundation
+import IOSupport
+import PointClouds
+import VoxelFusion
+
+/// Optional per-point properties of a cloud PLY beyond position and normal.
+public enum CloudExtra: String, Sendable, Codable, CaseIterable {
+    /// `uint count`: depth samples fused into the point.
+    case count
+    /// `float confidence`: mean confidence level (0...2) of its samples.
+    case confidence
+}
+
+/// `cloud`: back-project every frame, transform by its pose, fuse into a voxel grid,
+/// filter, optionally estimate normals; writes a PLY (see `CloudBuilder`, `PLYWriter`).
+public enum CloudStage: Stage {
+    public struct Options: StageOptions {
+        /// Voxel edge, metres (`CloudOptions.voxelRange`).
+        public var voxel = 0.01
+        /// Depth range kept, metres.
+        public var minDepth = PixelFilters().minDepth
+        public var maxDepth = PixelFilters().maxDepth
+        /// Lowest confidence level kept where confidence maps exist (0 low, 1 medium, 2 high).
+        public var minConfidence = PixelFilters().minConfidence
+        /// Flying-pixel threshold: drop pixels whose 4-neighbour depth differs by more than this fraction (0 = off).
+        public var flyingPixel = PixelFilters().flyingPixelThreshold
+        /// Drop voxels supported by fewer depth samples (1 = keep all).
+        public var minSupport = CloudOptions().minSupport
+        /// All filters off: any valid depth, no flying-pixel test, any confidence, min support 1.
+        public var noFilters = false
+        /// Every N-th frame.
+        public var stride = 1
+        /// Estimate normals (neighbourhood covariance), oriented toward the cameras.
+        public var normals = false
+        /// Normal neighbourhood radius, voxels.
+        public var normalRadius = CloudOptions().normalRadius
+        /// The recording's world, or levelled by IMU gravity (+z up).
+        public var frame = CloudFrame.recording
+        /// ASCII PLY instead of binary little-endian.
+        public var ascii = false
+        /// Extra per-point properties.
+        public var extras: [CloudExtra] = []
+
+        public init() {}
+        public enum CodingKeys: String, CodingKey, CaseIterable {
+            case voxel, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel"
+            case minSupport = "min_support", noFilters = "no_filters", stride, normals, normalRadius = "normal_radius", frame, ascii, extras
+        }
+        public typealias Keys = CodingKeys
+
+        /// The builder's options for `threads` worker threads.
+        public func builder(threads: Int) -> CloudOptions {
+            var o = noFilters ? CloudOptions.unfiltered(voxelSize: voxel) : CloudOptions()
+            o.voxelSize = voxel
+            if !noFilters {
+                o.filters.minDepth = minDepth; o.filters.maxDepth = maxDepth
+                o.filters.minConfidence = minConfidence; o.filters.flyingPixelThreshold = flyingPixel
+                o.minSupport = minSupport
+            }
+            o.stride = stride; o.normals = normals; o.normalRadius = normalRadius
+            o.frame = frame; o.threads = threads
+            return o
+        }
+
+        public var problem: String? { builder(threads: 1).problem }
+    }
+
+    public static let name = StageName.cloud
+
+    /// What `cloud` did (`CloudSummary`, which is also its JSON) and where it wrote.
+    public struct Summary: StageSummary {
+        public var cloud: CloudSummary
+        public var output: String
+        public var options: Options
+
+        public func encode(to encoder: any Encoder) throws { try cloud.encode(to: encoder) }
+
+        public var text: String {
+            let c = cloud
+            var s = "wrote \(c.points) points to \(output) (voxel \(c.voxelSize) m, \(c.frame.rawValue) frame) in \(String(format: "%.2f", c.seconds)) s\n"
+            s += "frames: \(c.frames) read, \(c.framesUsed) used, \(c.framesSkippedByStride) skipped by stride, \(c.framesWithoutPose) without a usable pose\n"
+            s += "samples fused: \(c.samples); voxels: \(c.voxels), \(c.voxelsRemovedLowSupport) removed with support < \(options.builder(threads: 1).minSupport)\n"
+            if let g = c.gravity {
+                s += String(format: "gravity: %d frames, down (%.4f, %.4f, %.4f), %.3f deg from world -y\n", g.framesUsed, g.down[0], g.down[1], g.down[2], g.angleToMinusYDegrees)
+            } else { s += "gravity: no IMU gravity in this scan\n" }
+            for n in c.notes { s += "note: \(n)\n" }
+            return s
+        }
+    }
+
+    public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary {
+        try OutputGuard.check(output: output, scan: scan)
+        var (cloud, summary) = try CloudBuilder.build(scan: scan, options: options.builder(threads: context.threads))
+        summary.scan = context.shown(summary.scan, scan: scan)
+        var w = PLYWriter.Options()
+        w.ascii = options.ascii
+        w.includeCount = options.extras.contains(.count)
+        w.includeConfidence = options.extras.contains(.confidence)
+        w.comments = summary.plyComments
+        try PLYWriter.write(cloud, to: output, options: w)
+        return Summary(cloud: summary, output: output, options: options)
+    }
+}

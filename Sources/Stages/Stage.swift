@@ -1,0 +1,117 @@
+import Foundation
+import IOSupport
+
+/// The stages, in the order `run` runs them. Each has a type conforming to `Stage`
+/// (`InspectStage`, `GesturesStage`, `CloudStage`, `TrajectoryStage`, `DecodeStage`).
+public enum StageName: String, Sendable, Codable, CaseIterable {
+    case inspect, gestures, cloud, trajectory, decode
+
+    /// The outputs a reader looks for, by what they are (the nightly summary's keys), with
+    /// their paths in a scan's output folder.
+    public var namedOutputs: [(name: String, path: String)] {
+        switch self {
+        case .inspect: return [("inspect", "inspect.json")]
+        case .gestures: return [("gestures", "gestures.json"), ("gestures_csv", "gestures.csv")]
+        case .cloud: return [("cloud", "cloud.ply"), ("cloud_summary", "cloud.json")]
+        case .trajectory: return [("trajectory", "trajectory/report.json"), ("trajectory_html", "trajectory/report.html")]
+        case .decode: return [("decode", "decode")]
+        }
+    }
+
+    /// The files and folders this stage writes into a scan's output folder.
+    public var outputs: [String] {
+        var top: [String] = []
+        for (_, path) in namedOutputs {
+            let first = String(path.prefix { $0 != "/" })
+            if !top.contains(first) { top.append(first) }
+        }
+        return top
+    }
+
+    /// Where the stage writes inside a scan's output folder under `run` (its `--out` there).
+    public var runOutput: String { namedOutputs[0].path.split(separator: "/").first.map(String.init)! }
+
+    /// What `run` does unless told otherwise (`decode` only on request).
+    public static let standard: [StageName] = [.inspect, .gestures, .cloud, .trajectory]
+}
+
+
+/// A stage: one set of options (a `Codable` struct whose `init()` holds every default),
+/// where it writes, and the work. The CLI subcommand, `run`, `nightly` and the Snakemake
+/// workflow all go through the same type, so a default or an output name is stated once.
+public protocol Stage {
+    associatedtype Options: StageOptions
+    associatedtype Summary: StageSummary
+    static var name: StageName { get }
+    /// Runs on the scan folder `scan` and writes to `output` (the stage's `--out`: a file or
+    /// a folder), atomically, after checking that the output is not an input.
+    static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary
+}
+
+/// How a stage runs, apart from what it computes: worker threads, and how its outputs name
+/// the scan. Neither changes a result.
+public struct StageContext: Sendable {
+    public var threads: Int
+    /// How outputs name the scan instead of its path (nightly passes an archive member's
+    /// `archive.tar:dir/scan` rather than its temporary extraction folder).
+    public var scanLabel: String?
+
+    public init(threads: Int = ProcessStats.cores, scanLabel: String? = nil) {
+        self.threads = threads; self.scanLabel = scanLabel
+    }
+
+    /// `path` as outputs show it: below `scan`, it is shown below the scan's label.
+    public func shown(_ path: String, scan: String) -> String {
+        guard let scanLabel, path.hasPrefix(scan) else { return path }
+        return scanLabel + path.dropFirst(scan.count)
+    }
+}
+
+/// A stage's options: `init()` is the defaults; `problem` says why a value is out of range.
+/// `Keys` lists every option's JSON name (a misspelt one is refused, not ignored).
+public protocol StageOptions: Codable, Sendable, Equatable {
+    associatedtype Keys: CodingKey & CaseIterable
+    init()
+    var problem: String? { get }
+}
+
+extension StageOptions {
+    public var problem: String? { nil }
+
+    /// Options from a JSON object (a `run --options` file, the Snakemake config): keys that
+    /// are missing keep their defaults; unknown keys and values out of range are errors
+    /// naming the file.
+    public static func read(json data: Data, from file: String) throws(IOError) -> Self {
+        func fail(_ reason: String) -> IOError { .unreadable(path: file, reason: "not valid \(Self.self) options: \(reason)") }
+        guard let given = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { throw fail("expected a JSON object") }
+        let known = Set(Keys.allCases.map(\.stringValue))
+        if let bad = given.keys.sorted().first(where: { !known.contains($0) }) {
+            throw fail("unknown option '\(quoted(bad))'; expected \(known.sorted().joined(separator: ", "))")
+        }
+        let options: Self
+        do {
+            let defaults = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(Self())) as? [String: Any] ?? [:]
+            let merged = try JSONSerialization.data(withJSONObject: defaults.merging(given) { _, new in new })
+            options = try JSONDecoder().decode(Self.self, from: merged)
+        } catch { throw fail(describe(error)) }
+        if let p = options.problem { throw fail(p) }
+        return options
+    }
+}
+
+/// One line for a decoding error: the key path and what was wrong.
+func describe(_ error: any Error) -> String {
+    guard let e = error as? DecodingError else { return "\(error)" }
+    switch e {
+    case let .typeMismatch(_, c), let .valueNotFound(_, c), let .keyNotFound(_, c), let .dataCorrupted(c):
+        let p = c.codingPath.map(\.stringValue).joined(separator: ".")
+        return (p.isEmpty ? "" : "\(p): ") + c.debugDescription
+    @unknown default: return "\(e)"
+    }
+}
+
+/// What a stage reports: its JSON (`Encodable`) and how a terminal reads it.
+public protocol StageSummary: Encodable {
+    var text: String { get }
+}
+

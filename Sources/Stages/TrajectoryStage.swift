@@ -1,0 +1,68 @@
+import Foundation
+import Gestures
+import IOSupport
+import Trajectories
+
+/// `trajectory`: the trajectory report of a scan's own poses (path, speed, stationary
+/// segments, jumps, gravity tilt, loop gap) and, with a reference, APE/RPE and drift per
+/// metre (see `TrajectoryReporter`). Writes a folder.
+public enum TrajectoryStage: Stage {
+    public struct Options: StageOptions {
+        /// Reference trajectory file (ground truth), if any.
+        public var reference: String?
+        public var referenceFormat = TrajectoryFormat.tum
+        /// Sim(3) alignment to the reference (scale too) instead of SE(3).
+        public var correctScale = false
+        /// Stationary below this speed (m/s) for at least `stationaryMinimum` seconds.
+        public var stationarySpeed = TrajectoryAnalytics.Options().stationarySpeed
+        public var stationaryMinimum = TrajectoryAnalytics.Options().stationaryMinimum
+        /// A step faster than this (m/s, and 10x the median) is a jump.
+        public var jumpSpeed = TrajectoryAnalytics.Options().jumpSpeed
+
+        public init() {}
+        public enum CodingKeys: String, CodingKey, CaseIterable {
+            case reference, referenceFormat = "reference_format", correctScale = "correct_scale"
+            case stationarySpeed = "stationary_speed", stationaryMinimum = "stationary_minimum", jumpSpeed = "jump_speed"
+        }
+        public typealias Keys = CodingKeys
+
+        public var problem: String? {
+            [stationarySpeed, stationaryMinimum, jumpSpeed].allSatisfy { $0 > 0 && $0.isFinite } ? nil : "stationary_speed, stationary_minimum and jump_speed must be finite and > 0"
+        }
+    }
+
+    public static let name = StageName.trajectory
+
+    /// The report (also its JSON) and where it was written.
+    public struct Summary: StageSummary {
+        public var report: TrajectoryReport
+        public var output: String
+        public func encode(to encoder: any Encoder) throws { try report.encode(to: encoder) }
+        public var text: String {
+            TrajectoryReporter.markdown(report) + "\nwritten: \(output)/report.json, report.md, report.html, trajectory.tum"
+        }
+    }
+
+    public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary {
+        try run(scan: scan, options: options, output: output, context: context, gestureCounts: nil)
+    }
+
+    /// `run`, with the gesture counts of a decoding pass that already happened (or the
+    /// depth error that stopped it), so the depth is not decoded again.
+    public static func run(scan: String, options: Options, output: String, context: StageContext,
+                           gestureCounts: Result<GestureCounts, any Error>?) throws -> Summary {
+        try OutputGuard.check(output: output, scan: scan)
+        if let reference = options.reference { try OutputGuard.check(output: output, inputs: [reference]) }
+        var o = TrajectoryReporter.Options()
+        o.reference = options.reference; o.referenceFormat = options.referenceFormat; o.correctScale = options.correctScale
+        o.analytics.stationarySpeed = options.stationarySpeed; o.analytics.stationaryMinimum = options.stationaryMinimum
+        o.analytics.jumpSpeed = options.jumpSpeed
+        o.gestureCounts = gestureCounts
+        o.threads = context.threads
+        var (report, series) = try TrajectoryReporter.report(scan: scan, options: o)
+        report.scan = context.shown(report.scan, scan: scan)
+        if let f = report.reference?.file { report.reference?.file = context.shown(f, scan: scan) }
+        try TrajectoryReporter.write(report, series: series, to: output)
+        return Summary(report: report, output: output)
+    }
+}

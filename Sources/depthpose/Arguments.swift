@@ -1,0 +1,56 @@
+import ArgumentParser
+import Foundation
+import IOSupport
+import PointClouds
+import Stages
+import Trajectories
+
+// The library's domain values as command-line values: each enum's raw values are its
+// spellings, and `--help` lists them.
+extension StageName: ExpressibleByArgument {}
+extension DepthImageFormat: ExpressibleByArgument {}
+extension CloudFrame: ExpressibleByArgument {}
+extension CloudExtra: ExpressibleByArgument {}
+extension TrajectoryFormat: ExpressibleByArgument {}
+extension PoseRelation: ExpressibleByArgument {}
+extension PoseMetrics.DeltaUnit: ExpressibleByArgument {}
+extension Evaluation.AssociationMethod: ExpressibleByArgument {}
+extension FourDoFAlignment.GravityAxis: ExpressibleByArgument {}
+
+/// A comma-separated list of enum values (`--stages inspect,cloud`, `--extras count,confidence`).
+func commaList<T: RawRepresentable & CaseIterable>(_ text: String) throws -> [T] where T.RawValue == String {
+    try text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map { word in
+        guard let v = T(rawValue: word) else {
+            throw ValidationError("unknown value '\(word)'; expected \(T.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return v
+    }
+}
+
+/// Options shared by the stages that decode depth.
+struct ThreadOptions: ParsableArguments {
+    @Option(name: [.customShort("j"), .long], help: "Worker threads (default: all cores).")
+    var threads: Int = ProcessStats.cores
+
+    func validate() throws {
+        guard threadCountRange.contains(threads) else { throw ValidationError("--threads must be \(threadCountRange.lowerBound)...\(threadCountRange.upperBound)") }
+    }
+
+    var context: StageContext { StageContext(threads: threads) }
+}
+
+/// Checks a stage's options as parsed (ranges and relations between them).
+func validated<O: StageOptions>(_ options: O) throws -> O {
+    if let p = options.problem { throw ValidationError(p) }
+    return options
+}
+
+/// Writes `text` to standard output.
+func emit(_ text: String) {
+    FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+}
+
+/// A stage's summary as its text, or as JSON with `--json`.
+func emit<S: StageSummary>(_ summary: S, json: Bool) throws {
+    emit(json ? try JSONOutput.text(summary) : summary.text)
+}
