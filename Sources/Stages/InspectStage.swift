@@ -17,7 +17,7 @@ public enum InspectStage: Stage {
     /// stopped it), so no later stage decodes the scan again only to meet it.
     public static func run(scan: String, output: String, context: StageContext) throws -> (report: InspectReport, gestures: Result<GestureReport, any Error>) {
         try OutputGuard.check(output: output, scan: scan)
-        var (report, gestures) = try report(scan: scan, context: context)
+        let (report, gestures) = try report(scan: scan, context: context)
         try AtomicOutput.write(try JSONOutput.encode(report), to: output)
         return (report, gestures)
     }
