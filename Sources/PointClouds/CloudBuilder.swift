@@ -106,7 +106,6 @@ public enum CloudBuilder {
         if let p = o.problem { throw CloudError.options(p) }
         let start = ProcessStats.now()
         let scan = try ScanOpener.open(path, strict: true)
-        if let stray = scan as? StrayScan { stray.readsConfidence = true }
         var summary = CloudSummary(scan: path, voxelSize: o.voxelSize, frame: o.frame)
         let threads = max(1, o.threads)
         let layout = scan.depthLayout
@@ -120,7 +119,8 @@ public enum CloudBuilder {
         var cameras: [Vec3] = []
         let inverseVoxel = Float(1 / o.voxelSize)
 
-        try scan.forEachFrameBatch(threads: o.threads) { fb in
+        let hasConfidence = scan.hasConfidenceMaps
+        try scan.forEachFrameBatch(threads: o.threads, confidence: hasConfidence) { fb in
             var selected: [(frame: Int, k: Int, pose: Pose, intrinsics: Intrinsics)] = []
             for (k, info) in fb.infos.enumerated() {
                 summary.frames += 1
@@ -166,7 +166,6 @@ public enum CloudBuilder {
 
         // Each point is its voxel's centre plus the mean offset (in parallel: millions at 1 cm).
         var cloud = PointCloud()
-        let hasConfidence = scan is StrayScan
         cloud.positions = [Float](repeating: 0, count: 3 * kept.count)
         cloud.counts = kept.map(\.count)
         if hasConfidence { cloud.confidence = kept.map { Float($0.confidenceSum) / Float($0.count) } }

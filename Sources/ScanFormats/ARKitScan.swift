@@ -147,7 +147,13 @@ public final class ARKitScan: DepthBinScan {
         return info
     }
 
-    public func forEachDepthBatch(threads: Int, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
+    public var pairingRule: String {
+        posesKeyedByFrameNumber ? "depth frame i <-> trans.json key i (keys are frame numbers)"
+            : gapFilledSlots != nil ? "depth frame i <-> i-th trans.json entry in numeric timestamp order, with no pose for the frames its timestamp gaps lack"
+            : "depth frame i <-> i-th trans.json entry in numeric timestamp order (depth.bin stores no timestamps)"
+    }
+
+    public func forEachDepthBatch(threads: Int, confidence: Bool, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
         if let warning = try depthBin.forEachBatch(threads: threads, onFrame: onFrame, body), !problems.contains(warning) { problems.append(warning) }
     }
 

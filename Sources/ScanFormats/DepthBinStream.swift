@@ -53,4 +53,7 @@ extension DepthBinScan {
     public var detection: DepthVariantDetection { depthBin.detection }
     public func depthFrameCount() throws -> Int { try depthBin.count() }
     public var depthBatchFrames: Int { depthBin.batchFrames }
+    public var layoutDescription: String { "\(layout.rawValue) (\(variant.rawValue))" }
+    /// Per-frame variants count their size prefixes; a whole-file stream must be decoded.
+    public var depthFramesWithoutDecoding: Int? { variant.isPerFrame ? try? depthBin.count() : nil }
 }

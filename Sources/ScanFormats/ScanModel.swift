@@ -87,7 +87,20 @@ public protocol Scan: AnyObject {
     /// The most frames one depth batch holds.
     var depthBatchFrames: Int { get }
     /// Streams depth in consecutive batches; `onFrame` runs on each frame as it is decoded.
-    func forEachDepthBatch(threads: Int, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws
+    /// With `confidence`, batches carry the scan's confidence maps (see `hasConfidenceMaps`).
+    func forEachDepthBatch(threads: Int, confidence: Bool, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws
+
+    // MARK: Capabilities: what differs between layouts, asked for by name, never by type.
+
+    /// The layout, and for `depth.bin` scans its variant: `arkit-scanner (lz4-uint16)`.
+    var layoutDescription: String { get }
+    /// Whether the scan has per-pixel confidence maps (0 low, 1 medium, 2 high).
+    var hasConfidenceMaps: Bool { get }
+    /// How depth frames are paired with poses, in words (for the frame accounting).
+    var pairingRule: String { get }
+    /// The number of depth frames when it is known without decoding them (size prefixes, a
+    /// file per frame), even if a frame is corrupt; nil when only decoding tells.
+    var depthFramesWithoutDecoding: Int? { get }
 }
 
 /// Work on one freshly decoded frame, run on the decoding thread while the frame's pixels
@@ -106,17 +119,20 @@ public struct FrameBatch {
 extension Scan {
     /// Streams frames with their poses, intrinsics and IMU in consecutive batches: the
     /// frame-source API every stage builds on.
-    public func forEachFrameBatch(threads: Int, onFrame: FrameHook? = nil, _ body: (FrameBatch) throws -> Void) throws {
-        try forEachDepthBatch(threads: threads, onFrame: onFrame) { batch in
+    public func forEachFrameBatch(threads: Int, confidence: Bool = false, onFrame: FrameHook? = nil, _ body: (FrameBatch) throws -> Void) throws {
+        try forEachDepthBatch(threads: threads, confidence: confidence, onFrame: onFrame) { batch in
             let infos = (0..<batch.count).map { frameInfo(batch.firstIndex + $0) }
             try body(FrameBatch(depth: batch, infos: infos))
         }
     }
 
     /// Streams depth in consecutive batches.
-    public func forEachDepthBatch(threads: Int, _ body: (DepthBatch) throws -> Void) throws {
-        try forEachDepthBatch(threads: threads, onFrame: nil, body)
+    public func forEachDepthBatch(threads: Int, onFrame: FrameHook? = nil, _ body: (DepthBatch) throws -> Void) throws {
+        try forEachDepthBatch(threads: threads, confidence: false, onFrame: onFrame, body)
     }
+
+    public var layoutDescription: String { layout.rawValue }
+    public var hasConfidenceMaps: Bool { false }
 
     /// The usable pose of frame `index`, if paired and valid.
     public func pose(forFrame index: Int) -> Pose? {

@@ -115,7 +115,9 @@ public final class ScanNetPPScan: DepthBinScan {
                          intrinsics: perFrameIntrinsics[index] ?? intrinsics, imu: nil, imuOffset: nil)
     }
 
-    public func forEachDepthBatch(threads: Int, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
+    public var pairingRule: String { "depth frame i <-> pose_intrinsic_imu.json entry frame_<i> (missing entries: failed registrations)" }
+
+    public func forEachDepthBatch(threads: Int, confidence: Bool, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
         if let warning = try depthBin.forEachBatch(threads: threads, onFrame: onFrame, body), !problems.contains(warning) { problems.append(warning) }
     }
 }

@@ -222,14 +222,15 @@ public final class StrayScan: Scan {
         return info
     }
 
-    /// When true, batches carry the confidence maps (`confidence/NNNNNN.png`; frames
-    /// without one get all-high confidence).
-    public var readsConfidence = false
+    /// Confidence maps are `confidence/NNNNNN.png`; frames without one get all-high confidence.
+    public var hasConfidenceMaps: Bool { true }
+    public var pairingRule: String { "depth/NNNNNN.png <-> odometry.csv row with frame NNNNNN" }
+    public var depthFramesWithoutDecoding: Int? { depthFrameNumbers.count }
 
     /// 64 frames, fewer when frames are large: a batch holds at most 64 MiB of depth.
     public var depthBatchFrames: Int { min(64, max(1, (64 << 20) / (depthLayout.pixels * 2))) }
 
-    public func forEachDepthBatch(threads: Int, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
+    public func forEachDepthBatch(threads: Int, confidence readsConfidence: Bool, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
         let batchSize = depthBatchFrames, frameBytes = depthLayout.pixels * 2
         let out = UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize * frameBytes, alignment: 64)
         let conf = UnsafeMutableRawBufferPointer.allocate(byteCount: readsConfidence ? batchSize * depthLayout.pixels : 1, alignment: 64)

@@ -42,16 +42,7 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
     public init(scan: any Scan, depthFrames: Int) {
         self.depthFrames = depthFrames
         poses = scan.poses.count
-        switch scan.layout {
-        case .arkitScanner:
-            pairingRule = (scan as? ARKitScan)?.posesKeyedByFrameNumber == true
-                ? "depth frame i <-> trans.json key i (keys are frame numbers)"
-                : "depth frame i <-> i-th trans.json entry in numeric timestamp order (depth.bin stores no timestamps)"
-        case .stray:
-            pairingRule = "depth/NNNNNN.png <-> odometry.csv row with frame NNNNNN"
-        case .scannetpp:
-            pairingRule = "depth frame i <-> pose_intrinsic_imu.json entry frame_<i> (missing entries: failed registrations)"
-        }
+        pairingRule = scan.pairingRule
         var noPose: [Int] = [], invalid: [Int] = [], used = Set<Int>()
         var withoutIMU: [Int] = [], withoutTime: [Int] = [], offsets: [Double] = []
         var imuUse: [Int: Int] = [:]

@@ -79,11 +79,8 @@ public enum Inspector {
             streamProblem = ScanProblem(.error, "depth", "\(e); statistics cover the \(stats.frames) frames before it")
         }
         let decoded = stats.frames
-        // When decoding stopped early, count per-frame records from their prefixes if possible.
-        var frames = decoded
-        if streamProblem != nil, let a = scan as? any DepthBinScan, a.variant.isPerFrame, let n = try? a.depthFrameCount() {
-            frames = n
-        }
+        // When decoding stopped early, count the frames without decoding them if possible.
+        let frames = streamProblem == nil ? decoded : scan.depthFramesWithoutDecoding ?? decoded
         var problems = scan.problems
         if let streamProblem { problems.append(streamProblem) }
         let summary = stats.summary
@@ -102,10 +99,8 @@ public enum Inspector {
         }
         // Gestures from the same pass (not reported when the depth is broken).
         let gestureReport: Result<GestureReport, any Error> = streamError.map { .failure($0) } ?? .success(gestureStream.finish())
-        let a = scan as? any DepthBinScan
-        let layoutName = a.map { "\(scan.layout.rawValue) (\($0.variant.rawValue))" } ?? scan.layout.rawValue
         let report = InspectReport(
-            scan: path, name: scan.name, layout: layoutName,
+            scan: path, name: scan.name, layout: scan.layoutDescription,
             depth: .init(encoding: scan.depthEncoding, evidence: scan.depthEvidence, width: scan.depthLayout.width,
                          height: scan.depthLayout.height, sampleFormat: scan.depthFormat.rawValue, frames: frames, decodedFrames: decoded),
             intrinsics: scan.intrinsics, timing: timing(scan, frames: frames), accounting: accounting,
