@@ -54,37 +54,45 @@ let package = Package(
         .target(name: "CPUCheck", cSettings: cpuCheck),
 
         // MARK: - Library modules, one concern each
-        .target(name: "IOSupport", swiftSettings: optimisedInDebug),
-        .target(name: "Codecs", dependencies: ["IOSupport", "CZlib", "CLZ4", "CLibDeflate", "CPNGBridge"],
+        // Foundations, one concern each: errors and exit codes; threads, cores and process
+        // limits; the median; reading inputs safely and writing outputs atomically; number text.
+        .target(name: "Diagnostics", swiftSettings: optimisedInDebug),
+        .target(name: "Execution", swiftSettings: optimisedInDebug),
+        .target(name: "Statistics", swiftSettings: optimisedInDebug),
+        .target(name: "FileIO", dependencies: ["Diagnostics"], swiftSettings: optimisedInDebug),
+        .target(name: "TextNumbers", dependencies: ["Diagnostics", "FileIO"], swiftSettings: optimisedInDebug),
+        .target(name: "Codecs", dependencies: ["Diagnostics", "FileIO", "CZlib", "CLZ4", "CLibDeflate", "CPNGBridge"],
                 swiftSettings: optimisedInDebug),
         .target(name: "LinearAlgebra", dependencies: ["COpenBLAS"], swiftSettings: cpuLevel),
         .target(name: "Geometry", dependencies: ["LinearAlgebra"], swiftSettings: optimisedInDebug),
-        .target(name: "ScanFormats", dependencies: ["IOSupport", "Codecs", "Geometry"],
+        .target(name: "ScanFormats", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "TextNumbers", "Codecs", "Geometry"],
                 swiftSettings: optimisedInDebug),
         // The per-sample kernels: back-projection, voxel tables, fusion.
-        .target(name: "VoxelFusion", dependencies: ["IOSupport", "Geometry", "ScanFormats", "CPrefetch"],
+        .target(name: "VoxelFusion", dependencies: ["Execution", "Geometry", "ScanFormats", "CPrefetch"],
                 swiftSettings: optimisedInDebug),
-        .target(name: "PointClouds", dependencies: ["IOSupport", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion"],
+        .target(name: "PointClouds", dependencies: ["Diagnostics", "Execution", "FileIO", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion"],
                 swiftSettings: optimisedInDebug),
-        .target(name: "Gestures", dependencies: ["IOSupport", "Geometry", "ScanFormats"], swiftSettings: optimisedInDebug),
-        .target(name: "Trajectories", dependencies: ["IOSupport", "Geometry", "LinearAlgebra"], swiftSettings: optimisedInDebug),
-        .target(name: "Synthesis", dependencies: ["IOSupport", "Geometry", "ScanFormats", "Trajectories", "Gestures"],
+        .target(name: "Gestures", dependencies: ["Execution", "Statistics", "FileIO", "Geometry", "ScanFormats"], swiftSettings: optimisedInDebug),
+        .target(name: "Trajectories", dependencies: ["Diagnostics", "Statistics", "TextNumbers", "Geometry", "LinearAlgebra"], swiftSettings: optimisedInDebug),
+        .target(name: "Synthesis", dependencies: ["Execution", "FileIO", "Geometry", "ScanFormats", "Trajectories", "Gestures"],
                 swiftSettings: optimisedInDebug),
-        .target(name: "Stages", dependencies: ["IOSupport", "Codecs", "Geometry", "ScanFormats", "PointClouds", "VoxelFusion", "Trajectories", "Gestures"],
+        .target(name: "Stages", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "Codecs", "Geometry", "ScanFormats", "PointClouds", "VoxelFusion", "Trajectories", "Gestures"],
                 swiftSettings: optimisedInDebug),
         // The batch layer: `run` (all stages of one scan), scan discovery, archives, `nightly`, summaries.
-        .target(name: "Batch", dependencies: ["IOSupport", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Stages", "CLibArchive"],
+        .target(name: "Batch", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Stages", "CLibArchive"],
                 swiftSettings: cpuLevel),
 
         // MARK: - Command line
         .executableTarget(name: "depthpose", dependencies: [
-            "CPUCheck", "CProcessControl", "IOSupport", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch",
+            "CPUCheck", "CProcessControl", "Diagnostics", "Execution", "FileIO", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: cpuLevel),
 
         // MARK: - Tests (mirror the modules; EndToEnd runs the built binary)
-        .target(name: "TestSupport", dependencies: ["IOSupport", "ScanFormats", "Synthesis"], path: "Tests/TestSupport"),
-        .testTarget(name: "IOSupportTests", dependencies: ["IOSupport"]),
+        .target(name: "TestSupport", dependencies: ["ScanFormats", "Synthesis"], path: "Tests/TestSupport"),
+        .testTarget(name: "FileIOTests", dependencies: ["FileIO", "Diagnostics"]),
+        .testTarget(name: "TextNumbersTests", dependencies: ["TextNumbers"]),
+        .testTarget(name: "StatisticsTests", dependencies: ["Statistics"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "TestSupport"]),
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "CLazyLoad"]),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry"]),
@@ -94,7 +102,7 @@ let package = Package(
         .testTarget(name: "TrajectoriesTests", dependencies: ["Trajectories", "Geometry", "TestSupport"]),
         .testTarget(name: "GesturesTests", dependencies: ["Gestures", "Synthesis", "ScanFormats", "Codecs", "TestSupport"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "TestSupport"]),
-        .testTarget(name: "BatchTests", dependencies: ["Batch", "IOSupport", "Stages", "Synthesis", "TestSupport"]),
+        .testTarget(name: "BatchTests", dependencies: ["Batch", "FileIO", "Stages", "Synthesis", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "PointClouds", "Batch", "depthpose"]),
     ]
 )

@@ -1,6 +1,7 @@
 import CLibArchive
 import Foundation
-import IOSupport
+import Diagnostics
+import FileIO
 
 /// Safe extraction of dataset archives (`.tar`, `.tar.gz`/`.tgz`, `.zip`) through libarchive.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import IOSupport
+import FileIO
 
 /// Input fingerprints: what a scan folder holds, cheaply (path, size and modification time
 /// of every file, as `make` and rsync judge change), hashed with 64-bit FNV-1a.

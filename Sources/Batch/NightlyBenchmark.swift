@@ -1,5 +1,7 @@
 import Foundation
-import IOSupport
+import Execution
+import FileIO
+import Statistics
 
 /// `bench nightly DATASET`: the batch's own figures, side by side in one run — throughput of
 /// `--jobs 2` against `--jobs 1` (one thread per scan in both, so the jobs are what scales),

@@ -1,12 +1,14 @@
 import Foundation
-import IOSupport
 import ScanFormats
 import Stages
+import Diagnostics
+import Execution
+import FileIO
 
 /// `nightly`: every scan of a dataset folder or archive, `jobs` at a time, each in its own
 /// `depthpose run` process (a crash or a runaway allocation takes down one scan, not the
 /// batch; the memory limit applies per process). Resumable through `OUT/manifest.json`.
-public final class NightlyRunner: @unchecked Sendable {  // mutable state is guarded by `lock`
+public final class NightlyRunner: Sendable {
     public struct Options: Sendable {
         public var jobs = ProcessStats.cores
         /// Worker threads inside each scan's process (default: cores / jobs, at least 1).
@@ -36,18 +38,22 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
     }
 
     let dataset: String, out: String, options: Options
-    let progress: Progress
-    private let lock = NSLock()
-    private var manifest = Manifest()
-    private var results: [String: ScanSummary] = [:]
-    private var problems: [String] = []
-    private var timedOut: Set<String> = []
+
+    /// What the scans' termination handlers and the timeout timers share.
+    private struct State {
+        var manifest = Manifest()
+        var results: [String: ScanSummary] = [:]
+        var problems: [String] = []
+        var timedOut: Set<String> = []
+        var progress: Progress
+    }
+    private let state: Locked<State>
 
     public init(dataset: String, out: String, options: Options, log: @escaping @Sendable (String) -> Void) {
         var o = options
         o.run.threads = o.threads
         self.dataset = dataset; self.out = out; self.options = o
-        progress = Progress(log: log)
+        state = Locked(State(progress: Progress(log: log)))
     }
 
     var manifestPath: String { out + "/manifest.json" }
@@ -69,7 +75,7 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         // One batch at a time per OUT: a second would share extraction and manifest.
         let lock = try ExclusiveLock(workDir + "/lock", holder: "nightly")
         defer { withExtendedLifetime(lock) {} }
-        manifest = Manifest.load(manifestPath)
+        state.with { $0.manifest = Manifest.load(manifestPath) }
         try AtomicOutput.write(try JSONOutput.encode(options.run), to: optionsPath)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? [] where !name.hasPrefix(".") {
             AtomicOutput.StagedDirectory.recover(out + "/" + name)  // what killed runs left half-committed or staged
@@ -79,13 +85,13 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         if ArchiveExtractor.isArchive(dataset) {
             let archivePrint = Fingerprint.of(file: dataset)
             if !options.force, let previous = unchangedArchiveSummary(archivePrint, optionsPrint) {
-                progress.line("nightly: \(dataset) unchanged since \(previous.started): all \(previous.scans.count) scans skipped")
+                state.with { $0.progress.line("nightly: \(dataset) unchanged since \(previous.started): all \(previous.scans.count) scans skipped") }
                 return try finish(started: started, scans: previous.scans.map { var s = $0; s.status = .skipped; s.seconds = 0; return s })
             }
-            manifest.archive = archivePrint
+            state.with { $0.manifest.archive = archivePrint }
             source = try extractArchive()
         } else {
-            manifest.archive = nil
+            state.with { $0.manifest.archive = nil }
         }
         defer { if source.extracted && !options.keepExtracted { AtomicOutput.removeItem(workDir + "/extract") } }
         let describe = source.describe
@@ -96,19 +102,18 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         for s in scans {
             let broken = source.brokenEntry.map { $0.hasPrefix(URL(fileURLWithPath: s.path).standardizedFileURL.path + "/") } ?? false
             if let problem = s.problem ?? (broken ? "incomplete: the archive breaks inside this scan" : nil) {
-                results[s.name] = ScanSummary(failed: s.name, path: describe(s.path), error: problem)
-                manifest.scans[s.name] = nil
+                record(ScanSummary(failed: s.name, path: describe(s.path), error: problem))
                 continue
             }
             let input = Fingerprint.of(folder: s.path)
-            if !options.force, let m = manifest.scans[s.name], m.input == input, m.options == optionsPrint,
+            if !options.force, let m = state.with({ $0.manifest.scans[s.name] }), m.input == input, m.options == optionsPrint,
                let record = try? RunRecord.read(out + "/" + s.name + "/run.json"), record.status == .ok {
-                results[s.name] = ScanSummary(record: record, path: describe(s.path), outputFolder: s.name, status: .skipped, seconds: 0)
+                state.with { $0.results[s.name] = ScanSummary(record: record, path: describe(s.path), outputFolder: s.name, status: .skipped, seconds: 0) }
                 continue
             }
             queue.append((s, input))
         }
-        progress.start(total: scans.count, toRun: queue.count, jobs: options.jobs)
+        state.with { $0.progress.start(total: scans.count, toRun: queue.count, jobs: options.jobs) }
         let slots = DispatchSemaphore(value: options.jobs)
         let group = DispatchGroup()
         for (scan, input) in queue {
@@ -117,9 +122,17 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
             launch(scan, input: input, optionsPrint: optionsPrint, describe: describe) { slots.signal(); group.leave() }
         }
         group.wait()
-        progress.end()
+        let (manifest, results) = state.with { s in s.progress.end(); return (s.manifest, s.results) }
         try manifest.save(manifestPath)
         return try finish(started: started, scans: scans.compactMap { results[$0.name] })
+    }
+
+    /// Records a scan's outcome (and forgets a failed scan's manifest entry: it is retried).
+    private func record(_ summary: ScanSummary, manifestEntry: Manifest.Entry? = nil) {
+        state.with { s in
+            s.results[summary.name] = summary
+            s.manifest.scans[summary.name] = manifestEntry
+        }
     }
 
     /// Where the scans are: a folder, or an archive's safe extraction.
@@ -136,14 +149,15 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
     private func extractArchive() throws -> Source {
         var root = URL(fileURLWithPath: workDir + "/extract").standardizedFileURL.path
         AtomicOutput.removeItem(root)
-        progress.line("nightly: extracting \(dataset)")
+        state.with { $0.progress.line("nightly: extracting \(dataset)") }
         let x = try ArchiveExtractor.extract(dataset, into: root)
-        problems += x.refused.map { "\(dataset): entry '\($0.entry)' refused: \($0.reason)" }
+        var problems = x.refused.map { "\(dataset): entry '\($0.entry)' refused: \($0.reason)" }
         var broken: String?
         if let f = x.fatal {
             problems.append("\(dataset): extraction stopped at entry '\(f.entry)': \(f.reason); entries after it are missing")
             broken = ArchiveExtractor.safeRelativePath(f.entry).map { root + "/" + $0 }
         }
+        state.with { $0.problems += problems }
         let prefix = root + "/", archive = dataset
         // An archive of one top-level folder (dataset.tar.gz → dataset/...) names scans as the folder would.
         let top = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).filter { !$0.hasPrefix(".") }
@@ -160,13 +174,14 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         let summary = NightlySummary(dataset: dataset, started: started, finished: Clock.iso(),
                                      options: .init(jobs: options.jobs, threadsPerScan: options.threads, force: options.force,
                                                     memoryLimitMB: options.memoryLimit, run: options.run),
-                                     scans: scans, problems: problems)
+                                     scans: scans, problems: state.with { $0.problems })
         try summary.write(to: out)
         return summary
     }
 
     /// The previous summary, when the archive and options are unchanged and it had no failures.
     private func unchangedArchiveSummary(_ archivePrint: String, _ optionsPrint: String) -> NightlySummary? {
+        let manifest = state.with { $0.manifest }
         guard manifest.archive == archivePrint, let d = FileManager.default.contents(atPath: out + "/summary.json"),
               let previous = try? JSONDecoder().decode(NightlySummary.self, from: d), !previous.scans.isEmpty else { return nil }
         let complete = previous.scans.allSatisfy { s in
@@ -193,10 +208,7 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
         let logPath = workDir + "/logs/" + scan.name + ".log"
         let path = describe(scan.path)
         guard Self.isOwnOutput(dir) else {
-            lock.lock()
-            results[scan.name] = ScanSummary(failed: scan.name, path: path, error: "\(dir) exists and was not written by depthpose (no run.json): left untouched; move it away or choose another --out")
-            manifest.scans[scan.name] = nil
-            lock.unlock()
+            record(ScanSummary(failed: scan.name, path: path, error: "\(dir) exists and was not written by depthpose (no run.json): left untouched; move it away or choose another --out"))
             done()
             return
         }
@@ -220,7 +232,7 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
             if let record = try? RunRecord.read(dir + "/run.json") {
                 summary = ScanSummary(record: record, path: path, outputFolder: scan.name, seconds: seconds)
             } else {
-                lock.lock(); let late = timedOut.contains(scan.name); lock.unlock()
+                let late = state.with { $0.timedOut.contains(scan.name) }
                 let how = late ? "was stopped after \(Int(options.scanTimeout)) s (--scan-timeout)"
                     : proc.map { $0.terminationReason == .uncaughtSignal ? "was killed by signal \($0.terminationStatus)" : "exited with status \($0.terminationStatus)" } ?? "could not be started"
                 let fault = Self.fault(inLog: logPath)
@@ -231,22 +243,22 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
                 AtomicOutput.StagedDirectory.recover(dir)
                 for stage in StageName.allCases { for o in stage.outputs { AtomicOutput.removeItem(dir + "/" + o) } }
             }
-            lock.lock()
-            results[scan.name] = summary
-            manifest.scans[scan.name] = summary.status == .ok ? .init(path: path, input: input, options: optionsPrint, finished: Clock.iso()) : nil
-            try? manifest.save(manifestPath)  // resumable even if the batch itself is interrupted
-            progress.finished(summary)
-            lock.unlock()
+            state.with { s in
+                s.results[scan.name] = summary
+                s.manifest.scans[scan.name] = summary.status == .ok ? .init(path: path, input: input, options: optionsPrint, finished: Clock.iso()) : nil
+                try? s.manifest.save(manifestPath)  // resumable even if the batch itself is interrupted
+                s.progress.finished(summary)
+            }
             done()
         }
         p.terminationHandler = { finish($0) }
-        lock.lock(); progress.started(scan.name); lock.unlock()
+        state.with { $0.progress.started(scan.name) }
         do { try p.run() } catch { finish(nil); return }
         if options.scanTimeout > 0 {
             let pid = p.processIdentifier
             DispatchQueue.global().asyncAfter(deadline: .now() + options.scanTimeout) { [self] in
                 guard p.isRunning else { return }
-                lock.lock(); timedOut.insert(scan.name); lock.unlock()
+                state.with { _ = $0.timedOut.insert(scan.name) }
                 kill(pid, SIGTERM)
                 DispatchQueue.global().asyncAfter(deadline: .now() + 10) { if p.isRunning { kill(pid, SIGKILL) } }
             }
@@ -266,7 +278,7 @@ public final class NightlyRunner: @unchecked Sendable {  // mutable state is gua
 }
 
 /// Progress: a live status line on a terminal, plain log lines otherwise.
-final class Progress: @unchecked Sendable {
+struct Progress {
     let log: @Sendable (String) -> Void
     let tty = isatty(STDERR_FILENO) != 0
     var done = 0, toRun = 0
@@ -276,17 +288,17 @@ final class Progress: @unchecked Sendable {
 
     func line(_ s: String) { log((tty ? "\r\u{1b}[K" : "") + s + "\n") }
 
-    func start(total: Int, toRun: Int, jobs: Int) {
+    mutating func start(total: Int, toRun: Int, jobs: Int) {
         self.toRun = toRun
         line("nightly: \(total) scans, \(toRun) to run, \(total - toRun) unchanged or unusable; \(jobs) at a time")
     }
 
-    func started(_ name: String) {
+    mutating func started(_ name: String) {
         running.append(name)
         if tty { status() } else { line("nightly: start \(name)") }
     }
 
-    func finished(_ s: ScanSummary) {
+    mutating func finished(_ s: ScanSummary) {
         running.removeAll { $0 == s.name }
         done += 1
         line("nightly: [\(done)/\(toRun)] \(s.status.rawValue) \(s.name) (\(String(format: "%.1f", s.seconds)) s)" + (s.error.map { ": \($0)" } ?? ""))

@@ -1,6 +1,8 @@
 import Foundation
-import IOSupport
 import Stages
+import Diagnostics
+import Execution
+import FileIO
 
 /// Options of `run` (and of every scan of `nightly` and the Snakemake workflow): recorded
 /// in `run.json`, passed to child processes as a file (`run --options FILE.json`), and part

@@ -1,6 +1,6 @@
 import Foundation
-import IOSupport
 import Stages
+import Diagnostics
 
 /// What one stage did.
 public struct StageRecord: Sendable, Codable, Equatable {

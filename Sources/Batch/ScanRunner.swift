@@ -1,8 +1,10 @@
 import Foundation
 import Gestures
-import IOSupport
 import PointClouds
 import Stages
+import Diagnostics
+import Execution
+import FileIO
 
 /// `run`: every stage for one scan into one output folder, each stage isolated (a failing
 /// stage is recorded and the others still run), everything staged and committed at once.

@@ -1,5 +1,6 @@
 import Foundation
-import IOSupport
+import Diagnostics
+import FileIO
 
 /// One scan's line in the nightly summary.
 public struct ScanSummary: Sendable, Codable, Equatable {

@@ -1,6 +1,6 @@
 import Foundation
-import IOSupport
 import Stages
+import Statistics
 
 /// `summary.html`: one self-contained page (inline CSS and SVG, no scripts) saying what was
 /// processed, what failed and why, the distributions of the headline figures, and how

@@ -1,4 +1,4 @@
-import IOSupport
+import Diagnostics
 
 /// A codec failed on its input. Callers that know the file and frame wrap it with them.
 public enum CodecError: DepthPoseError, Equatable {

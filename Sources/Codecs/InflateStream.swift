@@ -1,5 +1,5 @@
 import CZlib
-import IOSupport
+import FileIO
 
 /// Streams one raw deflate stream out of a file in fixed chunks (zlib), so a file of any
 /// size is decoded in constant memory: the ScanNet++ whole-file `depth.bin` variant.

@@ -1,6 +1,6 @@
 import Foundation
-import IOSupport
 import ScanFormats
+import Execution
 
 /// Runs the gestures stage over a whole scan (see `GestureStream` to share a decoding pass).
 public enum GestureAnalysis {

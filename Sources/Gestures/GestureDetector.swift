@@ -1,6 +1,6 @@
 import Foundation
 import Geometry
-import IOSupport
+import Statistics
 
 /// The streaming near/far gesture detector (see `GestureOptions`). Feed frames in order.
 public struct GestureDetector: Sendable {

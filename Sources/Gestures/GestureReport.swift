@@ -1,5 +1,5 @@
 import Foundation
-import IOSupport
+import FileIO
 
 /// The two near/far gestures: `push` comes near and goes far again within `pushMaximum`
 /// seconds, `hold` stays near longer.

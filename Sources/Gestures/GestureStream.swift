@@ -1,7 +1,7 @@
 import Foundation
 import Geometry
-import IOSupport
 import ScanFormats
+import Execution
 
 /// The gestures stage as a consumer of frame batches, so a stage that already streams a
 /// scan (`inspect`, the trajectory report) detects gestures in the same decoding pass.

@@ -1,8 +1,9 @@
 import Foundation
 import Geometry
-import IOSupport
 import ScanFormats
 import VoxelFusion
+import Diagnostics
+import Execution
 
 /// Which frame the output cloud is expressed in.
 public enum CloudFrame: String, Sendable, Codable, CaseIterable {
@@ -55,7 +56,7 @@ public struct CloudOptions: Sendable {
     }
 }
 
-/// Errors of the cloud stage itself (reading errors come from ScanFormats, writing from IOSupport).
+/// Errors of the cloud stage itself (reading errors come from ScanFormats, writing from FileIO).
 public enum CloudError: DepthPoseError {
     case options(String)
     public var exitStatus: ExitStatus { .usage }
@@ -136,18 +137,18 @@ public enum CloudBuilder {
             summary.framesUsed += selected.count
             // Each thread fuses a contiguous share of the batch's frames into its own active
             // voxels (exact sums: the partition does not change the result).
-            samples.withUnsafeMutableBufferPointer { sm in
-                let sm = UncheckedSendable(sm)
-                parallelFor(threads, threads: o.threads) { t in
-                    let share = selected.count * t / threads ..< selected.count * (t + 1) / threads
-                    let active = actives[t]
-                    for f in selected[share] {
-                        projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters, into: points[t])
-                        sm.value[t] += Fusion.fuse(points[t], frame: UInt32(truncatingIfNeeded: f.frame), inverseVoxel: inverseVoxel, into: active)
-                    }
-                    active.sortOutbox()
+            let fused = parallelMap(threads, threads: o.threads) { t -> Int in
+                let share = selected.count * t / threads ..< selected.count * (t + 1) / threads
+                let active = actives[t]
+                var n = 0
+                for f in selected[share] {
+                    projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters, into: points[t])
+                    n += Fusion.fuse(points[t], frame: UInt32(truncatingIfNeeded: f.frame), inverseVoxel: inverseVoxel, into: active)
                 }
+                active.sortOutbox()
+                return n
             }
+            for t in 0..<threads { samples[t] += fused[t] }
             for active in actives { active.drain(into: grid) }
         }
         for active in actives {
@@ -166,24 +167,9 @@ public enum CloudBuilder {
 
         // Each point is its voxel's centre plus the mean offset (in parallel: millions at 1 cm).
         var cloud = PointCloud()
-        cloud.positions = [Float](repeating: 0, count: 3 * kept.count)
+        cloud.positions = grid.meanPositions(of: kept, threads: o.threads)
         cloud.counts = kept.map(\.count)
         if hasConfidence { cloud.confidence = kept.map { Float($0.confidenceSum) / Float($0.count) } }
-        let u = o.voxelSize / Double(VoxelAccumulator.offsetScale)
-        cloud.positions.withUnsafeMutableBufferPointer { out in
-            let out = UncheckedSendable(out)
-            kept.withUnsafeBufferPointer { kept in
-                let kept = UncheckedSendable(kept)
-                parallelRanges(kept.value.count, threads: o.threads) { range in
-                    for i in range {
-                        let v = kept.value[i], c = grid.centre(of: v.key), n = Double(v.count)
-                        out.value[3 * i] = Float(c.x + Double(v.sumX) * u / n)
-                        out.value[3 * i + 1] = Float(c.y + Double(v.sumY) * u / n)
-                        out.value[3 * i + 2] = Float(c.z + Double(v.sumZ) * u / n)
-                    }
-                }
-            }
-        }
         if o.normals {
             cloud.normals = try NormalEstimator.estimate(keys: kept.map(\.key), positions: cloud.positions,
                                                      towardCamera: kept.enumerated().map { i, v in

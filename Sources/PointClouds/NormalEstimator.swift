@@ -1,6 +1,6 @@
-import IOSupport
 import LinearAlgebra
 import VoxelFusion
+import Execution
 
 /// Maps voxel keys to indices of a sorted voxel list (open addressing), for neighbourhood
 /// queries after fusion.
@@ -47,38 +47,34 @@ enum NormalEstimator {
         for i in -radius...radius { for j in -radius...radius { for k in -radius...radius where i * i + j * j + k * k <= radius * radius {
             offsets.append((Int64(i), Int64(j), Int64(k)))
         } } }
-        var normals = [Float](repeating: 0, count: 3 * n)
-        normals.withUnsafeMutableBufferPointer { out in
-            let out = UncheckedSendable(out)
-            parallelRanges(n, threads: threads) { range in
-                let solver = try! SymmetricEigenSolver(n: 3)  // cannot fail: LAPACK loaded above
-                var cov = [Double](repeating: 0, count: 9), vectors = [Double](repeating: 0, count: 9)
-                var neighbours: [SIMD3<Double>] = []
-                neighbours.reserveCapacity(offsets.count)
-                for v in range {
-                    let (a, b, c) = VoxelKey.unpack(keys[v])
-                    neighbours.removeAll(keepingCapacity: true)
-                    for (i, j, k) in offsets {
-                        if let w = index.index(of: VoxelKey.pack(a + i, b + j, c + k)) {
-                            neighbours.append(SIMD3(Double(positions[3 * w]), Double(positions[3 * w + 1]), Double(positions[3 * w + 2])))
-                        }
-                    }
-                    guard neighbours.count >= 3 else { continue }
-                    let mean = neighbours.reduce(.zero, +) / Double(neighbours.count)
-                    for i in 0..<9 { cov[i] = 0 }
-                    for p in neighbours {
-                        let d = p - mean
-                        cov[0] += d.x * d.x; cov[1] += d.y * d.x; cov[2] += d.z * d.x
-                        cov[4] += d.y * d.y; cov[5] += d.z * d.y; cov[8] += d.z * d.z
-                    }
-                    guard let values = try? solver.decompose(cov, vectors: &vectors), values[1] > 1.1 * values[0] else { continue }
-                    var normal = SIMD3<Float>(Float(vectors[0]), Float(vectors[1]), Float(vectors[2]))
-                    let view = towardCamera[v]
-                    if (normal * view).sum() < 0 { normal = -normal }
-                    out.value[3 * v] = normal.x; out.value[3 * v + 1] = normal.y; out.value[3 * v + 2] = normal.z
+        struct Scratch { var solver: SymmetricEigenSolver; var cov: [Double]; var vectors: [Double]; var neighbours: [SIMD3<Double>] }
+        let perVoxel = parallelMap(n, threads: threads, state: {
+            // The solver cannot fail to load here: LAPACK was loaded above.
+            Scratch(solver: try! SymmetricEigenSolver(n: 3), cov: [Double](repeating: 0, count: 9), vectors: [Double](repeating: 0, count: 9),
+                    neighbours: Array(unsafeUninitializedCapacity: offsets.count) { _, c in c = 0 })
+        }) { s, v -> SIMD3<Float> in
+            let (a, b, c) = VoxelKey.unpack(keys[v])
+            s.neighbours.removeAll(keepingCapacity: true)
+            for (i, j, k) in offsets {
+                if let w = index.index(of: VoxelKey.pack(a + i, b + j, c + k)) {
+                    s.neighbours.append(SIMD3(Double(positions[3 * w]), Double(positions[3 * w + 1]), Double(positions[3 * w + 2])))
                 }
             }
+            guard s.neighbours.count >= 3 else { return .zero }
+            let mean = s.neighbours.reduce(.zero, +) / Double(s.neighbours.count)
+            for i in 0..<9 { s.cov[i] = 0 }
+            for p in s.neighbours {
+                let d = p - mean
+                s.cov[0] += d.x * d.x; s.cov[1] += d.y * d.x; s.cov[2] += d.z * d.x
+                s.cov[4] += d.y * d.y; s.cov[5] += d.z * d.y; s.cov[8] += d.z * d.z
+            }
+            guard let values = try? s.solver.decompose(s.cov, vectors: &s.vectors), values[1] > 1.1 * values[0] else { return .zero }
+            let normal = SIMD3<Float>(Float(s.vectors[0]), Float(s.vectors[1]), Float(s.vectors[2]))
+            return (normal * towardCamera[v]).sum() < 0 ? -normal : normal
         }
+        var normals: [Float] = []
+        normals.reserveCapacity(3 * n)
+        for v in perVoxel { normals.append(v.x); normals.append(v.y); normals.append(v.z) }
         return normals
     }
 }

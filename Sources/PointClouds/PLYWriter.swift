@@ -1,5 +1,6 @@
 import Foundation
-import IOSupport
+import Diagnostics
+import FileIO
 
 /// Writes `PointCloud`s as PLY: `binary_little_endian 1.0` by default or ASCII; `float x y z`
 /// (never double: PCL and others reject it), `float nx ny nz` with normals, and on request

@@ -1,6 +1,7 @@
 import Foundation
 import Geometry
-import IOSupport
+import Diagnostics
+import Statistics
 
 /// An ARKit-Scanner scan folder (the app used to collect ScanNet++): `metadata.json`,
 /// `depth.bin` (any of the three variants), `trans.json`, optional `intri.json`, `imu.json`.

@@ -1,5 +1,7 @@
 import Foundation
-import IOSupport
+import Diagnostics
+import FileIO
+import TextNumbers
 
 /// A CSV file with a header row, read by column name (Stray Scanner's `odometry.csv`,
 /// `imu.csv`). The separator is "," with optional spaces around fields.

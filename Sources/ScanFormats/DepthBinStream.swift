@@ -1,5 +1,5 @@
 import Foundation
-import IOSupport
+import FileIO
 
 /// A scan's `depth.bin` opened for streaming: the variant detected from its bytes, one
 /// reader for the scan's lifetime (repeated passes reuse its buffers) and the frame count

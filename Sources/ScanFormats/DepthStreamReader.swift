@@ -1,5 +1,7 @@
 import Codecs
-import IOSupport
+import Diagnostics
+import Execution
+import FileIO
 
 /// Streams the frames of a `depth.bin` in batches, in constant memory.
 ///

@@ -1,5 +1,6 @@
 import Codecs
-import IOSupport
+import Diagnostics
+import FileIO
 
 /// The three `depth.bin` layouts seen in the wild (see DESIGN.md).
 public enum DepthVariant: String, Sendable, Codable, CaseIterable {

@@ -1,5 +1,7 @@
 import Foundation
-import IOSupport
+import Diagnostics
+import FileIO
+import TextNumbers
 
 /// One entry of a flat JSON object, in file order.
 public struct FlatJSONEntry: Sendable, Equatable {

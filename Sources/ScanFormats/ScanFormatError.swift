@@ -1,5 +1,5 @@
 import Codecs
-import IOSupport
+import Diagnostics
 
 /// Errors reading a scan: always name the file and, where it applies, the frame, byte
 /// offset or line, and what was expected.

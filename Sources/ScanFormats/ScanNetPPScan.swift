@@ -1,6 +1,7 @@
 import Foundation
 import Geometry
-import IOSupport
+import Diagnostics
+import FileIO
 
 /// A ScanNet++ release scene's iPhone folder (`data/<scene>/iphone/`): `depth.bin` (usually
 /// the whole-file deflate variant) and `pose_intrinsic_imu.json`,

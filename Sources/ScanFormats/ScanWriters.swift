@@ -1,7 +1,8 @@
 import Codecs
 import Foundation
 import Geometry
-import IOSupport
+import Diagnostics
+import FileIO
 
 /// Writes a scan in the ARKit-Scanner layout: `metadata.json`, `depth.bin` (any variant),
 /// `trans.json`, `intri.json`, `imu.json`. Used by `synth` and by tests.

@@ -1,7 +1,9 @@
 import Codecs
 import Foundation
 import Geometry
-import IOSupport
+import Diagnostics
+import Execution
+import FileIO
 
 /// A Stray Scanner export: `camera_matrix.csv`, `odometry.csv`, `imu.csv`,
 /// `depth/NNNNNN.png` (16-bit mm; very old exports `.npy`), `confidence/NNNNNN.png`.

@@ -1,10 +1,11 @@
 import Foundation
 import Gestures
-import IOSupport
 import PointClouds
 import VoxelFusion
 import ScanFormats
 import Trajectories
+import Execution
+import Statistics
 
 /// One benchmark figure: the shape `depthpose bench --json` prints.
 public struct BenchResult: Sendable, Codable {
@@ -138,14 +139,18 @@ public enum Benchmark {
         let block = 8, blocks = (n + block - 1) / block
         let times = depth.withUnsafeBytes { raw in
             timed(runs: runs) {
-                let claims = BlockClaims(blocks)
+                let claimed = Locked(0)  // workers claim the next unclaimed block as they go
                 parallelFor(workers, threads: workers) { t in
                     let projector = projectors[t], points = buffers[t]
-                    while let b = claims.next() {
+                    while let b = claimed.with({ next -> Int? in
+                        guard next < blocks else { return nil }
+                        next += 1
+                        return next - 1
+                    }) {
                         for i in b * block ..< min(n, (b + 1) * block) {
-                        let batch = DepthBatch(firstIndex: i, count: 1, layout: layout, format: format,
-                                               bytes: UnsafeRawBufferPointer(rebasing: raw[i * frameBytes ..< (i + 1) * frameBytes]))
-                        projector.project(batch, 0, pose: infos[i].pose!, intrinsics: infos[i].intrinsics, filters: .none, into: points)
+                            let batch = DepthBatch(firstIndex: i, count: 1, layout: layout, format: format,
+                                                   bytes: UnsafeRawBufferPointer(rebasing: raw[i * frameBytes ..< (i + 1) * frameBytes]))
+                            projector.project(batch, 0, pose: infos[i].pose!, intrinsics: infos[i].intrinsics, filters: .none, into: points)
                         }
                     }
                 }
@@ -167,21 +172,5 @@ public enum Benchmark {
             }
         }
         return BenchResult(stage: .decode, scan: path, frames: frames, threads: threads, runSeconds: times, bytes: bytes)
-    }
-}
-
-/// Hands out block numbers `0..<count` to whichever thread asks first.
-final class BlockClaims: @unchecked Sendable {
-    private let lock = NSLock()
-    private var claimed = 0
-    private let count: Int
-    init(_ count: Int) { self.count = count }
-
-    /// The next unclaimed block, or nil when all are taken.
-    func next() -> Int? {
-        lock.lock(); defer { lock.unlock() }
-        guard claimed < count else { return nil }
-        claimed += 1
-        return claimed - 1
     }
 }

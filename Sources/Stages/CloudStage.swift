@@ -1,7 +1,7 @@
 import Foundation
-import IOSupport
 import PointClouds
 import VoxelFusion
+import FileIO
 
 /// Optional per-point properties of a cloud PLY beyond position and normal.
 public enum CloudExtra: String, Sendable, Codable, CaseIterable {

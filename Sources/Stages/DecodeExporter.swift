@@ -1,7 +1,9 @@
 import Codecs
 import Foundation
-import IOSupport
 import ScanFormats
+import Diagnostics
+import Execution
+import FileIO
 
 /// `decode`: depth frames as 16-bit millimetre PNG (`depth/frame_000000.png`, the
 /// ScanNet++ toolkit's layout) or `.npy`, plus `trajectory.tum`, `imu.csv` and
@@ -34,19 +36,12 @@ public enum DecodeExporter {
         let depthDir = staged.staging + "/depth"
         try AtomicOutput.makeDirectory(depthDir)
         var frames = 0
-        var failures = [String?](repeating: nil, count: 256)
         try scan.forEachDepthBatch(threads: options.threads) { batch in
-            if failures.count < batch.count { failures = [String?](repeating: nil, count: batch.count) }
-            failures.withUnsafeMutableBufferPointer { fails in
-                let fails = UncheckedSendable(fails)
-                parallelRanges(batch.count, threads: options.threads) { range in
-                    var mm = [UInt16](repeating: 0, count: batch.format == .float32Metres ? batch.layout.pixels : 0)
-                    for k in range {
-                        do { try write(batch, k, into: depthDir, options, scratch: &mm) } catch { fails.value[k] = "\(error)" }
-                    }
-                }
+            let failures = parallelMap(batch.count, threads: options.threads,
+                                       state: { [UInt16](repeating: 0, count: batch.format == .float32Metres ? batch.layout.pixels : 0) }) { mm, k -> (any Error)? in
+                do { try write(batch, k, into: depthDir, options, scratch: &mm); return nil } catch { return error }
             }
-            if let f = failures[0..<batch.count].compactMap({ $0 }).first { throw IOError.cannotWrite(path: depthDir, reason: f) }
+            if let f = failures.lazy.compactMap({ $0 }).first { throw f }
             frames = batch.firstIndex + batch.count
         }
         let (trajectory, notes) = ScanTrajectory.poses(scan)

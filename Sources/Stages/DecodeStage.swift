@@ -1,5 +1,4 @@
 import Foundation
-import IOSupport
 import ScanFormats
 
 /// Image format of exported depth frames.

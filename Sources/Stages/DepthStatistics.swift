@@ -1,35 +1,35 @@
 import Foundation
-import IOSupport
 import ScanFormats
+import Execution
 
 /// Depth statistics over a whole stream, accumulated batch by batch in constant memory:
 /// an exact millimetre histogram (65,536 bins) gives min, max, mean and percentiles.
-public struct DepthStatistics: Sendable {
-    /// Pixels per millimetre value, one 65,536-bin histogram per worker (bin 0 = no depth),
-    /// kept across batches and summed only for the summary.
-    private var histograms: [Int] = []
-    private var workers = 0
+public struct DepthStatistics {
+    /// What one worker counts, kept across batches and summed only for the summary: a
+    /// 65,536-bin histogram of millimetres (bin 0 = no depth) and the invalid float samples.
+    private struct Counts {
+        var histogram = [Int](repeating: 0, count: 65536)
+        var nan = 0, infinite = 0, negative = 0
+        /// Frames of the current batch with no valid pixel (batch-relative).
+        var empty: [Int] = []
+    }
+    private var workers: PerWorker<Counts>?
     public private(set) var frames = 0
     public private(set) var pixels = 0
-    /// Float samples that were NaN / ±Inf / negative (float variants only).
-    public private(set) var nanPixels = 0, infinitePixels = 0, negativePixels = 0
     /// Frames with no valid pixel at all.
     public private(set) var emptyFrames: [Int] = []
 
     public init() {}
 
-    /// Adds every frame of `batch`: worker w takes frames w, w + threads, ... into its own
-    /// histogram (no allocation, no merge per batch).
+    /// Adds every frame of `batch`: worker w takes frames w, w + workers, ... into its own
+    /// counts (no allocation, no merge per batch).
     public mutating func add(_ batch: DepthBatch, threads: Int) {
-        if workers == 0 { workers = max(1, threads); histograms = [Int](repeating: 0, count: workers * 65536) }
-        let w = min(workers, max(1, batch.count))
-        var counts = [(nan: Int, inf: Int, negative: Int)](repeating: (0, 0, 0), count: w)
-        var empty = [Bool](repeating: false, count: batch.count)
-        histograms.withUnsafeMutableBufferPointer { hists in counts.withUnsafeMutableBufferPointer { cnt in empty.withUnsafeMutableBufferPointer { emp in
-            let hists = UncheckedSendable(hists), cnt = UncheckedSendable(cnt), emp = UncheckedSendable(emp)
-            parallelFor(w, threads: w) { worker in
-                let local = hists.value.baseAddress! + worker * 65536
-                var nan = 0, inf = 0, negative = 0
+        let workers = self.workers ?? PerWorker(max(1, threads)) { Counts() }
+        self.workers = workers
+        let w = workers.count
+        workers.forEach { worker, c in
+            c.empty.removeAll(keepingCapacity: true)
+            c.histogram.withUnsafeMutableBufferPointer { local in
                 for k in stride(from: worker, to: batch.count, by: w) {
                     let before = local[0]
                     var validHere = 0
@@ -39,29 +39,32 @@ public struct DepthStatistics: Sendable {
                         validHere = batch.layout.pixels - (local[0] - before)
                     case .float32Metres:
                         for m in batch.metres(k) {
-                            if m.isNaN { nan += 1; continue }
-                            if m.isInfinite { inf += 1; continue }
-                            if m < 0 { negative += 1; continue }
+                            if m.isNaN { c.nan += 1; continue }
+                            if m.isInfinite { c.infinite += 1; continue }
+                            if m < 0 { c.negative += 1; continue }
                             let mm = Int(min(65535, (m * 1000).rounded()))
                             local[mm] &+= 1
                             if mm > 0 { validHere += 1 }
                         }
                     }
-                    emp.value[k] = validHere == 0
+                    if validHere == 0 { c.empty.append(k) }
                 }
-                cnt.value[worker] = (nan, inf, negative)
             }
-        } } }
-        for c in counts { nanPixels += c.nan; infinitePixels += c.inf; negativePixels += c.negative }
-        emptyFrames += empty.indices.filter { empty[$0] }.map { batch.firstIndex + $0 }
+        }
+        emptyFrames += workers.all.flatMap(\.empty).sorted().map { batch.firstIndex + $0 }
         frames += batch.count
         pixels += batch.count * batch.layout.pixels
     }
 
+    /// Float samples that were NaN / ±Inf / negative (float variants only).
+    public var nanPixels: Int { workers?.all.reduce(0) { $0 + $1.nan } ?? 0 }
+    public var infinitePixels: Int { workers?.all.reduce(0) { $0 + $1.infinite } ?? 0 }
+    public var negativePixels: Int { workers?.all.reduce(0) { $0 + $1.negative } ?? 0 }
+
     /// Pixels per millimetre value over every worker.
     private var histogram: [Int] {
-        guard workers > 1 else { return histograms.isEmpty ? [Int](repeating: 0, count: 65536) : histograms }
-        return (0..<65536).map { v in (0..<workers).reduce(0) { $0 + histograms[$1 * 65536 + v] } }
+        guard let all = workers?.all else { return [Int](repeating: 0, count: 65536) }
+        return (0..<65536).map { v in all.reduce(0) { $0 + $1.histogram[v] } }
     }
 
     /// Summary in metres (nil fields when no pixel was valid).

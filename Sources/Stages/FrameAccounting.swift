@@ -1,5 +1,5 @@
-import IOSupport
 import ScanFormats
+import Statistics
 
 /// Which depth frames, poses and IMU samples were paired, dropped or shared, and why —
 /// instead of silently truncating to the shortest stream as `zip()` would.

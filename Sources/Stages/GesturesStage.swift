@@ -1,6 +1,6 @@
 import Foundation
 import Gestures
-import IOSupport
+import FileIO
 
 /// `gestures`: near/far depth gestures (push, hold) in the central region of interest,
 /// with motion rejection (see `GestureDetector`). Writes JSON and the same events as CSV.

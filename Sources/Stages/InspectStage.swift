@@ -1,6 +1,6 @@
 import Foundation
 import Gestures
-import IOSupport
+import FileIO
 
 /// `inspect`: everything about a scan (layout, depth variant and evidence, timing, depth
 /// statistics, gesture counts, frame accounting, every problem), decoding the depth once.

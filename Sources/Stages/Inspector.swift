@@ -1,8 +1,10 @@
 import Foundation
 import Geometry
 import Gestures
-import IOSupport
 import ScanFormats
+import Diagnostics
+import Execution
+import Statistics
 
 /// The `inspect` report: format, depth variant, counts and pairing, timing, intrinsics,
 /// depth statistics and every problem found. Stable JSON (`version` bumps on change).

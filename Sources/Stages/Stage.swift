@@ -1,5 +1,6 @@
 import Foundation
-import IOSupport
+import Diagnostics
+import Execution
 
 /// The stages, in the order `run` runs them. Each has a type conforming to `Stage`
 /// (`InspectStage`, `GesturesStage`, `CloudStage`, `TrajectoryStage`, `DecodeStage`).

@@ -1,9 +1,10 @@
 import Foundation
 import Geometry
 import Gestures
-import IOSupport
 import ScanFormats
 import Trajectories
+import Execution
+import FileIO
 
 /// The `trajectory` report: reference-free analytics of a scan's own poses and, with a
 /// reference, evo-style APE/RPE after alignment and drift per metre. Versioned JSON.

@@ -1,7 +1,7 @@
 import Foundation
 import Gestures
-import IOSupport
 import Trajectories
+import FileIO
 
 /// `trajectory`: the trajectory report of a scan's own poses (path, speed, stationary
 /// segments, jumps, gravity tilt, loop gap) and, with a reference, APE/RPE and drift per

@@ -1,8 +1,9 @@
 import Foundation
 import Geometry
-import IOSupport
 import ScanFormats
 import Trajectories
+import Execution
+import FileIO
 
 /// Options of `depthpose synth`.
 public struct SynthOptions: Sendable {
@@ -118,32 +119,26 @@ public enum Synthesizer {
         let arkit = try o.variant.map { try ARKitScanWriter(directory: dir, variant: $0, layout: layout) }
         let stray = o.variant == nil ? try StrayScanWriter(directory: dir, layout: layout) : nil
         let batch = 32
-        var encoded = [[UInt8]](repeating: [], count: batch)
-        var failures = [String?](repeating: nil, count: batch)
         for start in stride(from: 0, to: o.frames, by: batch) {
-            let n = min(batch, o.frames - start)
-            encoded.withUnsafeMutableBufferPointer { enc in
-                failures.withUnsafeMutableBufferPointer { fail in
-                    let enc = UncheckedSendable(enc), fail = UncheckedSendable(fail)
-                    parallelFor(n, threads: o.threads) { k in
-                        let i = start + k
-                        var depth = [Float](repeating: 0, count: layout.pixels)
-                        var conf = [UInt8](repeating: 0, count: layout.pixels)
-                        depth.withUnsafeMutableBufferPointer { d in conf.withUnsafeMutableBufferPointer { c in
-                            renderer.render(index: i, pose: truth[i], occluder: gestures.occluder(at: times[i]), depth: d, confidence: c)
-                        } }
-                        if let v = o.variant {
-                            enc.value[k] = depth.withUnsafeBufferPointer { ARKitScanWriter.encode(metres: $0, variant: v) }
-                        } else {
-                            do { try depth.withUnsafeBufferPointer { try stray!.writeFrame(index: i, metres: $0, confidence: conf) } } catch {
-                                fail.value[k] = "\(error)"
-                            }
-                        }
-                    }
+            // Each frame is rendered and encoded (ARKit: to bytes appended in order below;
+            // Stray: straight to its PNG files) by one worker.
+            let frames = parallelMap(min(batch, o.frames - start), threads: o.threads) { k -> Result<[UInt8], any Error> in
+                let i = start + k
+                var depth = [Float](repeating: 0, count: layout.pixels)
+                var conf = [UInt8](repeating: 0, count: layout.pixels)
+                depth.withUnsafeMutableBufferPointer { d in conf.withUnsafeMutableBufferPointer { c in
+                    renderer.render(index: i, pose: truth[i], occluder: gestures.occluder(at: times[i]), depth: d, confidence: c)
+                } }
+                return Result {
+                    if let v = o.variant { return depth.withUnsafeBufferPointer { ARKitScanWriter.encode(metres: $0, variant: v) } }
+                    try depth.withUnsafeBufferPointer { try stray!.writeFrame(index: i, metres: $0, confidence: conf) }
+                    return []
                 }
             }
-            if let f = failures[0..<n].compactMap({ $0 }).first { throw IOError.cannotWrite(path: dir, reason: f) }
-            if let arkit { for k in 0..<n { try arkit.append(encoded: encoded[k]) } }
+            for f in frames {
+                let bytes = try f.get()
+                try arkit?.append(encoded: bytes)
+            }
         }
 
         // IMU on its own clock, never equal to frame times.

@@ -1,7 +1,7 @@
 import Foundation
 import Geometry
-import IOSupport
 import LinearAlgebra
+import Statistics
 
 /// Reference-free analytics of one trajectory (phone scans rarely have ground truth).
 public struct TrajectoryAnalytics: Sendable, Codable {

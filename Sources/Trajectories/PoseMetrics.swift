@@ -1,6 +1,6 @@
 import Foundation
 import Geometry
-import IOSupport
+import Statistics
 
 /// Which part of the pose error a metric measures (evo's `PoseRelation`).
 public enum PoseRelation: String, Sendable, CaseIterable, Codable {

@@ -1,6 +1,6 @@
 import Foundation
 import Geometry
-import IOSupport
+import Statistics
 
 /// Estimates a constant time offset between two trajectories (clocks of two devices or a
 /// logging delay): the offset added to the estimate's stamps that minimises the RMS of the

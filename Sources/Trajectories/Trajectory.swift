@@ -1,5 +1,5 @@
 import Geometry
-import IOSupport
+import Diagnostics
 
 /// A sequence of camera-to-world poses, with timestamps when the source has them
 /// (TUM, EuRoC, scans) and without (KITTI).

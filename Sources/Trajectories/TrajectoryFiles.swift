@@ -1,6 +1,7 @@
 import Foundation
 import Geometry
-import IOSupport
+import Diagnostics
+import TextNumbers
 
 /// Trajectory file formats, read and written with evo's conventions.
 public enum TrajectoryFormat: String, Sendable, Codable, CaseIterable {

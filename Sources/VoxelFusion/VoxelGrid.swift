@@ -1,5 +1,5 @@
 import Geometry
-import IOSupport
+import Execution
 
 /// One occupied voxel's accumulators: exact integers, so sums do not depend on the order
 /// samples arrive in (any thread count, partition or caching gives identical results).
@@ -175,5 +175,26 @@ public final class VoxelGrid: @unchecked Sendable {
     public func centre(of key: UInt64) -> Vec3 {
         let (i, j, k) = VoxelKey.unpack(key)
         return Vec3(Double(i) + 0.5, Double(j) + 0.5, Double(k) + 0.5) * voxelSize
+    }
+
+    /// Each voxel's mean sample position (its centre plus the mean offset), as x, y, z
+    /// floats point after point; in parallel (millions of voxels at 1 cm).
+    public func meanPositions(of voxels: [VoxelAccumulator], threads: Int) -> [Float] {
+        let u = voxelSize / Double(VoxelAccumulator.offsetScale)
+        return [Float](unsafeUninitializedCapacity: 3 * voxels.count) { buffer, initialized in
+            let out = UncheckedSendable(buffer.baseAddress!)  // point i writes floats 3i..<3i+3 only
+            voxels.withUnsafeBufferPointer { voxels in
+                let voxels = UncheckedSendable(voxels)
+                parallelRanges(voxels.value.count, threads: threads) { range in
+                    for i in range {
+                        let v = voxels.value[i], c = centre(of: v.key), n = Double(v.count)
+                        (out.value + 3 * i).initialize(to: Float(c.x + Double(v.sumX) * u / n))
+                        (out.value + 3 * i + 1).initialize(to: Float(c.y + Double(v.sumY) * u / n))
+                        (out.value + 3 * i + 2).initialize(to: Float(c.z + Double(v.sumZ) * u / n))
+                    }
+                }
+            }
+            initialized = 3 * voxels.count
+        }
     }
 }

@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
-import IOSupport
 import PointClouds
 import Stages
 import Trajectories
+import Execution
+import FileIO
 
 // The library's domain values as command-line values: each enum's raw values are its
 // spellings, and `--help` lists them.

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Batch
-import IOSupport
 import PointClouds
 import Stages
 import Trajectories
+import FileIO
 
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

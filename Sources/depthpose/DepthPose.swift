@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import IOSupport
+import Diagnostics
+import Execution
 
 /// The `depthpose` command tree.
 @main

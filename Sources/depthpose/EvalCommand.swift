@@ -1,6 +1,6 @@
 import ArgumentParser
-import IOSupport
 import Trajectories
+import FileIO
 
 struct EvalCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,6 @@
 import ArgumentParser
-import IOSupport
 import Stages
+import Diagnostics
 
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

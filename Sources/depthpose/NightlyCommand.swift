@@ -1,7 +1,9 @@
 import ArgumentParser
 import Batch
 import Foundation
-import IOSupport
+import Diagnostics
+import Execution
+import FileIO
 
 struct NightlyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,9 +2,11 @@ import ArgumentParser
 import Batch
 import CProcessControl
 import Foundation
-import IOSupport
 import PointClouds
 import Stages
+import Diagnostics
+import Execution
+import FileIO
 
 /// What each scan's stages do under `run` and `nightly`: `RunOptions`, from a JSON file
 /// (`--options`, as `nightly` hands them to its children and the Snakemake workflow writes

@@ -1,9 +1,9 @@
 import Foundation
 import XCTest
 @testable import Batch
-import IOSupport
 import Stages
 import TestSupport
+import FileIO
 
 /// Scan discovery and input fingerprints.
 final class DiscoveryTests: XCTestCase {

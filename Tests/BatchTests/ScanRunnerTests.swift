@@ -2,9 +2,9 @@ import Foundation
 import XCTest
 @testable import Batch
 import Gestures
-import IOSupport
 import Stages
 import TestSupport
+import FileIO
 
 /// `run`: the same outputs as the stages run on their own, and isolated stage failures.
 final class ScanRunnerTests: XCTestCase {

@@ -1,8 +1,8 @@
 import Codecs
 import Foundation
-import IOSupport
 import TestSupport
 import XCTest
+import FileIO
 
 final class LZ4BlockTests: XCTestCase {
     func testRoundTrip() throws {

@@ -1,11 +1,11 @@
 import Codecs
 import Foundation
 import Gestures
-import IOSupport
 import ScanFormats
 import Synthesis
 import TestSupport
 import XCTest
+import FileIO
 
 /// The detector on synthetic scans whose gestures are known (`gestures_truth.json`).
 final class GestureTests: XCTestCase {

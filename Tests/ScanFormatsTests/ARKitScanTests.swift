@@ -1,10 +1,10 @@
 import Foundation
 import Geometry
-import IOSupport
 import ScanFormats
 import Synthesis
 import TestSupport
 import XCTest
+import Diagnostics
 
 final class ARKitScanTests: XCTestCase {
     func testPosesAreParsedColumnMajorAndMatchTruth() throws {

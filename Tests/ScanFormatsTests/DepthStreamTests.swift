@@ -1,9 +1,10 @@
 import Codecs
-import IOSupport
 import ScanFormats
 import Synthesis
 import TestSupport
 import XCTest
+import Diagnostics
+import Execution
 
 /// Reads every depth frame of a scan as millimetres (nearest rounding for float variants).
 func allMillimetres(_ scan: any Scan, threads: Int = 2) throws -> [[UInt16]] {

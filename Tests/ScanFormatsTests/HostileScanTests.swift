@@ -1,7 +1,6 @@
 import Codecs
 import Foundation
 import Geometry
-import IOSupport
 import XCTest
 @testable import ScanFormats
 import Synthesis

@@ -1,6 +1,5 @@
 import Foundation
 import Geometry
-import IOSupport
 import ScanFormats
 import Synthesis
 import TestSupport

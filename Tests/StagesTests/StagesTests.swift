@@ -1,6 +1,5 @@
 import Codecs
 import Foundation
-import IOSupport
 import ScanFormats
 import Stages
 import Synthesis

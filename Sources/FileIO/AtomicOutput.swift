@@ -1,4 +1,5 @@
 import Foundation
+import Diagnostics
 
 /// Writes outputs so that an interrupted run never leaves a truncated file that looks
 /// complete: data goes to a hidden temporary sibling, which is renamed into place

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Diagnostics
 
 /// A read-only file accessed by offset (`pread`), safe to share between threads.
 /// Reads never allocate: the caller passes the destination buffer.

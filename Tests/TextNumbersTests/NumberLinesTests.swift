@@ -2,8 +2,8 @@
 import Glibc
 #endif
 import Foundation
-import IOSupport
 import XCTest
+import TextNumbers
 
 final class NumberLinesTests: XCTestCase {
     /// The fast path must give exactly strtod's double for every notation files use.

@@ -4,6 +4,8 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import Diagnostics
+import FileIO
 
 /// Fast reading of text files made of lines of numbers (trajectory files, CSV): works on
 /// the raw bytes and parses with `strtod` (C locale), about 20x faster than splitting

@@ -1,5 +1,5 @@
-import IOSupport
 import XCTest
+import Statistics
 
 final class MedianTests: XCTestCase {
     func testNumpySemantics() {

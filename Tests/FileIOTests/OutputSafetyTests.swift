@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
-@testable import IOSupport
+import Diagnostics
+import FileIO
 
 /// The mechanisms every stage's outputs go through: an output is never an input, staged
 /// commits survive being killed, inputs are read only as bounded regular files.

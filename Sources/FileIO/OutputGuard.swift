@@ -1,4 +1,5 @@
 import Foundation
+import Diagnostics
 
 /// The rule every stage keeps: an output is never an input. No stage writes into, replaces
 /// or deletes a file or folder it reads — checked here, once, before anything is written.
