@@ -107,7 +107,7 @@ public enum ScanMetrics {
         let a = r.analytics
         var m: [String: Double] = ["path_length_m": a.pathLength, "poses": Double(a.poses), "jumps": Double(a.jumps.count),
                                    "loop_gap_m": a.loopGap, "stationary_segments": Double(a.stationary.count)]
-        if let t = a.tilt { m["tilt_mean_deg"] = t.meanDegrees; m["tilt_max_deg"] = t.maxDegrees; m["tilt_trend_deg_per_min"] = t.trendDegreesPerMinute }
+        if let t = a.tilt { m["tilt_mean_deg"] = t.meanDegrees; m["tilt_max_deg"] = t.maxDegrees; m["tilt_trend_deg_per_min"] = t.trendDegreesPerMinute }  // absent without a time span
         if let ref = r.reference {
             m["ape_rmse_m"] = ref.ape.rmse; m["rpe_rmse_m"] = ref.rpe.rmse
             if let d = ref.driftPerMetre.first { m["drift_percent"] = d.percent }

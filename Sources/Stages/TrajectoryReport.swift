@@ -132,7 +132,7 @@ public enum TrajectoryReporter {
         ]
         if let g = r.gestures { rows.append(("gestures", g.text)) }
         if let t = a.tilt {
-            rows.append(("gravity tilt error", "mean \(f(t.meanDegrees, 3))°, max \(f(t.maxDegrees, 3))°, trend \(f(t.trendDegreesPerMinute, 4))°/min over \(t.frames) poses"))
+            rows.append(("gravity tilt error", "mean \(f(t.meanDegrees, 3))°, max \(f(t.maxDegrees, 3))°, trend \(t.trendDegreesPerMinute.map { f($0, 4) + "°/min" } ?? "none (no time span)") over \(t.frames) poses"))
         } else { rows.append(("gravity tilt error", "no IMU gravity")) }
         if let ref = r.reference {
             rows.append(("reference", "\(ref.file) (\(ref.format)), \(ref.poses) associated poses, \(ref.alignmentKind), scale \(f(ref.alignment.scale, 6))"))

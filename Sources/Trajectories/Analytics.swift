@@ -22,7 +22,8 @@ public struct TrajectoryAnalytics: Sendable, Codable {
         public var frames: Int
         public var meanDegrees: Double, maxDegrees: Double
         /// Least-squares slope of the tilt error over time (LAPACK dgels), degrees per minute.
-        public var trendDegreesPerMinute: Double
+        /// Least-squares slope of the tilt error over time; nil when the samples span no time.
+        public var trendDegreesPerMinute: Double?
         enum CodingKeys: String, CodingKey { case frames, meanDegrees = "mean_deg", maxDegrees = "max_deg", trendDegreesPerMinute = "trend_deg_per_min" }
     }
 
@@ -96,7 +97,11 @@ public struct TrajectoryAnalytics: Sendable, Codable {
         }
         if errors.count >= 2 {
             let a = Matrix(errors.map { [1, ($0.0 - s[0]) / 60] }), b = Matrix(errors.map { [$0.1] })
-            let trend = (try? LAPACK.leastSquares(a, b)).map { $0[1, 0] } ?? 0
+            // No trend without time to fit it over; a failed solve is an error, never a trend of 0.
+            var trend: Double?
+            if errors.last!.0 > errors.first!.0 {
+                do { trend = try LAPACK.leastSquares(a, b)[1, 0] } catch { throw TrajectoryError.degenerate("tilt trend: \(error)") }
+            }
             tilt = Tilt(frames: errors.count, meanDegrees: errors.map(\.1).reduce(0, +) / Double(errors.count),
                         maxDegrees: errors.map(\.1).max()!, trendDegreesPerMinute: trend)
         }

@@ -3,6 +3,7 @@ import Foundation
 import TestSupport
 import XCTest
 import FileIO
+import Synthesis
 
 final class LZ4BlockTests: XCTestCase {
     func testRoundTrip() throws {
@@ -42,7 +43,7 @@ final class DeflateTests: XCTestCase {
 
     func testInflateStreamAcrossManyChunks() throws {
         // 1 MB of output from a stream far larger than one 64 KiB input chunk.
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededRandom(seed: 13)  // fixed: a failure reproduces
         let src = (0..<262_144).map { _ in UInt32.random(in: 0..<4096, using: &rng) }
         let dir = TestSupport.temporaryDirectory()
         var compressed: [UInt8] = []

@@ -60,21 +60,15 @@ final class CommandLineTests: XCTestCase {
     }
 }
 
-/// Parity with the ScanNet++ toolkit's `extract_depth` (run from shared/bench with a
-/// Python that has numpy, lz4 and imageio: set DEPTHPOSE_PYTHON; the test script does):
-/// same pixels and the same PNG bytes (Pillow's encoder settings, see png_bridge.c).
+/// Parity with the ScanNet++ toolkit's `extract_depth` (`scripts/peers/scannetpp_extract_depth.py`,
+/// run by the test venv's Python, which has numpy, lz4 and imageio: the test script sets
+/// DEPTHPOSE_PYTHON): same pixels and the same PNG bytes (Pillow's encoder settings, see png_bridge.c).
 final class ToolkitParityTests: XCTestCase {
-    var python: String!
-    var script: String!
+    let script = TestSupport.repositoryRoot + "/scripts/peers/scannetpp_extract_depth.py"
+    var python = ""
 
     override func setUpWithError() throws {
-        let env = ProcessInfo.processInfo.environment
-        script = TestSupport.repositoryRoot + "/../shared/bench/scannetpp_extract_depth.py"
-        guard let py = env["DEPTHPOSE_PYTHON"], FileManager.default.fileExists(atPath: script) else {
-            if env["CI"] != nil { XCTFail("CI must set DEPTHPOSE_PYTHON and provide ../shared/bench"); return }
-            throw XCTSkip("set DEPTHPOSE_PYTHON (a Python with numpy, lz4, imageio) to compare with the ScanNet++ toolkit")
-        }
-        python = py
+        python = try TestSupport.peerPython(needs: "numpy, lz4 and imageio", check: "import numpy, lz4.block, imageio")
     }
 
     /// Decodes both ways and compares every pixel of every frame.
@@ -139,10 +133,7 @@ final class ToolkitParityTests: XCTestCase {
 /// `cloud` through the built binary, read back by an independent PLY reader (plyfile).
 final class CloudCommandTests: XCTestCase {
     func testPLYIsReadableByPlyfileWithTheRightValues() throws {
-        guard let python = ProcessInfo.processInfo.environment["DEPTHPOSE_PYTHON"] else {
-            if ProcessInfo.processInfo.environment["CI"] != nil { XCTFail("CI must set DEPTHPOSE_PYTHON") }
-            throw XCTSkip("set DEPTHPOSE_PYTHON (a Python with plyfile)")
-        }
+        let python = try TestSupport.peerPython(needs: "plyfile", check: "import plyfile")
         let dir = TestSupport.temporaryDirectory("cloudcli")
         XCTAssertEqual(try TestSupport.depthpose("synth", "--out", dir + "/scan", "--frames", "10", "--width", "64", "--height", "48").status, 0)
         for (name, extra) in [("bin", [String]()), ("ascii", ["--ascii"])] {

@@ -166,10 +166,7 @@ final class NightlyTests: XCTestCase {
 
     /// The Snakemake workflow (Pipelines/) on the same dataset writes the same per-scan outputs.
     func testSnakemakeWorkflowMatchesNightly() throws {
-        guard let python = ProcessInfo.processInfo.environment["DEPTHPOSE_PYTHON"] else {
-            if ProcessInfo.processInfo.environment["CI"] != nil { XCTFail("CI must set DEPTHPOSE_PYTHON (a venv with snakemake)") }
-            throw XCTSkip("set DEPTHPOSE_PYTHON (a Python with snakemake)")
-        }
+        let python = try TestSupport.peerPython(needs: "snakemake", check: "import snakemake")
         let snakemake = URL(fileURLWithPath: python).deletingLastPathComponent().path + "/snakemake"
         let base = TestSupport.temporaryDirectory("snakemake")
         try makeDataset(base + "/dataset")

@@ -1,5 +1,6 @@
 import Geometry
 import XCTest
+import Synthesis
 
 final class GeometryTests: XCTestCase {
     func testQuaternionMatrixRoundTrip() {
@@ -7,7 +8,7 @@ final class GeometryTests: XCTestCase {
         let q = Quaternion(x: 0, y: 0, z: 0.5.squareRoot(), w: 0.5.squareRoot())
         let r = q.matrix
         XCTAssertLessThan(length(r * Vec3(1, 0, 0) - Vec3(0, 1, 0)), 1e-12)
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededRandom(seed: 14)  // fixed: a failure reproduces
         for _ in 0..<200 {
             let axis = normalize(Vec3(Double.random(in: -1...1, using: &rng), Double.random(in: -1...1, using: &rng), Double.random(in: -1...1, using: &rng)))
             let m = Matrix3.rotation(axis: axis, angle: Double.random(in: 0 ... .pi, using: &rng))

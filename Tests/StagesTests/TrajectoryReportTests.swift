@@ -47,7 +47,7 @@ final class TrajectoryReportTests: XCTestCase {
         XCTAssertLessThan(oneMetre.percent, 100 * d * 1.5)
         XCTAssertGreaterThan(r.reference!.ape.rmse, 0.003)
         // Yaw drift does not tilt: the gravity tilt error stays flat.
-        XCTAssertLessThan(abs(r.analytics.tilt!.trendDegreesPerMinute), 0.05)
+        XCTAssertLessThan(abs(try XCTUnwrap(r.analytics.tilt!.trendDegreesPerMinute)), 0.05)
     }
 
     /// Without alignment the APE is the drift itself: the last pose is displaced by the
@@ -72,7 +72,7 @@ final class TrajectoryReportTests: XCTestCase {
         try rewritePoses(dir) { i, p in i >= 60 ? tilt * p : p }
         let (r, _) = try TrajectoryReporter.report(scan: dir, options: .init())
         XCTAssertEqual(r.analytics.tilt!.maxDegrees, 3, accuracy: 0.1)
-        XCTAssertGreaterThan(r.analytics.tilt!.trendDegreesPerMinute, 1)  // a step up within a 4 s scan
+        XCTAssertGreaterThan(try XCTUnwrap(r.analytics.tilt!.trendDegreesPerMinute), 1)  // a step up within a 4 s scan
     }
 
     func testJumpIsDetectedAtItsFrame() throws {

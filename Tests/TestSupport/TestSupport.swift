@@ -1,4 +1,5 @@
 import Foundation
+import XCTest
 import ScanFormats
 import Synthesis
 
@@ -100,6 +101,26 @@ public enum TestSupport {
         public func set() { lock.lock(); value = true; lock.unlock() }
         public var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
     }
+
+    /// The Python of the test venv (`DEPTHPOSE_PYTHON`, set by `scripts/test.sh`) after
+    /// checking it can run `check` (an import of what the test `needs`). Outside CI a missing
+    /// venv skips the test, saying what is missing; under CI (`CI` set) it is a failure.
+    public static func peerPython(needs: String, check: String) throws -> String {
+        let env = ProcessInfo.processInfo.environment
+        let problem: String
+        if let python = env["DEPTHPOSE_PYTHON"] {
+            let r = try run(python, ["-c", check])
+            if r.status == 0 { return python }
+            problem = "\(python) cannot import \(needs): \(r.stderr.split(separator: "\n").last ?? "")"
+        } else {
+            problem = "DEPTHPOSE_PYTHON is not set (a Python with \(needs); ./scripts/test.sh makes the venv and sets it)"
+        }
+        if env["CI"] != nil { throw PeerMissing(description: "CI needs the test venv: " + problem) }
+        throw XCTSkip(problem)
+    }
+
+    /// A peer tool the test compares with is missing where it must be present (CI).
+    public struct PeerMissing: Error, CustomStringConvertible { public var description: String }
 
     /// Runs the built `depthpose`.
     public static func depthpose(_ arguments: String...) throws -> Run {

@@ -4,11 +4,12 @@ import Glibc
 import Foundation
 import XCTest
 import TextNumbers
+import Synthesis
 
 final class NumberLinesTests: XCTestCase {
     /// The fast path must give exactly strtod's double for every notation files use.
     func testFastPathIsBitIdenticalToStrtod() {
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededRandom(seed: 11)  // fixed: a failure reproduces
         var texts: [String] = ["0", "-0", "1", "-0.000000004", "1311868164.363181", "9.043680e-12", "1.000000e+00",
                                "123456789012345678901234", "1e300", "4.9e-324", "0.1", "+3.25", "2.5E3", "7.", ".5", "1e23",
                                "9007199254740993", "12345678901234567890", "-1.2345678901234567e-20"]

@@ -3,10 +3,11 @@ import Geometry
 import TestSupport
 import Trajectories
 import XCTest
+import Synthesis
 
 final class UmeyamaTests: XCTestCase {
     private func points() -> [Vec3] {
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededRandom(seed: 12)  // fixed: a failure reproduces
         return (0..<50).map { _ in Vec3(Double.random(in: -2...2, using: &rng), Double.random(in: -2...2, using: &rng), Double.random(in: -1...1, using: &rng)) }
     }
 
@@ -112,5 +113,21 @@ final class TrajectoryWriterTests: XCTestCase {
         let w = TrajectoryFiles.timestampWarnings(t, label: "x")
         XCTAssertTrue(w.contains { $0.contains("1 timestamps out of order") }, "\(w)")
         XCTAssertTrue(w.contains { $0.contains("1 duplicate timestamps") }, "\(w)")
+    }
+}
+
+final class AnalyticsTests: XCTestCase {
+    /// Tilt samples that span no time cannot carry a trend: it is absent, never the 0 a
+    /// swallowed rank-deficient least-squares solve used to report.
+    func testTiltTrendNeedsATimeSpan() throws {
+        let p = Pose(translation: Vec3(0, 0, 0), quaternion: Quaternion(x: 0, y: 0, z: 0, w: 1))
+        let q = Pose(translation: Vec3(0.1, 0, 0), quaternion: Quaternion(x: 0, y: 0, z: 0, w: 1))
+        let still = Trajectory(poses: [p, q], stamps: [5, 5], name: "same instant")
+        let down = Vec3(0, -1, 0)  // device y up in portrait: gravity along -y
+        let a = try TrajectoryAnalytics.analyse(still, gravity: [down, down])
+        XCTAssertEqual(a.tilt?.frames, 2)
+        XCTAssertNil(a.tilt?.trendDegreesPerMinute)
+        let moving = try TrajectoryAnalytics.analyse(Trajectory(poses: [p, q], stamps: [5, 6], name: "one second"), gravity: [down, down])
+        XCTAssertNotNil(moving.tilt?.trendDegreesPerMinute)
     }
 }
