@@ -88,6 +88,9 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: cpuLevel),
 
+        // MARK: - Fuzzing: libFuzzer entry points, linked into a binary by scripts/fuzz.sh
+        .target(name: "FuzzTargets", dependencies: ["Batch", "Codecs", "ScanFormats", "Trajectories"], path: "Fuzz/Targets"),
+
         // MARK: - Tests (mirror the modules; EndToEnd runs the built binary)
         .target(name: "TestSupport", dependencies: ["ScanFormats", "Synthesis"], path: "Tests/TestSupport"),
         .testTarget(name: "FileIOTests", dependencies: ["FileIO", "Diagnostics"]),

@@ -7,3 +7,5 @@ python=$(scripts/setup.sh --tests | tail -n 1)
 export DEPTHPOSE_PYTHON="$python"
 swift build --build-tests 2>&1 | grep -v '^\[' || true
 swift test --disable-swift-testing "$@"
+# Every fuzz target keeps building and runs briefly; past findings are replayed first.
+scripts/fuzz.sh 5

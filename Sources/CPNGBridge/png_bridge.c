@@ -157,7 +157,7 @@ int dp_png_decode_gray(const uint8_t *data, size_t len, int width, int height, i
                        void *pixels, size_t capacity, char *err, size_t err_len) {
     err_sink e = { err, err_len };
     png_structp png; png_infop info; memsrc src;
-    volatile png_bytep *rows = NULL;
+    png_bytep *volatile rows = NULL;  // the variable is volatile: after longjmp its value must be the malloc result, not a stale NULL
     if (open_read(data, len, &e, &png, &info, &src)) return -1;
     if (setjmp(png_jmpbuf(png))) { png_destroy_read_struct(&png, &info, NULL); free((void *)rows); return -1; }
     png_read_info(png, info);

@@ -1,0 +1,150 @@
+import Batch
+import Codecs
+import Foundation
+import ScanFormats
+import Trajectories
+
+// libFuzzer entry points for every parser and decoder that takes untrusted bytes. One
+// library module holds them all (a SwiftPM executable cannot: it renames its entry point);
+// `scripts/fuzz.sh` builds it with `--sanitize fuzzer --sanitize address` and links one
+// binary, and `DEPTHPOSE_FUZZ_TARGET` picks the parser. A thrown error is a parser doing its
+// job; the fuzzer looks for traps, memory errors, hangs and runaway allocations.
+//
+// Each input is written into a scan-shaped folder under /dev/shm (the real readers take
+// paths), next to small valid files for the parts that are not being fuzzed.
+
+/// The parsers, by `DEPTHPOSE_FUZZ_TARGET` name.
+enum FuzzTarget: String, CaseIterable {
+    /// `depth.bin` (all three variants, detection included) through the ARKit-Scanner reader.
+    case depthbin
+    /// A 16-bit (or 8-bit) grayscale PNG frame: header and decode.
+    case png
+    /// A `.npy` depth frame header (Stray's oldest exports).
+    case npy
+    /// `trans.json`, `imu.json`, `intri.json` or `metadata.json` (first byte chooses) of an ARKit-Scanner scan.
+    case arkit
+    /// `odometry.csv`, `imu.csv` or `camera_matrix.csv` (first byte chooses) of a Stray Scanner export.
+    case stray
+    /// ScanNet++ `pose_intrinsic_imu.json`.
+    case scannetpp
+    /// A TUM, KITTI or EuRoC trajectory file (first byte chooses).
+    case trajectory
+    /// A `.tar`, `.tar.gz` or `.zip` dataset archive, extracted safely.
+    case archive
+}
+
+nonisolated(unsafe) var target = FuzzTarget.depthbin
+nonisolated(unsafe) var folder = ""
+
+@_cdecl("LLVMFuzzerInitialize")
+public func initialize(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> Int32 {
+    let name = ProcessInfo.processInfo.environment["DEPTHPOSE_FUZZ_TARGET"] ?? ""
+    guard let t = FuzzTarget(rawValue: name) else {
+        FileHandle.standardError.write(Data("set DEPTHPOSE_FUZZ_TARGET to one of \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", "))\n".utf8))
+        exit(2)
+    }
+    target = t
+    folder = "/dev/shm/depthpose-fuzz-\(getpid())"
+    return 0
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func testOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = Data(bytes: data, count: size)
+    if target == .png || target == .npy {  // in-memory decoders: no files
+        run(target, bytes, scan: "")
+        return 0
+    }
+    try? FileManager.default.removeItem(atPath: folder)
+    try? FileManager.default.createDirectory(atPath: folder + "/scan", withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    run(target, bytes, scan: folder + "/scan")
+    return 0
+}
+
+/// 16x12 depth: small frames keep iterations fast while exercising every code path.
+let width = 16, height = 12
+let metadata = """
+{"scene_name": "fuzz", "color_width": "1920", "color_height": "1440", "depth_width": "\(width)", "depth_height": "\(height)",
+ "intrinsic": "[1456.2, 0.0, 0.0, 0.0, 1456.2, 0.0, 962.7, 717.8, 1.0]"}
+"""
+
+func write(_ data: Data, _ path: String) { _ = FileManager.default.createFile(atPath: path, contents: data) }
+func write(_ text: String, _ path: String) { write(Data(text.utf8), path) }
+
+/// Two valid LZ4 frames of constant depth.
+func validDepthBin() -> Data {
+    let mm = [UInt16](repeating: 1500, count: width * height)
+    let block = mm.withUnsafeBytes { LZ4Block.compress($0) }
+    var out = Data()
+    for _ in 0..<2 {
+        withUnsafeBytes(of: UInt32(block.count).littleEndian) { out.append(contentsOf: $0) }
+        out.append(contentsOf: block)
+    }
+    return out
+}
+
+/// Opens the scan and reads everything a stage would: every frame's metadata and depth.
+func readScan(_ path: String) {
+    guard let scan = try? ScanOpener.open(path, strict: false) else { return }
+    let frames = (try? scan.depthFrameCount()) ?? 0
+    for i in 0..<min(frames + 2, 10_000) { _ = scan.frameInfo(i); _ = scan.poseSlot(forFrame: i) }
+    try? scan.forEachDepthBatch(threads: 1, confidence: scan.hasConfidenceMaps, onFrame: nil) { _ in }
+}
+
+func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
+    let choice = bytes.first ?? 0, rest = bytes.dropFirst()
+    switch target {
+    case .depthbin:
+        write(metadata, scan + "/metadata.json")
+        write(bytes, scan + "/depth.bin")
+        readScan(scan)
+    case .png:
+        if let info = try? PNGImage.info(bytes), info.width > 0, info.height > 0, info.width * info.height <= 1 << 22 {
+            let dst = UnsafeMutableRawBufferPointer.allocate(byteCount: info.width * info.height * 2, alignment: 16)
+            defer { dst.deallocate() }
+            try? PNGImage.decodeGray(bytes, width: info.width, height: info.height, bitDepth: info.bitDepth, into: dst)
+        }
+    case .npy:
+        _ = try? NPYArray.parseHeader(bytes)
+    case .arkit:
+        write(metadata, scan + "/metadata.json")
+        write(validDepthBin(), scan + "/depth.bin")
+        let file = ["trans.json", "imu.json", "intri.json", "metadata.json"][Int(choice) % 4]
+        write(Data(rest), scan + "/" + file)
+        readScan(scan)
+    case .stray:
+        try? FileManager.default.createDirectory(atPath: scan + "/depth", withIntermediateDirectories: true)
+        let mm = [UInt16](repeating: 1500, count: width * height)
+        if let png = try? mm.withUnsafeBufferPointer({ try PNGImage.encode(gray16: $0, width: width, height: height, compressionLevel: 1) }) {
+            write(png, scan + "/depth/000000.png")
+        }
+        write("timestamp, frame, x, y, z, qx, qy, qz, qw\n0.0, 0, 0, 0, 0, 0, 0, 0, 1\n", scan + "/odometry.csv")
+        write("200, 0, 8\n0, 200, 6\n0, 0, 1\n", scan + "/camera_matrix.csv")
+        let file = ["odometry.csv", "imu.csv", "camera_matrix.csv"][Int(choice) % 3]
+        write(Data(rest), scan + "/" + file)
+        readScan(scan)
+    case .scannetpp:
+        write(validDepthBin(), scan + "/depth.bin")
+        write(metadata, scan + "/metadata.json")
+        write(bytes, scan + "/pose_intrinsic_imu.json")
+        readScan(scan)
+    case .trajectory:
+        let format = TrajectoryFormat.allCases[Int(choice) % TrajectoryFormat.allCases.count]
+        write(Data(rest), scan + "/trajectory.txt")
+        if let t = try? TrajectoryFiles.read(scan + "/trajectory.txt", format: format) { _ = TrajectoryFiles.timestampWarnings(t, label: "fuzz") }
+    case .archive:
+        let suffix = [".tar", ".tar.gz", ".zip"][Int(choice) % 3]
+        write(Data(rest), folder + "/dataset" + suffix)
+        var limits = ArchiveExtractor.Limits()
+        limits.maxEntryBytes = 64 << 20
+        limits.expansionFloorBytes = 64 << 20
+        limits.reserveBytes = 0
+        _ = try? ArchiveExtractor.extract(folder + "/dataset" + suffix, into: folder + "/a/b/extract", limits: limits)
+        // Nothing may land outside the extraction folder, at any level above it.
+        for (dir, expected) in [(folder, ["scan", "a", "dataset" + suffix]), (folder + "/a", ["b"]), (folder + "/a/b", ["extract"])] {
+            let found = Set((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [])
+            if !found.isSubset(of: expected) { fatalError("archive wrote outside the extraction folder: \(found.subtracting(expected)) in \(dir)") }
+        }
+    }
+}

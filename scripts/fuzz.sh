@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of every parser and decoder that
+# takes untrusted bytes: depth.bin (all variants), PNG and NPY frames, the ARKit-Scanner
+# JSON sidecars, the Stray Scanner CSVs, ScanNet++ JSON, TUM/KITTI/EuRoC trajectories and
+# dataset archives (see Fuzz/Targets/FuzzTargets.swift).
+#
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default: 60 s, every target
+#   DEPTHPOSE_FUZZ_RUNS=N scripts/fuzz.sh 0 TARGET        N executions instead of a time
+#
+# How it builds: SwiftPM cannot link a libFuzzer binary from an executable target (it
+# renames the entry point), so the entry points live in a library target (FuzzTargets),
+# built with `swift build --sanitize fuzzer --sanitize address` into .build-fuzz, and swiftc
+# links its object files (and those of the modules it uses) into one binary with lld (gold
+# drops the Swift objects' coverage counters: libFuzzer would then fly blind);
+# DEPTHPOSE_FUZZ_TARGET picks the parser. Seed corpora come from `depthpose synth` and the
+# committed sample trajectories (.build-fuzz/seeds), the growing corpora stay in
+# .build-fuzz/corpus (both git-ignored). A crash, leak, timeout or out-of-memory input is
+# kept in Fuzz/findings/TARGET/ and the script exits 1; Fuzz/regressions/TARGET/ holds the
+# inputs of past findings, replayed first. CI runs `scripts/fuzz.sh 5` so every target keeps
+# building and running.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}; shift || true
+all=(depthbin png npy arkit stray scannetpp trajectory archive)
+targets=("${@:-${all[@]}}")
+[ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
+scripts/setup.sh >/dev/null
+fz=.build-fuzz
+
+# 1. Build the entry points and everything they use, instrumented, then link one binary.
+echo "fuzz: building (swift build --sanitize fuzzer --sanitize address)" >&2
+for t in FuzzTargets CLazyLoad; do
+  swift build -c release --scratch-path "$fz" --target "$t" --sanitize fuzzer --sanitize address 2>&1 | grep -E "error|warning:" >&2 || true
+done
+objects=$(ls "$fz"/release/*.build/*.o | grep -v -E '(Tests|TestSupport|depthpose|CPUCheck|CProcessControl)\.build/')
+swiftc -sanitize=fuzzer,address -use-ld=lld -o "$fz/depthpose-fuzz" $objects -lz -llz4 -ldeflate -lpng16 -ldl 2>&1 | grep -v "Cannot export local symbol" >&2 || true
+[ -x "$fz/depthpose-fuzz" ] || { echo "fuzz: link failed" >&2; exit 1; }
+
+# 2. Seeds (once): small real-shaped inputs of every kind.
+seeds=$fz/seeds
+if [ ! -d "$seeds/archive" ]; then
+  echo "fuzz: making seed corpora" >&2
+  dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
+  [ -x "$dp" ] || swift build 2>&1 | grep -E "error" >&2 || true
+  [ -x "$dp" ] || dp=.build/debug/depthpose
+  tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+  for t in "${all[@]}"; do mkdir -p "$seeds/$t"; done
+  for layout in lz4 deflate wholefile stray; do
+    "$dp" synth --out "$tmp/$layout" --frames 3 --width 16 --height 12 --layout "$layout" --seed 3 >/dev/null
+  done
+  for layout in lz4 deflate wholefile; do cp "$tmp/$layout/depth.bin" "$seeds/depthbin/$layout"; done
+  cp "$tmp/stray/depth/000000.png" "$seeds/png/depth16"; cp "$tmp/stray/confidence/000000.png" "$seeds/png/confidence8"
+  "$dp" decode "$tmp/lz4" --out "$tmp/npy" --format npy >/dev/null; cp "$tmp/npy/depth/frame_000000.npy" "$seeds/npy/frame"
+  prefixed() { { printf "\\$(printf '%03o' "$1")"; cat "$2"; } > "$3"; }
+  prefixed 0 "$tmp/lz4/trans.json" "$seeds/arkit/trans"; prefixed 1 "$tmp/lz4/imu.json" "$seeds/arkit/imu"
+  prefixed 3 "$tmp/lz4/metadata.json" "$seeds/arkit/metadata"
+  printf '\002{"1.0": "[200.0, 0.0, 0.0, 0.0, 200.0, 0.0, 8.0, 6.0, 1.0]"}' > "$seeds/arkit/intri"
+  prefixed 0 "$tmp/stray/odometry.csv" "$seeds/stray/odometry"; prefixed 1 "$tmp/stray/imu.csv" "$seeds/stray/imu"
+  prefixed 2 "$tmp/stray/camera_matrix.csv" "$seeds/stray/camera"
+  cat > "$seeds/scannetpp/poses" <<'JSON'
+{"frame_000000": {"timestamp": 1.5, "intrinsic": [[1456.2, 0.0, 962.7], [0.0, 1456.2, 717.8], [0.0, 0.0, 1.0]],
+ "pose": [[1, 0, 0, 0.1], [0, 1, 0, 0.2], [0, 0, 1, 0.3], [0, 0, 0, 1]],
+ "aligned_pose": [[0, -1, 0, 1], [1, 0, 0, 2], [0, 0, 1, 3], [0, 0, 0, 1]], "imu": {"gravity": [0, -1, 0]}},
+ "frame_000001": {"timestamp": 1.6, "intrinsic": [[1456.2, 0.0, 962.7], [0.0, 1456.2, 717.8], [0.0, 0.0, 1.0]],
+ "pose": [[1, 0, 0, 0.1], [0, 1, 0, 0.2], [0, 0, 1, 0.4], [0, 0, 0, 1]]}}
+JSON
+  evo=Notebooks-data/evo
+  { printf '\000'; head -40 "$evo/freiburg1_xyz-groundtruth.txt"; } > "$seeds/trajectory/tum"
+  { printf '\001'; head -20 "$evo/KITTI_00_gt.txt"; } > "$seeds/trajectory/kitti"
+  { printf '\002#timestamp [ns], p_x, p_y, p_z, q_w, q_x, q_y, q_z\n'
+    awk '!/^#/ && n++ < 20 {printf "%.0f,%s,%s,%s,%s,%s,%s,%s\n", $1 * 1e9, $2, $3, $4, $8, $5, $6, $7}' "$evo/freiburg1_xyz-groundtruth.txt"; } > "$seeds/trajectory/euroc"
+  (cd "$tmp" && tar -cf ds.tar lz4/metadata.json lz4/trans.json && tar -czf ds.tar.gz stray/odometry.csv stray/camera_matrix.csv)
+  python3 -c "import zipfile, sys; z = zipfile.ZipFile(sys.argv[1], 'w'); z.write(sys.argv[2], 'ds/metadata.json'); z.close()" "$tmp/ds.zip" "$tmp/lz4/metadata.json"
+  prefixed 0 "$tmp/ds.tar" "$seeds/archive/tar"; prefixed 1 "$tmp/ds.tar.gz" "$seeds/archive/targz"; prefixed 2 "$tmp/ds.zip" "$seeds/archive/zip"
+fi
+
+# 3. Run each target: past findings first, then fuzz from the seeds and the corpus so far.
+status=0
+printf '%-11s %12s %9s %6s %s\n' target executions exec/s cov findings
+for t in "${targets[@]}"; do
+  corpus=$fz/corpus/$t; findings=Fuzz/findings/$t
+  mkdir -p "$corpus" "$findings"
+  if [ -d "Fuzz/regressions/$t" ] && ls "Fuzz/regressions/$t"/* >/dev/null 2>&1; then
+    DEPTHPOSE_FUZZ_TARGET=$t "$fz/depthpose-fuzz" -runs=0 "Fuzz/regressions/$t" >/dev/null 2>&1 \
+      || { echo "fuzz: $t: a past finding (Fuzz/regressions/$t) fails again" >&2; status=1; }
+  fi
+  log=$fz/$t.log
+  set +e
+  budget=(-max_total_time="$seconds")
+  [ -n "${DEPTHPOSE_FUZZ_RUNS:-}" ] && budget=(-runs="$DEPTHPOSE_FUZZ_RUNS")
+  DEPTHPOSE_FUZZ_TARGET=$t "$fz/depthpose-fuzz" "${budget[@]}" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+    -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" "$seeds/$t" > "$log" 2>&1
+  code=$?
+  set -e
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
+  found=$(ls "$findings" 2>/dev/null | wc -l)
+  printf '%-11s %12s %9s %6s %s\n' "$t" "$execs" "$rate" "$cov" "$found"
+  if [ "$code" -ne 0 ] || [ "$found" -gt 0 ]; then
+    status=1
+    echo "fuzz: $t found a problem (log: $log, inputs: $findings):" >&2
+    grep -E "ERROR|Fatal error|SUMMARY|panic|crash" "$log" | head -5 >&2 || true
+  fi
+done
+[ -d Fuzz/findings ] && find Fuzz/findings -type d -empty -delete
+exit $status
