@@ -1,6 +1,7 @@
 import Foundation
 import Execution
 import FileIO
+import Stages
 import Statistics
 
 /// `bench nightly DATASET`: the batch's own figures, side by side in one run — throughput of
@@ -8,7 +9,8 @@ import Statistics
 /// the default single job with two threads per scan, a second run with nothing changed,
 /// and the per-scan overhead beyond the stages (process start, records, fingerprints, summary).
 public enum NightlyBenchmark {
-    public struct Figures: Sendable, Codable {
+    public struct Figures: Sendable, Codable, BenchFigures {
+        public var text: String { NightlyBenchmark.text(self) }
         public var scans: Int
         public var runs: Int
         /// Median wall seconds per configuration ("jobs1_threads1", "jobs2_threads1", "jobs1_threads2").

@@ -7,8 +7,13 @@ import Trajectories
 import Execution
 import Statistics
 
+/// What a benchmark reports: its JSON and how a terminal reads it.
+public protocol BenchFigures: Encodable {
+    var text: String { get }
+}
+
 /// One benchmark figure: the shape `depthpose bench --json` prints.
-public struct BenchResult: Sendable, Codable {
+public struct BenchResult: Sendable, Codable, BenchFigures {
     public var stage: Benchmark.Target
     public var scan: String
     public var frames: Int
@@ -74,7 +79,7 @@ public enum Benchmark {
     }
 
     /// `bench gestures`: the stage, decoding alone, and the stage's median overhead.
-    public struct GesturesBench: Codable, Sendable {
+    public struct GesturesBench: Codable, Sendable, BenchFigures {
         public var gestures: BenchResult, decode: BenchResult
         /// Median over paired runs of (gestures time / decode time - 1).
         public var overhead: Double

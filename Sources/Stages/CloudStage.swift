@@ -66,6 +66,11 @@ public enum CloudStage: Stage {
     }
 
     public static let name = StageName.cloud
+    public static let abstract = "Fuse a scan into a point cloud (back-project, transform by pose, voxel fusion, filters, normals) and write PLY."
+    public static let discussion = """
+        Writes OUT as PLY and prints a summary (frames used and skipped, samples, voxels, points, gravity); --json \
+        prints it as JSON. Frames without a usable pose are skipped and counted, never shifted. The PLY is written atomically.
+        """
 
     /// What `cloud` did (`CloudSummary`, which is also its JSON) and where it wrote.
     public struct Summary: StageSummary {

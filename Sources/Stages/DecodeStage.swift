@@ -27,6 +27,12 @@ public enum DecodeStage: Stage {
     }
 
     public static let name = StageName.decode
+    public static let abstract = "Export depth frames as 16-bit millimetre PNG or .npy, the trajectory as TUM, IMU as CSV."
+    public static let discussion = """
+        Writes OUT/depth/frame_000000.png (the ScanNet++ toolkit's layout), OUT/trajectory.tum, OUT/imu.csv and \
+        OUT/frames.csv. Float depth is rounded to the nearest millimetre and clamped to 0...65535 (NaN, Inf and \
+        negative values become 0); --truncate reproduces the toolkit's (d * 1000).astype(uint16) exactly.
+        """
 
     public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> DecodeExporter.Summary {
         var o = DecodeExporter.Options()

@@ -7,6 +7,8 @@ import FileIO
 public enum GesturesStage: Stage {
     public typealias Options = GestureOptions
     public static let name = StageName.gestures
+    public static let abstract = "Find near/far depth gestures: push (near, then far again) and hold (stays near)."
+    public static let discussion = "Writes OUT (JSON) and the same events as CSV beside it. Times are the scan's own timestamps."
 
     /// The files written for `output`: the JSON report and the CSV beside it.
     public static func outputs(_ output: String) -> [String] { [output, GestureReport.csvPath(for: output)] }

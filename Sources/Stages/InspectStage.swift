@@ -8,6 +8,8 @@ import FileIO
 public enum InspectStage: Stage {
     public typealias Options = NoOptions
     public static let name = StageName.inspect
+    public static let abstract = "Describe a scan: layout, depth variant, counts and pairing, timing, intrinsics, depth statistics, problems."
+    public static let discussion = "Exits 0 when no error-level problem was found, 65 when the report lists errors."
 
     public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> InspectReport {
         try run(scan: scan, output: output, context: context).report

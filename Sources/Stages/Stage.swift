@@ -44,6 +44,9 @@ public protocol Stage {
     associatedtype Options: StageOptions
     associatedtype Summary: StageSummary
     static var name: StageName { get }
+    /// What the stage does, in one line, and what it writes (the CLI's help).
+    static var abstract: String { get }
+    static var discussion: String { get }
     /// Runs on the scan folder `scan` and writes to `output` (the stage's `--out`: a file or
     /// a folder), atomically, after checking that the output is not an input.
     static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary

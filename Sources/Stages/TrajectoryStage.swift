@@ -32,6 +32,8 @@ public enum TrajectoryStage: Stage {
     }
 
     public static let name = StageName.trajectory
+    public static let abstract = "Trajectory report of a scan: path, speed, stationary segments, jumps, gravity tilt vs IMU, loop gap; with a reference, APE/RPE and drift per metre."
+    public static let discussion = "Writes the folder OUT: report.json (versioned), report.md, report.html (self-contained, SVG plots) and the scan's poses as trajectory.tum."
 
     /// The report (also its JSON) and where it was written.
     public struct Summary: StageSummary {

@@ -1,9 +1,8 @@
 import ArgumentParser
 import Batch
-import PointClouds
+import FileIO
 import Stages
 import Trajectories
-import FileIO
 
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -18,55 +17,51 @@ struct BenchCommand: ParsableCommand {
         @Flag(help: "Print one JSON object.") var json = false
         @OptionGroup var threads: ThreadOptions
         func validate() throws { guard runs >= 1 else { throw ValidationError("--runs must be at least 1") } }
-        func emitResult<T: Encodable>(_ value: T, text: String) throws { emit(json ? try JSONOutput.text(value) : text) }
     }
 
-    struct Decode: ParsableCommand {
+    /// A scan and what every benchmark takes.
+    struct ScanInput: ParsableArguments {
+        @Argument(help: "Scan folder.") var scan: String
+        @OptionGroup var common: Common
+        var threads: Int { common.threads.threads }
+    }
+
+    struct Decode: BenchTarget {
+        @OptionGroup var input: ScanInput
+        var common: Common { input.common }
         static let configuration = CommandConfiguration(abstract: "Decode every depth frame.")
-        @Argument(help: "Scan folder.") var scan: String
-        @OptionGroup var common: Common
-        func run() throws {
-            let r = try Benchmark.decode(scan: scan, threads: common.threads.threads, runs: common.runs)
-            try common.emitResult(r, text: r.text)
-        }
+        func measure() throws -> any BenchFigures { try Benchmark.decode(scan: input.scan, threads: input.threads, runs: common.runs) }
     }
 
-    struct Backproject: ParsableCommand {
+    struct Backproject: BenchTarget {
+        @OptionGroup var input: ScanInput
+        var common: Common { input.common }
         static let configuration = CommandConfiguration(abstract: "Back-projection + pose transform of frames decoded into memory first (like a numpy/Open3D loop).")
-        @Argument(help: "Scan folder.") var scan: String
         @Option(help: "Frames to project.") var frames = 600
-        @OptionGroup var common: Common
-        func run() throws {
-            let r = try Benchmark.backproject(scan: scan, frames: frames, threads: common.threads.threads, runs: common.runs)
-            try common.emitResult(r, text: r.text)
-        }
+        func measure() throws -> any BenchFigures { try Benchmark.backproject(scan: input.scan, frames: frames, threads: input.threads, runs: common.runs) }
     }
 
-    struct Cloud: ParsableCommand {
+    struct Cloud: BenchTarget {
+        @OptionGroup var input: ScanInput
+        var common: Common { input.common }
         static let configuration = CommandConfiguration(abstract: "The whole cloud stage at --voxel, no file written (like Open3D's whole-scan route).")
-        @Argument(help: "Scan folder.") var scan: String
         @Option(help: "Voxel size in metres.") var voxel = RunOptions().voxel
         @Flag(help: "All filters off (compare with Open3D's voxel_down_sample).") var noFilters = false
-        @OptionGroup var common: Common
-        func run() throws {
+        func measure() throws -> any BenchFigures {
             var o = CloudStage.Options()
             o.voxel = voxel; o.noFilters = noFilters
-            let r = try Benchmark.cloud(scan: scan, options: try validated(o).builder(threads: common.threads.threads), runs: common.runs)
-            try common.emitResult(r, text: r.text)
+            return try Benchmark.cloud(scan: input.scan, options: try validated(o).builder(threads: input.threads), runs: common.runs)
         }
     }
 
-    struct Gestures: ParsableCommand {
+    struct Gestures: BenchTarget {
+        @OptionGroup var input: ScanInput
+        var common: Common { input.common }
         static let configuration = CommandConfiguration(abstract: "The gestures stage with decoding, alternating with decoding alone.")
-        @Argument(help: "Scan folder.") var scan: String
-        @OptionGroup var common: Common
-        func run() throws {
-            let g = try Benchmark.gestures(scan: scan, threads: common.threads.threads, runs: common.runs)
-            try common.emitResult(g, text: g.text)
-        }
+        func measure() throws -> any BenchFigures { try Benchmark.gestures(scan: input.scan, threads: input.threads, runs: common.runs) }
     }
 
-    struct Eval: ParsableCommand {
+    struct Eval: BenchTarget {
         static let configuration = CommandConfiguration(abstract: "Load, associate, align, APE and RPE in one process (like evo's API).")
         @Argument(help: "Trajectory format.") var format: TrajectoryFormat
         @Argument(help: "Reference trajectory file.") var reference: String
@@ -76,21 +71,30 @@ struct BenchCommand: ParsableCommand {
         @Option(help: "RPE delta.") var delta = 1.0
         @Option(help: "RPE delta unit, f or m.") var deltaUnit = PoseMetrics.DeltaUnit.frames
         @OptionGroup var common: Common
-        func run() throws {
+        func measure() throws -> any BenchFigures {
             var o = Evaluation.Options()
             o.format = format; o.align = align; o.correctScale = correctScale; o.delta = delta; o.deltaUnit = deltaUnit
-            let r = try Benchmark.eval(reference: reference, estimate: estimate, options: o, runs: common.runs)
-            try common.emitResult(r, text: r.text)
+            return try Benchmark.eval(reference: reference, estimate: estimate, options: o, runs: common.runs)
         }
     }
 
-    struct Nightly: ParsableCommand {
+    struct Nightly: BenchTarget {
         static let configuration = CommandConfiguration(abstract: "The batch itself: --jobs 2 against --jobs 1, a second unchanged run, overhead beyond the stages.")
         @Argument(help: "Dataset folder.") var dataset: String
         @OptionGroup var common: Common
-        func run() throws {
-            let f = try NightlyBenchmark.run(dataset: dataset, runs: common.runs)
-            try common.emitResult(f, text: NightlyBenchmark.text(f))
-        }
+        func measure() throws -> any BenchFigures { try NightlyBenchmark.run(dataset: dataset, runs: common.runs) }
+    }
+}
+
+/// One `bench` target: what it measures; printing is shared.
+protocol BenchTarget: ParsableCommand {
+    var common: BenchCommand.Common { get }
+    func measure() throws -> any BenchFigures
+}
+
+extension BenchTarget {
+    func run() throws {
+        let figures = try measure()
+        emit(common.json ? try JSONOutput.text(figures) : figures.text)
     }
 }

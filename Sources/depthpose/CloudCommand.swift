@@ -2,28 +2,11 @@ import ArgumentParser
 import PointClouds
 import Stages
 
-struct CloudCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "cloud",
-        abstract: "Fuse a scan into a point cloud (back-project, transform by pose, voxel fusion, filters, normals) and write PLY.",
-        discussion: """
-        Prints a summary (frames used and skipped, samples, voxels, points, gravity); --json prints it as JSON. \
-        Frames without a usable pose are skipped and counted, never shifted. The PLY is written atomically.
-        """)
-
-    @Argument(help: "Scan folder.") var scan: String
-    @Option(name: .long, help: "Output PLY file.") var out: String
-    @OptionGroup var options: CloudArguments
-    @Flag(help: "Print the summary as JSON.") var json = false
-    @OptionGroup var threads: ThreadOptions
-
-    func run() throws {
-        try emit(try CloudStage.run(scan: scan, options: try validated(options.value), output: out, context: threads.context), json: json)
-    }
-}
+typealias CloudCommand = StageCommand<CloudArguments>
 
 /// `CloudStage.Options` on the command line; every default is the library's.
-struct CloudArguments: ParsableArguments {
+struct CloudArguments: StageArguments {
+    typealias S = CloudStage
     private static let defaults = CloudStage.Options()
     @Option(help: "Voxel size in metres (\(CloudOptions.voxelRange.lowerBound)...\(CloudOptions.voxelRange.upperBound)).") var voxel = defaults.voxel
     @Option(help: "Nearest depth kept, metres.") var minDepth = defaults.minDepth
@@ -49,5 +32,4 @@ struct CloudArguments: ParsableArguments {
         return o
     }
 
-    func validate() throws { _ = try validated(value) }
 }

@@ -2,26 +2,12 @@ import ArgumentParser
 import Gestures
 import Stages
 
-struct GesturesCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "gestures",
-        abstract: "Find near/far depth gestures: push (near, then far again) and hold (stays near).",
-        discussion: "Writes OUT (JSON) and the same events as CSV beside it. Times are the scan's own timestamps.")
-
-    @Argument(help: "Scan folder.") var scan: String
-    @Option(name: .long, help: "Output JSON file (a .csv is written beside it).") var out: String
-    @OptionGroup var options: GestureArguments
-    @Flag(help: "Print the report as JSON.") var json = false
-    @OptionGroup var threads: ThreadOptions
-
-    func run() throws {
-        try emit(try GesturesStage.run(scan: scan, options: try validated(options.value), output: out, context: threads.context), json: json)
-    }
-}
+typealias GesturesCommand = StageCommand<GestureArguments>
 
 /// `GestureOptions` on the command line (the detector's main thresholds; the others keep
 /// their defaults); every default is the library's.
-struct GestureArguments: ParsableArguments {
+struct GestureArguments: StageArguments {
+    typealias S = GesturesStage
     private static let defaults = GestureOptions()
     @Option(help: "Region of interest: central fraction of width and height.") var roi = defaults.roi
     @Option(help: "Near when closer than this (m)...") var nearAbsolute = defaults.nearAbsolute
@@ -40,5 +26,4 @@ struct GestureArguments: ParsableArguments {
         return o
     }
 
-    func validate() throws { _ = try validated(value) }
 }

@@ -2,24 +2,11 @@ import ArgumentParser
 import Stages
 import Trajectories
 
-struct TrajectoryCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "trajectory",
-        abstract: "Trajectory report of a scan: path, speed, stationary segments, jumps, gravity tilt vs IMU, loop gap; with a reference, APE/RPE and drift per metre.",
-        discussion: "Writes DIR/report.json (versioned), DIR/report.md, DIR/report.html (self-contained, SVG plots) and the scan's poses as DIR/trajectory.tum.")
-
-    @Argument(help: "Scan folder.") var scan: String
-    @Option(name: .long, help: "Output folder.") var out: String
-    @OptionGroup var options: TrajectoryArguments
-    @Flag(help: "Print the report as JSON too.") var json = false
-
-    func run() throws {
-        try emit(try TrajectoryStage.run(scan: scan, options: try validated(options.value), output: out, context: StageContext()), json: json)
-    }
-}
+typealias TrajectoryCommand = StageCommand<TrajectoryArguments>
 
 /// `TrajectoryStage.Options` on the command line; every default is the library's.
-struct TrajectoryArguments: ParsableArguments {
+struct TrajectoryArguments: StageArguments {
+    typealias S = TrajectoryStage
     private static let defaults = TrajectoryStage.Options()
     @Option(help: "Reference trajectory file (ground truth; default: none).") var reference: String?
     @Option(help: "Reference format.") var referenceFormat = defaults.referenceFormat
@@ -35,5 +22,4 @@ struct TrajectoryArguments: ParsableArguments {
         return o
     }
 
-    func validate() throws { _ = try validated(value) }
 }

@@ -1,0 +1,44 @@
+import ArgumentParser
+import Stages
+
+/// The subcommand that runs one stage on one scan, `depthpose STAGE SCAN --out PATH [options]`:
+/// its name and help come from the stage type, its options from the stage's options struct
+/// (through `Arguments`), and its work is the stage's `run`. One generic type serves every
+/// stage: `typealias CloudCommand = StageCommand<CloudArguments>`.
+struct StageCommand<Arguments: StageArguments>: ParsableCommand {
+    typealias S = Arguments.S
+    static var configuration: CommandConfiguration { .stage(S.self) }
+
+    @OptionGroup var io: StageIO
+    @OptionGroup var options: Arguments
+
+    func run() throws {
+        try emit(try S.run(scan: io.scan, options: try validated(options.value), output: io.out, context: io.threads.context), json: io.json)
+    }
+}
+
+extension CommandConfiguration {
+    /// A stage's subcommand: its name and help are the stage type's.
+    static func stage<S: Stage>(_: S.Type) -> CommandConfiguration {
+        CommandConfiguration(commandName: S.name.rawValue, abstract: S.abstract, discussion: S.discussion)
+    }
+}
+
+/// A stage's options on the command line: `value` assembles the library's options struct,
+/// whose `init()` supplies every default.
+protocol StageArguments: ParsableArguments {
+    associatedtype S: Stage
+    var value: S.Options { get }
+}
+
+extension StageArguments {
+    func validate() throws { _ = try validated(value) }
+}
+
+/// What every stage command takes besides its options.
+struct StageIO: ParsableArguments {
+    @Argument(help: "Scan folder (ARKit-Scanner, Stray Scanner or ScanNet++ layout).") var scan: String
+    @Option(name: .long, help: "Output: a file or a folder, as the command says above.") var out: String
+    @Flag(help: "Print the summary as JSON.") var json = false
+    @OptionGroup var threads: ThreadOptions
+}
