@@ -6,6 +6,7 @@
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default: 60 s, every target
 #   DEPTHPOSE_FUZZ_RUNS=N scripts/fuzz.sh 0 TARGET        N executions instead of a time
+#   DEPTHPOSE_FUZZ_PREBUILT=1 ...                           reuse the binary already built
 #
 # How it builds: SwiftPM cannot link a libFuzzer binary from an executable target (it
 # renames the entry point), so the entry points live in a library target (FuzzTargets),
@@ -28,13 +29,27 @@ scripts/setup.sh >/dev/null
 fz=.build-fuzz
 
 # 1. Build the entry points and everything they use, instrumented, then link one binary.
+build() {
+  for t in FuzzTargets CLazyLoad; do
+    swift build -c release --scratch-path "$fz/build" --target "$t" --sanitize fuzzer --sanitize address 2>&1 | grep -E "error|warning:" >&2 || true
+  done
+  rm -f "$fz/depthpose-fuzz"
+  objects=$(ls "$fz"/build/release/*.build/*.o | grep -v -E '(Tests|TestSupport|depthpose|CPUCheck|CProcessControl)\.build/')
+  swiftc -sanitize=fuzzer,address -use-ld=lld -o "$fz/depthpose-fuzz" $objects -lz -llz4 -ldeflate -lpng16 -ldl 2>&1 | grep -v "Cannot export local symbol" >&2 || true
+  [ -x "$fz/depthpose-fuzz" ] || { echo "fuzz: link failed" >&2; exit 1; }
+}
+# Coverage counters in the binary: a fuzzer without the Swift code's counters flies blind.
+counters() { DEPTHPOSE_FUZZ_TARGET=npy "$fz/depthpose-fuzz" -runs=0 2>&1 | grep -o '([0-9]* inline 8-bit counters)' | grep -o '[0-9]*' | head -1; }
 echo "fuzz: building (swift build --sanitize fuzzer --sanitize address)" >&2
-for t in FuzzTargets CLazyLoad; do
-  swift build -c release --scratch-path "$fz" --target "$t" --sanitize fuzzer --sanitize address 2>&1 | grep -E "error|warning:" >&2 || true
-done
-objects=$(ls "$fz"/release/*.build/*.o | grep -v -E '(Tests|TestSupport|depthpose|CPUCheck|CProcessControl)\.build/')
-swiftc -sanitize=fuzzer,address -use-ld=lld -o "$fz/depthpose-fuzz" $objects -lz -llz4 -ldeflate -lpng16 -ldl 2>&1 | grep -v "Cannot export local symbol" >&2 || true
-[ -x "$fz/depthpose-fuzz" ] || { echo "fuzz: link failed" >&2; exit 1; }
+# DEPTHPOSE_FUZZ_PREBUILT=1 reuses the binary as it is (a long run while the sources change).
+[ -n "${DEPTHPOSE_FUZZ_PREBUILT:-}" ] && [ -x "$fz/depthpose-fuzz" ] || build
+if [ "$(counters)" -lt 10000 ]; then
+  echo "fuzz: the objects were not instrumented; rebuilding them" >&2
+  rm -rf "$fz/build"
+  build
+fi
+echo "fuzz: $(counters) coverage counters" >&2
+[ "$(counters)" -ge 10000 ] || { echo "fuzz: the binary is not instrumented for coverage" >&2; exit 1; }
 
 # 2. Seeds (once): small real-shaped inputs of every kind.
 seeds=$fz/seeds
