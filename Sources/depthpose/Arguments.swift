@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PointClouds
 import Stages
+import Synthesis
 import Trajectories
 import Execution
 import FileIO
@@ -17,6 +18,8 @@ extension PoseRelation: ExpressibleByArgument {}
 extension PoseMetrics.DeltaUnit: ExpressibleByArgument {}
 extension Evaluation.AssociationMethod: ExpressibleByArgument {}
 extension FourDoFAlignment.GravityAxis: ExpressibleByArgument {}
+extension SynthOptions.Layout: ExpressibleByArgument {}
+extension Confounder: ExpressibleByArgument {}
 
 /// A comma-separated list of enum values (`--stages inspect,cloud`, `--extras count,confidence`).
 func commaList<T: RawRepresentable & CaseIterable>(_ text: String) throws -> [T] where T.RawValue == String {
