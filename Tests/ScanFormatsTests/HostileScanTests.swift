@@ -88,6 +88,23 @@ final class HostileScanTests: XCTestCase {
         }
     }
 
+    /// A whole-file deflate stream had no frame cap: a few kilobytes of compressed zeros
+    /// handed out thousands of empty frames. Past 64 MiB it may expand 250x at most.
+    func testWholeFileDeflateBombIsRefused() throws {
+        let dir = try TestSupport.synthScan(layout: .wholefile, frames: 1)
+        var z: [UInt8] = []
+        let w = DeflateStreamWriter { z += $0 }
+        let zeros = [Float](repeating: 0, count: 64 * 48 * 100)
+        for _ in 0..<60 { try zeros.withUnsafeBytes { try w.write($0) } }  // 6,000 frames, 74 MB
+        try w.finish()
+        TestSupport.write(z, dir + "/depth.bin")
+        XCTAssertLessThan(z.count, 250_000)
+        let scan = try ScanOpener.open(dir)
+        var frames = 0
+        XCTAssertThrowsError(try scan.forEachDepthBatch(threads: 1) { frames += $0.count }) { XCTAssertTrue("\($0)".contains("decompression bomb"), "\($0)") }
+        XCTAssertLessThan(frames, 6000)
+    }
+
     /// `depth/0.png` and `depth/+7.png` were read as second copies of frames 0 and 7.
     func testStrayDepthFilesNamedOtherwiseAreIgnored() throws {
         let dir = try TestSupport.synthScan(layout: .stray, frames: 10)
