@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "TextNumbers", dependencies: ["Diagnostics", "FileIO"], swiftSettings: optimisedInDebug),
         .target(name: "Codecs", dependencies: ["Diagnostics", "FileIO", "CZlib", "CLZ4", "CLibDeflate", "CPNGBridge"],
                 swiftSettings: optimisedInDebug),
-        .target(name: "LinearAlgebra", dependencies: ["COpenBLAS"], swiftSettings: cpuLevel),
+        .target(name: "LinearAlgebra", dependencies: ["COpenBLAS", "Diagnostics"], swiftSettings: cpuLevel),
         .target(name: "Geometry", dependencies: ["LinearAlgebra"], swiftSettings: optimisedInDebug),
         .target(name: "ScanFormats", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "TextNumbers", "Codecs", "Geometry"],
                 swiftSettings: optimisedInDebug),

@@ -25,7 +25,9 @@ if [ "${1:-}" = "--tests" ]; then
     apt_install python3 python3-venv
     python3 -m venv "$venv"
   fi
-  "$venv/bin/python" -c "import numpy, lz4.block, imageio, plyfile, snakemake" 2>/dev/null ||
-    "$venv/bin/pip" install -q numpy lz4 imageio plyfile snakemake >&2
+  # evo (pinned, with the scipy whose Rotation it measures angles with) regenerates
+  # Notebooks-data/evo/expected.json: scripts/peers/evo_expected.py.
+  "$venv/bin/python" -c "import numpy, lz4.block, imageio, plyfile, snakemake, evo, scipy; assert evo.__version__ == 'v1.38.1' and scipy.__version__ == '1.17.1'" 2>/dev/null ||
+    "$venv/bin/pip" install -q numpy lz4 imageio plyfile snakemake "evo==1.38.1" "scipy==1.17.1" >&2
   echo "$venv/bin/python"
 fi

@@ -10,6 +10,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case dataError = 65
     /// An input file or folder does not exist or cannot be read.
     case noInput = 66
+    /// A library the command needs (OpenBLAS, libarchive) cannot be loaded.
+    case unavailable = 69
     /// An internal error (a bug): please report it.
     case software = 70
     /// An output could not be created or written.

@@ -69,11 +69,6 @@ public struct Matrix3: Equatable, Sendable {
         return e
     }
 
-    /// Rotation angle in radians of a rotation matrix.
-    public var rotationAngle: Double {
-        let c = ((r0.x + r1.y + r2.z) - 1) / 2
-        return acos(min(1, max(-1, c)))
-    }
 }
 
 public func dot(_ a: Vec3, _ b: Vec3) -> Double { (a * b).sum() }

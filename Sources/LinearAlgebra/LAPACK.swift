@@ -1,7 +1,8 @@
 import COpenBLAS
+import Diagnostics
 
 /// Errors from the LAPACK routines.
-public enum LinearAlgebraError: Error, Equatable, CustomStringConvertible {
+public enum LinearAlgebraError: DepthPoseError, Equatable {
     /// An argument was illegal (LAPACK `info < 0`): a bug in the caller.
     case illegalArgument(routine: String, index: Int)
     /// The algorithm did not converge (`info > 0` for SVD/eigen).
@@ -12,6 +13,14 @@ public enum LinearAlgebraError: Error, Equatable, CustomStringConvertible {
     case nonFinite(routine: String)
     /// OpenBLAS could not be loaded (the reason from the loader).
     case unavailable(String)
+
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .illegalArgument: return .software
+        case .noConvergence, .rankDeficient, .nonFinite: return .dataError
+        case .unavailable: return .unavailable
+        }
+    }
 
     public var description: String {
         switch self {

@@ -85,15 +85,15 @@ public enum TrajectoryReporter {
             e.align = true; e.correctScale = o.correctScale
             let ref = try TrajectoryFiles.read(refPath, format: o.referenceFormat)
             let prepared = try Evaluation.prepare(reference: ref, estimate: traj, options: e, referencePath: refPath, estimatePath: path)
-            let ape = PoseMetrics.ape(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart)
+            let ape = try PoseMetrics.ape(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart)
             var pairs = PoseMetrics.pairs(prepared.estimate.poses, delta: 1, unit: .metres, allPairs: false)
             var delta = "1.0 m"
             if pairs.isEmpty { pairs = PoseMetrics.pairs(prepared.estimate.poses, delta: 1, unit: .frames, allPairs: false); delta = "1 frame" }
-            let rpe = PoseMetrics.rpe(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart, pairs: pairs)
+            let rpe = try PoseMetrics.rpe(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart, pairs: pairs)
             reference = .init(file: refPath, format: o.referenceFormat.rawValue, poses: prepared.reference.count, alignment: prepared.alignment,
                               alignmentKind: o.correctScale ? "Sim(3) Umeyama" : "SE(3) Umeyama", ape: ErrorStatistics(ape),
                               rpe: ErrorStatistics(rpe), rpeDelta: delta,
-                              driftPerMetre: DriftPerMetre.compute(reference: prepared.reference, estimate: prepared.estimate))
+                              driftPerMetre: try DriftPerMetre.compute(reference: prepared.reference, estimate: prepared.estimate))
             let t0 = traj.stamps![0]
             series.errors = zip(prepared.estimate.stamps ?? [], ape).map { ($0 - t0, $1) }
             series.errorPositions = prepared.estimate.positions

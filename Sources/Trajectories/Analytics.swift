@@ -64,7 +64,7 @@ public struct TrajectoryAnalytics: Sendable, Codable {
         for i in 1..<t.count {
             let dt = s[i] - s[i - 1]
             let d = length(t.poses[i].translation - t.poses[i - 1].translation)
-            let a = (t.poses[i - 1].rotation.transposed * t.poses[i].rotation).rotationAngle * 180 / .pi
+            let a = try (t.poses[i - 1].rotation.transposed * t.poses[i].rotation).rotationAngle() * 180 / .pi
             steps.append(d); turns.append(a)
             speeds.append(dt > 0 ? d / dt : .infinity)
         }
@@ -125,10 +125,10 @@ public struct DriftPerMetre: Sendable, Codable, Equatable {
     /// For each start pose (every `step`-th), the pose where the reference has travelled
     /// `length` metres; the error of the estimate's relative motion over that segment,
     /// divided by `length`.
-    public static func compute(reference r: Trajectory, estimate e: Trajectory, lengths: [Double] = [1, 2, 5, 10], step: Int = 10) -> [DriftPerMetre] {
+    public static func compute(reference r: Trajectory, estimate e: Trajectory, lengths: [Double] = [1, 2, 5, 10], step: Int = 10) throws -> [DriftPerMetre] {
         precondition(r.count == e.count)
         let acc = Trajectory.distanceTravelled(r.poses)
-        return lengths.compactMap { L in
+        return try lengths.compactMap { L in
             var pairs: [(Int, Int)] = []
             var j = 0
             for i in stride(from: 0, to: r.count, by: step) {
@@ -138,7 +138,7 @@ public struct DriftPerMetre: Sendable, Codable, Equatable {
                 pairs.append((i, j))
             }
             guard !pairs.isEmpty else { return nil }
-            let errors = PoseMetrics.rpe(reference: r, estimate: e, relation: .translationPart, pairs: pairs).map { $0 / L }
+            let errors = try PoseMetrics.rpe(reference: r, estimate: e, relation: .translationPart, pairs: pairs).map { $0 / L }
             return DriftPerMetre(length: L, segments: errors.count, percent: 100 * errors.reduce(0, +) / Double(errors.count))
         }
     }

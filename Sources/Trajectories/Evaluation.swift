@@ -148,14 +148,14 @@ public enum Evaluation {
         var pairCount: Int?
         switch o.metric {
         case .ape:
-            errors = PoseMetrics.ape(reference: ref, estimate: est, relation: o.relation)
+            errors = try PoseMetrics.ape(reference: ref, estimate: est, relation: o.relation)
             title = "APE w.r.t. \(o.relation.title)"
         case .rpe:
             let pairs = PoseMetrics.pairs(est.poses, delta: o.delta, unit: o.deltaUnit, allPairs: o.allPairs)
             guard !pairs.isEmpty else {
                 throw TrajectoryError.degenerate("no pose pairs for delta \(o.delta) (\(o.deltaUnit == .frames ? "frames" : "m")): the trajectory is shorter than the delta")
             }
-            errors = PoseMetrics.rpe(reference: ref, estimate: est, relation: o.relation, pairs: pairs)
+            errors = try PoseMetrics.rpe(reference: ref, estimate: est, relation: o.relation, pairs: pairs)
             pairCount = pairs.count
             let delta = o.deltaUnit == .frames ? "\(Int(o.delta))" : "\(o.delta)"
             title = "RPE w.r.t. \(o.relation.title)\nfor delta = \(delta) (\(o.deltaUnit == .frames ? "frames" : "m")) using \(o.allPairs ? "all" : "consecutive") pairs"

@@ -21,14 +21,15 @@ public enum PoseRelation: String, Sendable, CaseIterable, Codable {
         }
     }
 
-    /// The error of the relative pose `e` (identity = no error).
-    func error(_ e: Pose) -> Double {
+    /// The error of the relative pose `e` (identity = no error). Angles are evo's: the norm
+    /// of the SO(3) logarithm (`Matrix3.rotationAngle`).
+    func error(_ e: Pose) throws -> Double {
         switch self {
         case .translationPart: return length(e.translation)
         case .rotationPart: return frobeniusFromIdentity(e.rotation, translation: nil)
         case .full: return frobeniusFromIdentity(e.rotation, translation: e.translation)
-        case .angleDegrees: return e.rotation.rotationAngle * 180 / .pi
-        case .angleRadians: return e.rotation.rotationAngle
+        case .angleDegrees: return try e.rotation.rotationAngle() * 180 / .pi
+        case .angleRadians: return try e.rotation.rotationAngle()
         }
     }
 
@@ -66,12 +67,12 @@ public struct ErrorStatistics: Sendable, Codable, Equatable {
 /// Absolute and relative pose errors with evo's definitions (evo.core.metrics).
 public enum PoseMetrics {
     /// APE per associated pose: `inv(est_i) * ref_i` (translation part: |t_est - t_ref|).
-    public static func ape(reference: Trajectory, estimate: Trajectory, relation: PoseRelation) -> [Double] {
+    public static func ape(reference: Trajectory, estimate: Trajectory, relation: PoseRelation) throws -> [Double] {
         precondition(reference.count == estimate.count)
         if relation == .translationPart {
             return zip(estimate.poses, reference.poses).map { length($0.translation - $1.translation) }
         }
-        return zip(estimate.poses, reference.poses).map { relation.error($0.inverse * $1) }
+        return try zip(estimate.poses, reference.poses).map { try relation.error($0.inverse * $1) }
     }
 
     /// How RPE pairs are chosen.
@@ -108,11 +109,11 @@ public enum PoseMetrics {
     }
 
     /// RPE per pair: `E = inv(inv(Q_i) Q_j) * inv(P_i) P_j` (TUM RGB-D benchmark notation).
-    public static func rpe(reference: Trajectory, estimate: Trajectory, relation: PoseRelation, pairs: [(Int, Int)]) -> [Double] {
-        pairs.map { i, j in
+    public static func rpe(reference: Trajectory, estimate: Trajectory, relation: PoseRelation, pairs: [(Int, Int)]) throws -> [Double] {
+        try pairs.map { i, j in
             let q = reference.poses[i].inverse * reference.poses[j]
             let p = estimate.poses[i].inverse * estimate.poses[j]
-            return relation.error(q.inverse * p)
+            return try relation.error(q.inverse * p)
         }
     }
 }

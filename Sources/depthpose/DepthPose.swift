@@ -13,7 +13,7 @@ struct DepthPose: ParsableCommand {
         abstract: "Offline depth and pose analytics for iPhone LiDAR scans.",
         discussion: """
         Exit codes: 0 success, 3 some scans of a batch failed (nightly, summarize), 64 bad command line, \
-        65 malformed input data, 66 missing input, 70 internal error, 73 cannot create output, 74 I/O error, 75 output folder busy (another nightly holds it).
+        65 malformed input data, 66 missing input, 69 a needed library cannot be loaded, 70 internal error, 73 cannot create output, 74 I/O error, 75 output folder busy (another nightly holds it).
         """,
         version: version,
         subcommands: [InspectCommand.self, DecodeCommand.self, CloudCommand.self, TrajectoryCommand.self, GesturesCommand.self, EvalCommand.self,
