@@ -26,21 +26,23 @@ struct EvalCommand: ParsableCommand {
     }
 }
 
-/// `Evaluation.Options` on the command line; every default is the library's.
+/// `Evaluation.Options` on the command line; every default is the library's. evo's own
+/// spellings (`--delta_unit`, `--t_max_diff`, `-d`, `-u`, ...) are accepted beside ours, so
+/// scripts written for evo_ape/evo_rpe keep working.
 struct EvalArguments: ParsableArguments {
     private static let defaults = Evaluation.Options()
     @Argument(help: "Trajectory format.") var format: TrajectoryFormat
     @Argument(help: "Reference trajectory file.") var reference: String
     @Argument(help: "Estimated trajectory file.") var estimate: String
-    @Option(name: [.customShort("r"), .customLong("pose-relation")], help: "Pose relation.") var poseRelation = defaults.relation
+    @Option(name: [.customShort("r"), .customLong("pose-relation"), .customLong("pose_relation")], help: "Pose relation.") var poseRelation = defaults.relation
     @Flag(name: [.customShort("a"), .long], help: "SE(3) Umeyama alignment.") var align = defaults.align
-    @Flag(name: [.customShort("s"), .customLong("correct-scale")], help: "Correct scale (Sim(3) with --align).") var correctScale = defaults.correctScale
-    @Flag(help: "Align the first poses.") var alignOrigin = defaults.alignOrigin
-    @Option(help: "Largest timestamp difference for association (s).") var tMaxDiff = defaults.maxDiff
-    @Option(help: "Constant offset added to the estimate's timestamps (s).") var tOffset = defaults.offset
-    @Option(help: "RPE: delta between pose pairs.") var delta = defaults.delta
-    @Option(help: "RPE: unit of delta, f (frames) or m (metres).") var deltaUnit = defaults.deltaUnit
-    @Flag(help: "RPE: all pairs instead of consecutive pairs.") var allPairs = defaults.allPairs
+    @Flag(name: [.customShort("s"), .customLong("correct-scale"), .customLong("correct_scale")], help: "Correct scale (Sim(3) with --align).") var correctScale = defaults.correctScale
+    @Flag(name: [.customLong("align-origin"), .customLong("align_origin")], help: "Align the first poses.") var alignOrigin = defaults.alignOrigin
+    @Option(name: [.customLong("t-max-diff"), .customLong("t_max_diff")], help: "Largest timestamp difference for association (s).") var tMaxDiff = defaults.maxDiff
+    @Option(name: [.customLong("t-offset"), .customLong("t_offset")], help: "Constant offset added to the estimate's timestamps (s).") var tOffset = defaults.offset
+    @Option(name: [.customShort("d"), .long], help: "RPE: delta between pose pairs.") var delta = defaults.delta
+    @Option(name: [.customShort("u"), .customLong("delta-unit"), .customLong("delta_unit")], help: "RPE: unit of delta, f (frames) or m (metres).") var deltaUnit = defaults.deltaUnit
+    @Flag(name: [.customLong("all-pairs"), .customLong("all_pairs")], help: "RPE: all pairs instead of consecutive pairs.") var allPairs = defaults.allPairs
     @Option(help: "Association: nearest (evo's) or interpolation (resample the denser trajectory, SLERP + linear).") var associate = defaults.association
     @Flag(help: "Estimate a constant time offset between the trajectories first, and use it.") var estimateOffset = defaults.estimateOffset
     @Flag(name: .customLong("align-4dof"), help: "4-DoF alignment: translation + yaw about the gravity axis (visual-inertial).")

@@ -218,3 +218,25 @@ final class EvalCommandTests: XCTestCase {
         XCTAssertEqual(try TestSupport.depthpose("eval", "xpe", "tum", ref, ref).status, 64)
     }
 }
+
+/// Scripts written for evo keep working: evo's command lines, as evo spells them
+/// (`--pose_relation`, `--delta_unit`, `-as`, ...), run through `depthpose eval` with only
+/// `evo_ape` replaced, give evo's statistics (every 10th case of expected.json).
+final class EvoCommandLineTests: XCTestCase {
+    func testEvoCommandLinesRunUnchanged() throws {
+        let dir = TestSupport.repositoryRoot + "/Notebooks-data/evo/"
+        let json = try JSONSerialization.jsonObject(with: Data(TestSupport.read(dir + "expected.json"))) as! [String: Any]
+        let cases = (json["cases"] as! [String: [String: Any]]).sorted { $0.key < $1.key }
+        for (name, c) in stride(from: 0, to: cases.count, by: 10).map({ cases[$0] }) {
+            var words = (c["command"] as! String).split(separator: " ").map(String.init)
+            let metric = words.removeFirst() == "evo_ape" ? "ape" : "rpe"
+            words[1] = dir + words[1]; words[2] = dir + words[2]
+            let r = try TestSupport.run(TestSupport.productsDirectory + "/depthpose", ["eval", metric] + words + ["--json"])
+            XCTAssertEqual(r.status, 0, "\(name): \(r.stderr)")
+            let got = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])?["stats"] as? [String: Double], name)
+            for (stat, want) in c["stats"] as! [String: Double] {
+                XCTAssertEqual(try XCTUnwrap(got[stat]), want, accuracy: 1e-6 * abs(want) + 1e-12, "\(name) \(stat)")
+            }
+        }
+    }
+}
