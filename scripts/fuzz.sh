@@ -31,7 +31,10 @@ fz=.build-fuzz
 # 1. Build the entry points and everything they use, instrumented, then link one binary.
 build() {
   for t in FuzzTargets CLazyLoad; do
-    swift build -c release --scratch-path "$fz/build" --target "$t" --sanitize fuzzer --sanitize address 2>&1 | grep -E "error|warning:" >&2 || true
+    # -Xswiftc spells both sanitizers in one flag: SwiftPM passes `-sanitize=fuzzer -sanitize=address`,
+    # and swiftc 6.3 keeps only the last, which leaves the Swift objects without coverage counters.
+    swift build -c release --scratch-path "$fz/build" --target "$t" --sanitize fuzzer --sanitize address \
+      -Xswiftc -sanitize=fuzzer,address 2>&1 | grep -E "error|warning:" >&2 || true
   done
   rm -f "$fz/depthpose-fuzz"
   objects=$(ls "$fz"/build/release/*.build/*.o | grep -v -E '(Tests|TestSupport|depthpose|CPUCheck|CProcessControl)\.build/')
