@@ -31,9 +31,19 @@ public enum TestSupport {
         return dst
     }
 
-    public static func read(_ path: String) -> [UInt8] { [UInt8](FileManager.default.contents(atPath: path)!) }
+    /// The file's bytes; a missing file fails the calling test (and reads as empty) instead of
+    /// stopping the whole suite, so one broken expectation does not hide the rest.
+    public static func read(_ path: String, file: StaticString = #filePath, line: UInt = #line) -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            XCTFail("cannot read \(path)", file: file, line: line)
+            return []
+        }
+        return [UInt8](data)
+    }
     public static func write(_ bytes: [UInt8], _ path: String) { try! Data(bytes).write(to: URL(fileURLWithPath: path)) }
-    public static func readText(_ path: String) -> String { String(decoding: read(path), as: UTF8.self) }
+    public static func readText(_ path: String, file: StaticString = #filePath, line: UInt = #line) -> String {
+        String(decoding: read(path, file: file, line: line), as: UTF8.self)
+    }
     public static func writeText(_ text: String, _ path: String) { write(Array(text.utf8), path) }
     /// Cuts the last `count` bytes off the file at `path` (a scan's depth stream, to damage it).
     public static func truncate(_ path: String, by count: Int) { write(read(path).dropLast(count), path) }

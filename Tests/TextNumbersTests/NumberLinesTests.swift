@@ -38,4 +38,18 @@ final class NumberLinesTests: XCTestCase {
         }
         XCTAssertThrowsError(try NumberLines.parse(Data("1 2.5.3\n".utf8)) { _, _ in })
     }
+
+    /// Hostile-input case 12: a 1 GB trajectory on one line grew the value buffer to 4.2 GB.
+    /// A line stops at its 1,025th number, naming the line, before the buffer grows past it.
+    func testOneLineHoldsAtMostMaxFieldsNumbers() throws {
+        let full = Array(repeating: "1.5", count: NumberLines.maxFields).joined(separator: " ")
+        var count = 0
+        try NumberLines.parse(Data("0 0\n\(full)\n".utf8)) { _, v in count = v.count }
+        XCTAssertEqual(count, NumberLines.maxFields)
+        XCTAssertThrowsError(try NumberLines.parse(Data("0 0\n\(full) 2\n".utf8)) { _, _ in }) {
+            let bad = $0 as? NumberLines.BadToken
+            XCTAssertEqual(bad?.line, 2)
+            XCTAssertEqual(bad?.problem, "more than 1024 fields on one line")
+        }
+    }
 }
