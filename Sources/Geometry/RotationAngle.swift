@@ -15,6 +15,13 @@ extension Matrix3 {
     /// Unlike `acos((trace − 1) / 2)`, this keeps every digit at small angles and measures
     /// KITTI's not-quite-orthonormal matrices as evo does (12.5% apart on KITTI 00's RPE).
     public func rotationAngle() throws(LinearAlgebraError) -> Double {
+        let (v, w) = try scipyQuaternion()
+        return Self.rotationVectorNorm(v: v, w: w)
+    }
+
+    /// Steps 1 and 2 of `rotationAngle`: scipy's `Rotation.from_matrix` quaternion (unit,
+    /// `w ≥ 0`), as vector part and scalar.
+    public func scipyQuaternion() throws(LinearAlgebraError) -> (v: Vec3, w: Double) {
         var m = self
         let g = self * transposed
         var orthonormal = true
@@ -44,8 +51,36 @@ extension Matrix3 {
         var v = Vec3(q[0], q[1], q[2]) / norm
         var w = q[3] / norm
         if w < 0 { v = -v; w = -w }
+        return (v, w)
+    }
+
+    /// Step 3: the norm of scipy's `as_rotvec` for the unit quaternion `(v, w)`.
+    public static func rotationVectorNorm(v vIn: Vec3, w wIn: Double) -> Double {
+        var v = vIn, w = wIn
+        if w < 0 { v = -v; w = -w }
         let angle = 2 * atan2(length(v), w)
         let scale = angle <= 1e-3 ? 2 + angle * angle / 12 + 7 * angle * angle * angle * angle / 2880 : angle / sin(angle / 2)
         return length(v * scale)
+    }
+
+    /// The rotation angle of `selfᵀ · other` as scipy composes it: `(q_self)⁻¹ ∘ q_other`
+    /// from each matrix's own quaternion (what evo's all-pairs angle filter measures).
+    public static func relativeAngle(_ a: (v: Vec3, w: Double), _ b: (v: Vec3, w: Double)) -> Double {
+        // scipy's _compose_quat(p, q) with p = conj(a), q = b.
+        let p = -a.v, pw = a.w
+        let c = cross(p, b.v)
+        let v = Vec3(pw * b.v.x + b.w * p.x + c.x, pw * b.v.y + b.w * p.y + c.y, pw * b.v.z + b.w * p.z + c.z)
+        let w = pw * b.w - dot(p, b.v)
+        return rotationVectorNorm(v: v, w: w)
+    }
+
+    /// evo's `lie.is_so3`: `det ≈ 1` and `RᵀR ≈ I` with numpy's `allclose(atol=1e-6)`
+    /// (|a − b| ≤ 1e-6 + 1e-5·|b|). evo refuses to take the logarithm (every angle metric)
+    /// of a matrix that fails it.
+    public var isSO3: Bool {
+        guard abs(determinant - 1) <= 1e-6 + 1e-5 else { return false }
+        let g = transposed * self
+        for i in 0..<3 { for j in 0..<3 where !(abs(g[i, j] - (i == j ? 1 : 0)) <= 1e-6 + (i == j ? 1e-5 : 0)) { return false } }
+        return true
     }
 }

@@ -86,10 +86,10 @@ public enum TrajectoryReporter {
             let ref = try TrajectoryFiles.read(refPath, format: o.referenceFormat)
             let prepared = try Evaluation.prepare(reference: ref, estimate: traj, options: e, referencePath: refPath, estimatePath: path)
             let ape = try PoseMetrics.ape(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart)
-            var pairs = PoseMetrics.pairs(prepared.estimate.poses, delta: 1, unit: .metres, allPairs: false)
+            var pairs = try PoseMetrics.pairs(prepared.estimate.poses, delta: 1, unit: .metres, allPairs: false)
             var delta = "1.0 m"
-            if pairs.isEmpty { pairs = PoseMetrics.pairs(prepared.estimate.poses, delta: 1, unit: .frames, allPairs: false); delta = "1 frame" }
-            let rpe = try PoseMetrics.rpe(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart, pairs: pairs)
+            if pairs.isEmpty { pairs = try PoseMetrics.pairs(prepared.estimate.poses, delta: 1, unit: .frames, allPairs: false); delta = "1 frame" }
+            let rpe = try PoseMetrics.rpe(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart, pairs: pairs).errors
             reference = .init(file: refPath, format: o.referenceFormat.rawValue, poses: prepared.reference.count, alignment: prepared.alignment,
                               alignmentKind: o.correctScale ? "Sim(3) Umeyama" : "SE(3) Umeyama", ape: ErrorStatistics(ape),
                               rpe: ErrorStatistics(rpe), rpeDelta: delta,

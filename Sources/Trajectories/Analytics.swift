@@ -138,7 +138,7 @@ public struct DriftPerMetre: Sendable, Codable, Equatable {
                 pairs.append((i, j))
             }
             guard !pairs.isEmpty else { return nil }
-            let errors = try PoseMetrics.rpe(reference: r, estimate: e, relation: .translationPart, pairs: pairs).map { $0 / L }
+            let errors = try PoseMetrics.rpe(reference: r, estimate: e, relation: .translationPart, pairs: pairs).errors.map { $0 / L }
             return DriftPerMetre(length: L, segments: errors.count, percent: 100 * errors.reduce(0, +) / Double(errors.count))
         }
     }

@@ -18,10 +18,29 @@ public enum Evaluation {
         /// Association: largest stamp difference (s) and offset added to the estimate's stamps.
         public var maxDiff = 0.01
         public var offset = 0.0
+        /// Umeyama alignment from the first `nToAlign` associated poses only (evo's
+        /// `--n_to_align`; nil: all).
+        public var nToAlign: Int?
+        /// Only reference poses stamped within [`tStart`, `tEnd`] (evo's `--t_start`/`--t_end`).
+        public var tStart: Double?
+        public var tEnd: Double?
+        /// Both trajectories cut to at most this many evenly spaced poses before association.
+        public var downsample: Int?
+        /// Poses kept only when the path moved this far (m) or turned this much (degrees)
+        /// since the last kept one, before association (evo's `--motion_filter`).
+        public var motionFilter: MotionFilter?
+        /// Projection into a plane after alignment (evo's `--project_to_plane`).
+        public var projectToPlane: Plane?
+        /// The errors converted to this unit (evo's `--change_unit`).
+        public var changeUnit: ErrorUnit?
         /// RPE pairs.
         public var delta = 1.0
         public var deltaUnit = PoseMetrics.DeltaUnit.frames
         public var allPairs = false
+        /// All pairs in metres or angles: accepted within `deltaTolerance × delta` (evo's `--delta_tol`).
+        public var deltaTolerance = 0.1
+        /// Pairs chosen on the reference instead of the estimate.
+        public var pairsFromReference = false
         /// Beyond evo: how poses are paired in time.
         public var association = AssociationMethod.nearest
         /// Beyond evo: estimate a constant time offset first (replaces `offset`).
@@ -31,6 +50,15 @@ public enum Evaluation {
         public var gravityAxis = FourDoFAlignment.GravityAxis.y
         public init() {}
     }
+
+    public struct MotionFilter: Sendable, Equatable {
+        public var distance: Double
+        public var angleDegrees: Double
+        public init(distance: Double, angleDegrees: Double) { self.distance = distance; self.angleDegrees = angleDegrees }
+    }
+
+    /// A projection plane (the coordinate that is zeroed is the third).
+    public enum Plane: String, Sendable, CaseIterable, Codable { case xy, xz, yz }
 
     public enum AssociationMethod: String, Sendable, CaseIterable, Codable {
         /// evo's: snap to the nearest stamp within `maxDiff`.
@@ -57,10 +85,22 @@ public enum Evaluation {
         public var estimatedOffset: TimeOffset.Estimate?
         /// Input oddities that evo tolerates silently (unordered or duplicate timestamps).
         public var warnings: [String]
+        /// The unit of the errors (evo's result `label`).
+        public var unit: ErrorUnit
+        /// evo's result arrays: one error per pose (APE) or pair (RPE); for timestamped
+        /// trajectories the estimate's stamps (for RPE, of each pair's second pose), seconds
+        /// since its first stamp, and distance travelled along the reference and the estimate.
+        public var errorArray: [Double]
+        public var timestamps: [Double]?
+        public var secondsFromStart: [Double]?
+        public var distancesFromStart: [Double]?
+        public var distances: [Double]?
 
         enum CodingKeys: String, CodingKey {
             case title, metric, stats, alignment, poses, pairs, reference, estimate, association
-            case timeOffset = "time_offset", estimatedOffset = "estimated_offset", warnings
+            case timeOffset = "time_offset", estimatedOffset = "estimated_offset", warnings, unit
+            case errorArray = "error_array", timestamps, secondsFromStart = "seconds_from_start"
+            case distancesFromStart = "distances_from_start", distances
         }
     }
 
@@ -77,15 +117,21 @@ public enum Evaluation {
         public var warnings: [String] = []
     }
 
-    /// Reads, associates (nearest timestamps, or line by line for KITTI) and aligns.
+    /// Reads, then `prepare`s.
     public static func prepare(reference refPath: String, estimate estPath: String, options o: Options) throws -> Prepared {
         let estFormat: TrajectoryFormat = o.format == .euroc ? .tum : o.format
-        return try prepare(reference: try TrajectoryFiles.read(refPath, format: o.format), estimate: try TrajectoryFiles.read(estPath, format: estFormat),
-                           options: o, referencePath: refPath, estimatePath: estPath)
+        let ref = try TrajectoryFiles.read(refPath, format: o.format), est = try TrajectoryFiles.read(estPath, format: estFormat)
+        if o.relation.usesRotationAngle || o.deltaUnit == .degrees || o.deltaUnit == .radians || o.motionFilter != nil {
+            try TrajectoryFiles.requireRotations(ref, path: refPath)
+            try TrajectoryFiles.requireRotations(est, path: estPath)
+        }
+        return try prepare(reference: ref, estimate: est, options: o, referencePath: refPath, estimatePath: estPath)
     }
 
-    /// Associates and aligns trajectories already in memory (timestamps required unless
-    /// `o.format` is KITTI, which pairs by index).
+    /// evo's steps, in evo's order: downsample or motion filter each trajectory, cut the
+    /// reference to [`tStart`, `tEnd`], associate (nearest timestamps or interpolation; line
+    /// by line without timestamps), align (Umeyama on the first `nToAlign` poses, or the
+    /// origins), project into a plane.
     public static func prepare(reference: Trajectory, estimate: Trajectory, options o: Options,
                                referencePath refPath: String = "", estimatePath estPath: String = "") throws -> Prepared {
         var offset = o.offset
@@ -93,11 +139,20 @@ public enum Evaluation {
         var ref = reference, est = estimate
         let warnings = TrajectoryFiles.timestampWarnings(reference, label: refPath.isEmpty ? "reference" : refPath)
             + TrajectoryFiles.timestampWarnings(estimate, label: estPath.isEmpty ? "estimate" : estPath)
+        if let n = o.downsample { ref = try ref.downsampled(to: n); est = try est.downsampled(to: n) }
+        if let m = o.motionFilter {
+            guard ref.stamps != nil, est.stamps != nil, o.format != .kitti else {
+                throw TrajectoryError.unsupported("trajectories without timestamps can't be motion filtered: it could break the pairing by line")
+            }
+            ref = try ref.motionFiltered(m); est = try est.motionFiltered(m)
+        }
         if o.format == .kitti || ref.stamps == nil || est.stamps == nil {
             guard ref.count == est.count else {
                 throw TrajectoryError.association("\(refPath.isEmpty ? ref.name : refPath) has \(ref.count) poses and \(estPath.isEmpty ? est.name : estPath) \(est.count): trajectories without timestamps pair line by line and must have the same number of poses")
             }
         } else {
+            // evo tests the options' truth: a start or end of 0 is no bound.
+            if (o.tStart ?? 0) != 0 || (o.tEnd ?? 0) != 0 { ref = try ref.cut(from: o.tStart, to: o.tEnd) }
             if o.estimateOffset {
                 estimatedOffset = try TimeOffset.estimate(reference: ref, estimate: est, maxDiff: o.maxDiff)
                 offset = estimatedOffset!.offset
@@ -114,7 +169,8 @@ public enum Evaluation {
             alignmentTitle = "(with 4-DoF alignment: translation + yaw about \(o.gravityAxis.rawValue))"
         } else if o.align || o.correctScale {
             let onlyScale = o.correctScale && !o.align
-            let a = try Umeyama.align(est.positions, onto: ref.positions, withScale: o.correctScale)
+            let n = min(o.nToAlign ?? est.count, est.count)
+            let a = try Umeyama.align(Array(est.positions.prefix(n)), onto: Array(ref.positions.prefix(n)), withScale: o.correctScale)
             if onlyScale {
                 alignment = Alignment(rotation: Alignment.identity.rotation, translation: [0, 0, 0], scale: a.scale)
                 alignmentTitle = "(scale corrected)"
@@ -122,12 +178,17 @@ public enum Evaluation {
                 alignment = a
                 alignmentTitle = o.correctScale ? "(with Sim(3) Umeyama alignment)" : "(with SE(3) Umeyama alignment)"
             }
+            if let n = o.nToAlign { alignmentTitle += " (aligned poses: \(n))" }
             est = est.applying(scale: alignment.scale, then: alignment.pose)
         } else if o.alignOrigin {
             let t = ref.poses[0] * est.poses[0].inverse
             alignment = Alignment(rotation: t.rotation.rowMajor, translation: [t.translation.x, t.translation.y, t.translation.z], scale: 1)
             est = est.applying(scale: 1, then: t)
             alignmentTitle = "(with origin alignment)"
+        }
+        if let plane = o.projectToPlane {
+            ref = ref.projected(to: plane); est = est.projected(to: plane)
+            alignmentTitle += "\n(projected to \(plane.rawValue) plane)"
         }
         return Prepared(reference: ref, estimate: est, alignment: alignment, alignmentTitle: alignmentTitle,
                         referencePath: refPath, estimatePath: estPath,
@@ -140,31 +201,59 @@ public enum Evaluation {
         try measure(try prepare(reference: refPath, estimate: estPath, options: o), options: o)
     }
 
-    /// The metric `o.metric` on prepared trajectories.
+    /// The metric `o.metric` on prepared trajectories, in `o.changeUnit` if set, with evo's
+    /// result arrays.
     public static func measure(_ p: Prepared, options o: Options) throws -> Result {
         let ref = p.reference, est = p.estimate
-        let errors: [Double]
+        var errors: [Double]
         var title: String
         var pairCount: Int?
+        var unit = o.relation.unit
+        /// The poses the errors belong to: all for APE, each pair's second for RPE.
+        var ids: [Int]
         switch o.metric {
         case .ape:
             errors = try PoseMetrics.ape(reference: ref, estimate: est, relation: o.relation)
-            title = "APE w.r.t. \(o.relation.title)"
+            ids = Array(est.poses.indices)
         case .rpe:
-            let pairs = PoseMetrics.pairs(est.poses, delta: o.delta, unit: o.deltaUnit, allPairs: o.allPairs)
+            let pairs = try PoseMetrics.pairs(o.pairsFromReference ? ref.poses : est.poses, delta: o.delta, unit: o.deltaUnit,
+                                              allPairs: o.allPairs, tolerance: o.deltaTolerance)
             guard !pairs.isEmpty else {
-                throw TrajectoryError.degenerate("no pose pairs for delta \(o.delta) (\(o.deltaUnit == .frames ? "frames" : "m")): the trajectory is shorter than the delta")
+                throw TrajectoryError.degenerate("delta = \(o.delta) (\(o.deltaUnit.name)) gives no pose pairs: the trajectory is shorter than the delta (try a lower value or a looser --delta_tol)")
             }
-            errors = try PoseMetrics.rpe(reference: ref, estimate: est, relation: o.relation, pairs: pairs)
-            pairCount = pairs.count
+            let r = try PoseMetrics.rpe(reference: ref, estimate: est, relation: o.relation, pairs: pairs)
+            guard !r.errors.isEmpty else { throw TrajectoryError.degenerate("the reference does not move between any pair of poses: no distance ratio") }
+            errors = r.errors
+            pairCount = r.errors.count
+            ids = r.pairs.map(\.1)
+        }
+        if let u = o.changeUnit { errors = try unit.convert(errors, to: u); unit = u }
+        let relationTitle = "\(o.relation.name) (\(unit.rawValue))"
+        switch o.metric {
+        case .ape: title = "APE w.r.t. \(relationTitle)"
+        case .rpe:
             let delta = o.deltaUnit == .frames ? "\(Int(o.delta))" : "\(o.delta)"
-            title = "RPE w.r.t. \(o.relation.title)\nfor delta = \(delta) (\(o.deltaUnit == .frames ? "frames" : "m")) using \(o.allPairs ? "all" : "consecutive") pairs"
+            title = "RPE w.r.t. \(relationTitle)\nfor delta = \(delta) (\(o.deltaUnit.name)) using \(o.allPairs ? "all" : "consecutive") pairs"
         }
         title += "\n" + p.alignmentTitle
-        return Result(title: title, metric: o.metric.rawValue, stats: ErrorStatistics(errors), alignment: p.alignment,
-                      poses: ref.count, pairs: pairCount, reference: p.referencePath, estimate: p.estimatePath,
-                      association: p.association?.rawValue, timeOffset: p.timeOffset, estimatedOffset: p.estimatedOffset,
-                      warnings: p.warnings)
+        var r = Result(title: title, metric: o.metric.rawValue, stats: ErrorStatistics(errors), alignment: p.alignment,
+                       poses: ref.count, pairs: pairCount, reference: p.referencePath, estimate: p.estimatePath,
+                       association: p.association?.rawValue, timeOffset: p.timeOffset, estimatedOffset: p.estimatedOffset,
+                       warnings: p.warnings, unit: unit, errorArray: errors)
+        if let stamps = est.stamps {
+            let refDistances = Trajectory.distanceTravelled(ref.poses), estDistances = Trajectory.distanceTravelled(est.poses)
+            // evo's RPE keeps the pairs' second poses, with the first pose in front, and takes the
+            // distances along that reduced path.
+            let kept = o.metric == .rpe ? [0] + ids : ids
+            let keptRef = Trajectory.distanceTravelled(kept.map { ref.poses[$0] }), keptEst = Trajectory.distanceTravelled(kept.map { est.poses[$0] })
+            let t0 = stamps[kept[0]]
+            let drop = o.metric == .rpe ? 1 : 0
+            r.timestamps = kept.dropFirst(drop).map { stamps[$0] }
+            r.secondsFromStart = kept.dropFirst(drop).map { stamps[$0] - t0 }
+            r.distancesFromStart = o.metric == .rpe ? Array(keptRef.dropFirst()) : refDistances
+            r.distances = o.metric == .rpe ? Array(keptEst.dropFirst()) : estDistances
+        }
+        return r
     }
 }
 
@@ -172,8 +261,6 @@ extension Evaluation.Result {
     /// evo-like text: the title, then the statistics right-aligned.
     public var text: String {
         var s = title + "\n\n"
-        for w in warnings { s += "warning: \(w)\n" }
-        if !warnings.isEmpty { s += "\n" }
         if let e = estimatedOffset { s += String(format: "estimated time offset %+.4f s (aligned RMSE %.6f m over %d poses)\n\n", e.offset, e.rmse, e.poses) }
         for (name, value) in stats.named { s += name.leftPadded(10) + "\t" + String(format: "%.6f", value) + "\n" }
         return s

@@ -1,44 +1,66 @@
+import Foundation
 import Geometry
 
 extension Trajectory {
-    /// The pose at time `t` by linear interpolation of position and SLERP of rotation
-    /// between the bracketing poses; nil outside the trajectory's time span.
-    /// Stamps must be sorted.
-    public func interpolated(at t: Double) -> Pose? {
-        guard let s = stamps, let first = s.first, let last = s.last, t >= first, t <= last else { return nil }
-        var lo = 0, hi = s.count - 1
-        while hi - lo > 1 { let mid = (lo + hi) / 2; if s[mid] <= t { lo = mid } else { hi = mid } }
-        if s[lo] == t || hi == lo { return poses[lo] }
-        let f = (t - s[lo]) / (s[hi] - s[lo])
-        let a = poses[lo], b = poses[hi]
-        let q = a.quaternion.slerp(to: b.quaternion, f)
-        return Pose(translation: a.translation + f * (b.translation - a.translation), quaternion: q)
+    /// evo's `PoseTrajectory3D.interpolate(timestamps)` (without extrapolation): for each
+    /// time, the first pose stamped at or after it and the one before (the index clamped to
+    /// 1…count−1, so times outside the span take the end poses), a fraction clamped to
+    /// [0, 1] and 0 where both stamps are equal — so duplicate stamps, which evo accepts, are
+    /// harmless; positions linearly, rotations by `evoSlerp`. Stamps must be sorted.
+    public func resampled(at times: [Double]) throws -> Trajectory {
+        guard let s = stamps, count >= 2 else {
+            throw TrajectoryError.association("can't interpolate \(name.isEmpty ? "a trajectory" : name) with less than two poses")
+        }
+        let quaternions = poses.map(\.quaternion)
+        var out: [Pose] = []
+        out.reserveCapacity(times.count)
+        for t in times {
+            // numpy searchsorted(side="left"): the first index with s[index] >= t.
+            var lo = 0, hi = s.count
+            while lo < hi { let mid = (lo + hi) / 2; if s[mid] < t { lo = mid + 1 } else { hi = mid } }
+            let i = min(max(lo, 1), s.count - 1)
+            let dt = s[i] - s[i - 1]
+            let f = dt > 0 ? min(max((t - s[i - 1]) / dt, 0), 1) : 0
+            let a = poses[i - 1].translation, b = poses[i].translation
+            let q = Self.evoSlerp(quaternions[i - 1], quaternions[i], f)
+            out.append(Pose(translation: a + f * (b - a), quaternion: q))
+        }
+        return Trajectory(poses: out, stamps: times, name: name)
+    }
+
+    /// `transformations.quaternion_slerp` as evo calls it (shortest path, no spin): the ends
+    /// themselves at fractions 0 and 1, the first quaternion when the two are parallel to
+    /// 4 ulp. (`Quaternion.slerp`, which the generator uses, switches to a normalised linear
+    /// blend near parallel instead.)
+    static func evoSlerp(_ a: Quaternion, _ b: Quaternion, _ fraction: Double) -> Quaternion {
+        let q0 = a.normalized
+        var q1 = b.normalized
+        if fraction == 0 { return q0 }
+        if fraction == 1 { return q1 }
+        let eps = Double.ulpOfOne * 4
+        var d = q0.w * q1.w + q0.x * q1.x + q0.y * q1.y + q0.z * q1.z
+        if abs(abs(d) - 1) < eps { return q0 }
+        if d < 0 { d = -d; q1 = Quaternion(x: -q1.x, y: -q1.y, z: -q1.z, w: -q1.w) }
+        let angle = acos(d)
+        if abs(angle) < eps { return q0 }
+        let isin = 1 / sin(angle)
+        let s0 = sin((1 - fraction) * angle) * isin, s1 = sin(fraction * angle) * isin
+        return Quaternion(x: q0.x * s0 + q1.x * s1, y: q0.y * s0 + q1.y * s1, z: q0.z * s0 + q1.z * s1, w: q0.w * s0 + q1.w * s1)
     }
 }
 
 extension Association {
-    /// Association by interpolation: pairs are chosen as by `nearest`, then the trajectory
-    /// with more poses is resampled exactly at the stamps of the other (plus `offset`),
-    /// removing the up-to-`maxDiff` time error that snapping to the nearest pose leaves.
+    /// evo's `--sync_method interpolation`: poses are paired as by `nearest`, then the
+    /// trajectory with more poses is resampled (`Trajectory.resampled`) exactly at the paired
+    /// stamps of the other (in its own clock: minus/plus `offset`), removing the up-to-`maxDiff`
+    /// time error that snapping to the nearest pose leaves.
     public static func interpolated(_ a: Trajectory, _ b: Trajectory, maxDiff: Double = 0.01, offset: Double = 0) throws -> Result {
         var r = try nearest(a, b, maxDiff: maxDiff, offset: offset)
         let secondLonger = b.count > a.count
         let long = secondLonger ? b : a
-        guard let longStamps = long.stamps, zip(longStamps, longStamps.dropFirst()).allSatisfy({ $0 < $1 }) else {
-            throw TrajectoryError.unsupported("interpolation needs strictly increasing timestamps in \(long.name)")
-        }
         let shortTimes = (secondLonger ? r.first : r.second).stamps!
-        var keep: [Int] = [], resampled: [Pose] = []
-        for (k, t) in shortTimes.enumerated() {
-            // The long trajectory's clock is the short one's plus/minus the offset.
-            if let p = long.interpolated(at: secondLonger ? t - offset : t + offset) { keep.append(k); resampled.append(p) }
-        }
-        guard keep.count >= 1 else { throw TrajectoryError.association("no stamps of the sparser trajectory fall inside the other's time span") }
-        let shortKept = (secondLonger ? r.first : r.second).subset(keep)
-        let longResampled = Trajectory(poses: resampled, stamps: shortKept.stamps, name: long.name)
-        (r.first, r.second) = secondLonger ? (shortKept, longResampled) : (longResampled, shortKept)
-        r.firstIndices = keep.map { r.firstIndices[$0] }
-        r.secondIndices = keep.map { r.secondIndices[$0] }
+        let resampled = try long.resampled(at: shortTimes.map { $0 + (secondLonger ? -offset : offset) })
+        if secondLonger { r.second = resampled } else { r.first = resampled }
         return r
     }
 }

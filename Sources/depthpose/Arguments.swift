@@ -16,7 +16,12 @@ extension CloudExtra: ExpressibleByArgument {}
 extension TrajectoryFormat: ExpressibleByArgument {}
 extension PoseRelation: ExpressibleByArgument {}
 extension PoseMetrics.DeltaUnit: ExpressibleByArgument {}
-extension Evaluation.AssociationMethod: ExpressibleByArgument {}
+extension Evaluation.Plane: ExpressibleByArgument {}
+extension ErrorUnit: ExpressibleByArgument {}
+extension Evaluation.AssociationMethod: ExpressibleByArgument {
+    /// evo spells nearest-timestamp association `nearest_time`.
+    public init?(argument: String) { self.init(rawValue: argument == "nearest_time" ? "nearest" : argument) }
+}
 extension FourDoFAlignment.GravityAxis: ExpressibleByArgument {}
 extension SynthOptions.Layout: ExpressibleByArgument {}
 extension Confounder: ExpressibleByArgument {}

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import Trajectories
 import FileIO
@@ -27,8 +28,8 @@ struct EvalCommand: ParsableCommand {
 }
 
 /// `Evaluation.Options` on the command line; every default is the library's. evo's own
-/// spellings (`--delta_unit`, `--t_max_diff`, `-d`, `-u`, ...) are accepted beside ours, so
-/// scripts written for evo_ape/evo_rpe keep working.
+/// spellings (`--delta_unit`, `--t_max_diff`, `-d`, `-u`, `-as`, ...) are accepted beside
+/// ours, so scripts written for evo_ape/evo_rpe keep working.
 struct EvalArguments: ParsableArguments {
     private static let defaults = Evaluation.Options()
     @Argument(help: "Trajectory format.") var format: TrajectoryFormat
@@ -37,37 +38,83 @@ struct EvalArguments: ParsableArguments {
     @Option(name: [.customShort("r"), .customLong("pose-relation"), .customLong("pose_relation")], help: "Pose relation.") var poseRelation = defaults.relation
     @Flag(name: [.customShort("a"), .long], help: "SE(3) Umeyama alignment.") var align = defaults.align
     @Flag(name: [.customShort("s"), .customLong("correct-scale"), .customLong("correct_scale")], help: "Correct scale (Sim(3) with --align).") var correctScale = defaults.correctScale
+    @Option(name: [.customLong("n-to-align"), .customLong("n_to_align")], help: "Align on the first N associated poses only (default: all).") var nToAlign: Int?
     @Flag(name: [.customLong("align-origin"), .customLong("align_origin")], help: "Align the first poses.") var alignOrigin = defaults.alignOrigin
-    @Option(name: [.customLong("t-max-diff"), .customLong("t_max_diff")], help: "Largest timestamp difference for association (s).") var tMaxDiff = defaults.maxDiff
-    @Option(name: [.customLong("t-offset"), .customLong("t_offset")], help: "Constant offset added to the estimate's timestamps (s).") var tOffset = defaults.offset
+    @Option(name: [.customLong("t-max-diff"), .customLong("t_max_diff")], help: "Largest timestamp difference for association (s; default \(defaults.maxDiff)).") var tMaxDiff: Double?
+    @Option(name: [.customLong("t-offset"), .customLong("t_offset")], parsing: .unconditional, help: "Constant offset added to the estimate's timestamps (s; default \(defaults.offset)).") var tOffset: Double?
+    @Option(name: [.customLong("t-start"), .customLong("t_start")], help: "Only reference poses stamped at or after this time (s).") var tStart: Double?
+    @Option(name: [.customLong("t-end"), .customLong("t_end")], help: "Only reference poses stamped at or before this time (s).") var tEnd: Double?
+    @Option(name: [.customLong("sync-method"), .customLong("sync_method"), .customLong("associate")],
+            help: "Association: nearest_time (evo's default) or interpolation (resample the denser trajectory, SLERP + linear).")
+    var syncMethod: Evaluation.AssociationMethod?
+    @Option(help: "Downsample both trajectories to at most N poses (before association).") var downsample: Int?
+    @Option(name: [.customLong("motion-filter"), .customLong("motion_filter")], parsing: .upToNextOption,
+            help: ArgumentHelp("Keep a pose only after DISTANCE metres or ANGLE degrees of motion (before association).", valueName: "DISTANCE ANGLE"))
+    var motionFilter: [Double] = []
+    @Option(name: [.customLong("project-to-plane"), .customLong("project_to_plane")], help: "Project both trajectories into this plane after alignment.")
+    var projectToPlane: Evaluation.Plane?
+    @Option(name: [.customLong("change-unit"), .customLong("change_unit")], help: "Report the errors in this unit (mm, cm, m, km, deg, rad).") var changeUnit: ErrorUnit?
     @Option(name: [.customShort("d"), .long], help: "RPE: delta between pose pairs.") var delta = defaults.delta
-    @Option(name: [.customShort("u"), .customLong("delta-unit"), .customLong("delta_unit")], help: "RPE: unit of delta, f (frames) or m (metres).") var deltaUnit = defaults.deltaUnit
+    @Option(name: [.customShort("u"), .customLong("delta-unit"), .customLong("delta_unit")], help: "RPE: unit of delta: f (frames), m (metres), d (degrees), r (radians).") var deltaUnit = defaults.deltaUnit
+    @Option(name: [.customShort("t"), .customLong("delta-tol"), .customLong("delta_tol")], help: "RPE, all pairs in m, d or r: accepted deviation from delta, relative.") var deltaTolerance = defaults.deltaTolerance
     @Flag(name: [.customLong("all-pairs"), .customLong("all_pairs")], help: "RPE: all pairs instead of consecutive pairs.") var allPairs = defaults.allPairs
-    @Option(help: "Association: nearest (evo's) or interpolation (resample the denser trajectory, SLERP + linear).") var associate = defaults.association
+    @Flag(name: [.customLong("pairs-from-reference"), .customLong("pairs_from_reference")], help: "RPE: choose the pairs on the reference instead of the estimate.")
+    var pairsFromReference = defaults.pairsFromReference
     @Flag(help: "Estimate a constant time offset between the trajectories first, and use it.") var estimateOffset = defaults.estimateOffset
     @Flag(name: .customLong("align-4dof"), help: "4-DoF alignment: translation + yaw about the gravity axis (visual-inertial).")
     var align4DoF = defaults.align4DoF
     @Option(help: "Gravity axis for --align-4dof.") var gravityAxis = defaults.gravityAxis
-    @Flag(help: "Print one JSON object (stats, title, alignment, poses).") var json = false
+    @Flag(help: "Print one JSON object (stats, title, alignment, poses, the error array and its timestamps).") var json = false
+    @Flag(name: [.customShort("v"), .long], help: "Also report on standard error what was read, associated and aligned.") var verbose = false
+    @Flag(name: .long, help: "Print nothing but errors.") var silent = false
+    @Flag(name: [.customLong("no-warnings"), .customLong("no_warnings")], help: "Accepted for evo's scripts: depthpose never asks for confirmation.") var noWarnings = false
+    @Flag(name: .long, help: "As --verbose.") var debug = false
 
     func validate() throws {
-        guard delta > 0, tMaxDiff >= 0 else { throw ValidationError("--delta must be > 0 and --t-max-diff >= 0") }
+        guard delta > 0, (tMaxDiff ?? 0) >= 0, deltaTolerance >= 0 else { throw ValidationError("--delta must be > 0, --t-max-diff and --delta-tol >= 0") }
         if deltaUnit == .frames && delta != delta.rounded() { throw ValidationError("--delta must be a whole number of frames") }
         if align4DoF && (align || correctScale || alignOrigin) { throw ValidationError("--align-4dof replaces --align, --correct-scale and --align-origin") }
+        if align && alignOrigin { throw ValidationError("--align and --align_origin can't be used together") }
+        if let n = nToAlign, n < 1 { throw ValidationError("--n_to_align must be at least 1") }
+        if let n = downsample, n < 1 { throw ValidationError("--downsample must be at least 1") }
+        if !motionFilter.isEmpty && motionFilter.count != 2 { throw ValidationError("--motion_filter takes two values: DISTANCE (m) ANGLE (degrees)") }
+        if let u = changeUnit, !ErrorUnit.convertible.contains(u) {
+            throw ValidationError("--change_unit must be one of \(ErrorUnit.convertible.map(\.rawValue).joined(separator: ", "))")
+        }
+        if format == .kitti {
+            let timed = [("--t_max_diff", tMaxDiff != nil), ("--t_offset", tOffset != nil), ("--t_start", tStart != nil), ("--t_end", tEnd != nil),
+                         ("--sync_method", syncMethod != nil), ("--motion_filter", !motionFilter.isEmpty), ("--estimate-offset", estimateOffset)]
+            if let (flag, _) = timed.first(where: \.1) {
+                throw ValidationError("\(flag) needs timestamps: KITTI files have none and pair line by line")
+            }
+        }
     }
 
     func options(_ metric: Evaluation.Metric) -> Evaluation.Options {
         var o = Evaluation.Options()
         o.metric = metric; o.format = format; o.relation = poseRelation
-        o.align = align; o.correctScale = correctScale; o.alignOrigin = alignOrigin
-        o.maxDiff = tMaxDiff; o.offset = tOffset
-        o.delta = delta; o.deltaUnit = deltaUnit; o.allPairs = allPairs
-        o.association = associate; o.estimateOffset = estimateOffset; o.align4DoF = align4DoF; o.gravityAxis = gravityAxis
+        o.align = align; o.correctScale = correctScale; o.alignOrigin = alignOrigin; o.nToAlign = nToAlign
+        o.maxDiff = tMaxDiff ?? o.maxDiff; o.offset = tOffset ?? o.offset; o.tStart = tStart; o.tEnd = tEnd
+        o.association = syncMethod ?? o.association; o.downsample = downsample
+        o.motionFilter = motionFilter.count == 2 ? .init(distance: motionFilter[0], angleDegrees: motionFilter[1]) : nil
+        o.projectToPlane = projectToPlane; o.changeUnit = changeUnit
+        o.delta = delta; o.deltaUnit = deltaUnit; o.allPairs = allPairs; o.deltaTolerance = deltaTolerance; o.pairsFromReference = pairsFromReference
+        o.estimateOffset = estimateOffset; o.align4DoF = align4DoF; o.gravityAxis = gravityAxis
         return o
     }
 
     func evaluate(_ metric: Evaluation.Metric) throws {
-        let r = try Evaluation.run(reference: reference, estimate: estimate, options: options(metric))
+        let o = options(metric)
+        let p = try Evaluation.prepare(reference: reference, estimate: estimate, options: o)
+        let r = try Evaluation.measure(p, options: o)
+        if silent { return }
+        // Warnings and progress go to standard error, never into the result.
+        var notes = r.warnings.map { "warning: \($0)\n" }
+        if verbose || debug {
+            notes.append("eval: \(r.poses) associated poses (\(p.association.map { "\($0.rawValue) association, max. difference \(o.maxDiff) s, offset \(p.timeOffset ?? 0) s" } ?? "paired line by line")); \(p.alignmentTitle.replacingOccurrences(of: "\n", with: " "))\n")
+            if let n = r.pairs { notes.append("eval: \(n) pose pairs\n") }
+        }
+        FileHandle.standardError.write(Data(notes.joined().utf8))
         emit(json ? try JSONOutput.text(r) : r.text)
     }
 }
