@@ -197,6 +197,78 @@ final class EvalCommandTests: XCTestCase {
         XCTAssertTrue(text.stdout.contains("      rmse\t"), text.stdout)
     }
 
+    /// evo prints its warnings through its logger, apart from the result: a table read by a
+    /// script must not change because a file has duplicate stamps. `--silent` prints nothing,
+    /// `-v` tells on standard error what was associated and aligned.
+    func testWarningsAndNotesGoToStandardError() throws {
+        let dup = data + "derived_freiburg1_xyz-groundtruth_duplicate_stamps.txt", est = data + "freiburg1_xyz-rgbdslam.txt"
+        let r = try TestSupport.depthpose("eval", "ape", "tum", dup, est, "-a")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("warning: ") && r.stderr.contains("duplicate"), r.stderr)
+        XCTAssertFalse(r.stdout.contains("warning"), r.stdout)
+        XCTAssertTrue(r.stdout.hasPrefix("APE w.r.t. translation part (m)\n(with SE(3) Umeyama alignment)\n\n"), r.stdout)
+        let silent = try TestSupport.depthpose("eval", "ape", "tum", dup, est, "-a", "--silent")
+        XCTAssertEqual(silent.status, 0)
+        XCTAssertEqual(silent.stdout + silent.stderr, "")
+        let verbose = try TestSupport.depthpose("eval", "rpe", "tum", data + "fr2_desk_groundtruth.txt", data + "fr2_desk_ORB.txt", "-v", "--sync_method", "interpolation")
+        XCTAssertEqual(verbose.status, 0, verbose.stderr)
+        XCTAssertTrue(verbose.stderr.contains("eval: 2174 associated poses (interpolation association"), verbose.stderr)
+        XCTAssertTrue(verbose.stderr.contains("eval: 2173 pose pairs"), verbose.stderr)
+    }
+
+    /// `--json` carries evo's result arrays: one error per pose (APE) or pair (RPE), with the
+    /// stamps and distances evo saves beside them.
+    func testJSONCarriesTheErrorArray() throws {
+        let r = try TestSupport.depthpose("eval", "rpe", "tum", data + "fr2_desk_groundtruth.txt", data + "fr2_desk_ORB.txt", "-d", "1", "-u", "m", "--json")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let obj = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let errors = try XCTUnwrap(obj["error_array"] as? [Double])
+        XCTAssertEqual(obj["pairs"] as? Int, errors.count)
+        for key in ["timestamps", "seconds_from_start", "distances", "distances_from_start"] {
+            XCTAssertEqual((obj[key] as? [Double])?.count, errors.count, key)
+        }
+        let stats = try XCTUnwrap(obj["stats"] as? [String: Double])
+        XCTAssertEqual(stats["max"], errors.max())
+        XCTAssertEqual(obj["unit"] as? String, "m")
+        // Seconds count from the first pose, which has no error of its own in an RPE.
+        let t = try XCTUnwrap(obj["timestamps"] as? [Double]), sec = try XCTUnwrap(obj["seconds_from_start"] as? [Double])
+        XCTAssertEqual(t[0] - sec[0], 1311868164.363181, accuracy: 1e-6)
+        XCTAssertGreaterThan(sec[0], 0)
+        let d = try XCTUnwrap(obj["distances"] as? [Double])
+        XCTAssertTrue(zip(d, d.dropFirst()).allSatisfy { $1 > $0 }, "\(d.prefix(5))")
+    }
+
+    /// Like evo: angle metrics refuse rotations that are not in SO(3) to about 1e-6 (evo's
+    /// `is_so3`), naming the line; translation metrics do not need them. Options that need
+    /// timestamps are refused on KITTI files; a unit-less error cannot change unit.
+    func testOptionsThatCannotApplyAreRefused() throws {
+        let dir = TestSupport.temporaryDirectory("eval-so3")
+        var lines = TestSupport.readText(data + "KITTI_00_gt.txt").split(separator: "\n").prefix(50).map(String.init)
+        var v = lines[7].split(separator: " ").map { Double($0)! }
+        v[0] += 1e-4  // R[0][0]: |RᵀR − I| ≈ 2e-4, within the 1e-3 reading tolerance
+        lines[7] = v.map { "\($0)" }.joined(separator: " ")
+        TestSupport.writeText(lines.joined(separator: "\n") + "\n", dir + "/bent.txt")
+        let angle = try TestSupport.depthpose("eval", "ape", "kitti", dir + "/bent.txt", dir + "/bent.txt", "-r", "angle_deg")
+        XCTAssertEqual(angle.status, 65, angle.stderr)
+        XCTAssertTrue(angle.stderr.contains("\(dir)/bent.txt:8: rotation is not in SO(3) to evo's tolerance"), angle.stderr)
+        XCTAssertEqual(try TestSupport.depthpose("eval", "ape", "kitti", dir + "/bent.txt", dir + "/bent.txt").status, 0)
+        XCTAssertEqual(try TestSupport.depthpose("eval", "rpe", "kitti", dir + "/bent.txt", dir + "/bent.txt", "-d", "5", "-u", "d").status, 65)
+
+        let kitti = [data + "KITTI_00_gt.txt", data + "KITTI_00_ORB.txt"]
+        for flags in [["--t_start", "5"], ["--t_max_diff", "0.1"], ["--sync_method", "interpolation"], ["--motion_filter", "1", "5"]] {
+            let r = try TestSupport.depthpose(["eval", "ape", "kitti"] + kitti + flags)
+            XCTAssertEqual(r.status, 64, "\(flags)")
+            XCTAssertTrue(r.stderr.contains("\(flags[0]) needs timestamps"), r.stderr)
+        }
+        let unitless = try TestSupport.depthpose(["eval", "ape", "kitti"] + kitti + ["-r", "full", "--change_unit", "mm"])
+        XCTAssertEqual(unitless.status, 65, unitless.stderr)
+        XCTAssertTrue(unitless.stderr.contains("errors in unit-less cannot be converted"), unitless.stderr)
+        let across = try TestSupport.depthpose(["eval", "ape", "kitti"] + kitti + ["--change_unit", "deg"])
+        XCTAssertTrue(across.stderr.contains("cannot convert m to deg"), across.stderr)
+        let ratio = try TestSupport.depthpose(["eval", "ape", "kitti"] + kitti + ["-r", "point_distance_error_ratio"])
+        XCTAssertTrue(ratio.stderr.contains("rpe only"), ratio.stderr)
+    }
+
     func testBadInputsGiveClearErrors() throws {
         let dir = TestSupport.temporaryDirectory("eval")
         TestSupport.writeText("", dir + "/empty.tum")
@@ -233,6 +305,7 @@ final class EvoCommandLineTests: XCTestCase {
             words[1] = dir + words[1]; words[2] = dir + words[2]
             let r = try TestSupport.run(TestSupport.productsDirectory + "/depthpose", ["eval", metric] + words + ["--json"])
             XCTAssertEqual(r.status, 0, "\(name): \(r.stderr)")
+            if words.contains("--silent") { XCTAssertEqual(r.stdout + r.stderr, "", name); continue }
             let got = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])?["stats"] as? [String: Double], name)
             for (stat, want) in c["stats"] as! [String: Double] {
                 XCTAssertEqual(try XCTUnwrap(got[stat]), want, accuracy: 1e-6 * abs(want) + 1e-12, "\(name) \(stat)")

@@ -134,6 +134,10 @@ public enum TestSupport {
 
     /// Runs the built `depthpose`.
     public static func depthpose(_ arguments: String...) throws -> Run {
+        try depthpose(arguments)
+    }
+
+    public static func depthpose(_ arguments: [String]) throws -> Run {
         try run(productsDirectory + "/depthpose", arguments)
     }
 }
