@@ -78,13 +78,15 @@ let package = Package(
                 swiftSettings: optimisedInDebug),
         .target(name: "Stages", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "Codecs", "Geometry", "ScanFormats", "PointClouds", "VoxelFusion", "Trajectories", "Gestures"],
                 swiftSettings: optimisedInDebug),
+        // evo's result files (zips of JSON and .npy arrays) and `res` over them.
+        .target(name: "ResultFiles", dependencies: ["Diagnostics", "FileIO", "Codecs", "Geometry", "Trajectories", "CLibArchive"]),
         // The batch layer: `run` (all stages of one scan), scan discovery, archives, `nightly`, summaries.
         .target(name: "Batch", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Stages", "CLibArchive"],
                 swiftSettings: cpuLevel),
 
         // MARK: - Command line
         .executableTarget(name: "depthpose", dependencies: [
-            "CPUCheck", "CProcessControl", "Diagnostics", "Execution", "FileIO", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch",
+            "CPUCheck", "CProcessControl", "Diagnostics", "Execution", "FileIO", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch", "ResultFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: cpuLevel),
 
@@ -97,6 +99,7 @@ let package = Package(
         .testTarget(name: "TextNumbersTests", dependencies: ["TextNumbers", "Synthesis"]),
         .testTarget(name: "StatisticsTests", dependencies: ["Statistics"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Synthesis", "TestSupport"]),
+        .testTarget(name: "ResultFilesTests", dependencies: ["ResultFiles", "Codecs", "TestSupport"]),
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "CLazyLoad"]),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry", "Synthesis"]),
         .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "TestSupport"]),

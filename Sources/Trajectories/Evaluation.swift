@@ -95,6 +95,8 @@ public enum Evaluation {
         public var secondsFromStart: [Double]?
         public var distancesFromStart: [Double]?
         public var distances: [Double]?
+        /// The pose each error belongs to (for RPE, each pair's second pose).
+        public var errorPoses: [Int] = []
 
         enum CodingKeys: String, CodingKey {
             case title, metric, stats, alignment, poses, pairs, reference, estimate, association
@@ -115,6 +117,10 @@ public enum Evaluation {
         public var timeOffset: Double?
         public var estimatedOffset: TimeOffset.Estimate?
         public var warnings: [String] = []
+        /// The transform evo saves as `alignment_transformation_sim3` (4x4, row-major): for
+        /// Umeyama `[[s·R, t], [0, 1]]` — with scale correction alone still the whole Umeyama
+        /// result, as evo saves it — and for origin alignment the origin transform.
+        public var alignmentMatrix: [Double]?
     }
 
     /// Reads, then `prepare`s.
@@ -162,6 +168,7 @@ public enum Evaluation {
             ref = a.first; est = a.second
         }
         var alignment = Alignment.identity
+        var alignmentMatrix: [Double]?
         var alignmentTitle = "(not aligned)"
         if o.align4DoF {
             alignment = try FourDoFAlignment.align(est.positions, onto: ref.positions, gravityAxis: o.gravityAxis)
@@ -171,6 +178,7 @@ public enum Evaluation {
             let onlyScale = o.correctScale && !o.align
             let n = min(o.nToAlign ?? est.count, est.count)
             let a = try Umeyama.align(Array(est.positions.prefix(n)), onto: Array(ref.positions.prefix(n)), withScale: o.correctScale)
+            alignmentMatrix = a.sim3Matrix
             if onlyScale {
                 alignment = Alignment(rotation: Alignment.identity.rotation, translation: [0, 0, 0], scale: a.scale)
                 alignmentTitle = "(scale corrected)"
@@ -184,6 +192,7 @@ public enum Evaluation {
             let t = ref.poses[0] * est.poses[0].inverse
             alignment = Alignment(rotation: t.rotation.rowMajor, translation: [t.translation.x, t.translation.y, t.translation.z], scale: 1)
             est = est.applying(scale: 1, then: t)
+            alignmentMatrix = alignment.sim3Matrix
             alignmentTitle = "(with origin alignment)"
         }
         if let plane = o.projectToPlane {
@@ -193,7 +202,7 @@ public enum Evaluation {
         return Prepared(reference: ref, estimate: est, alignment: alignment, alignmentTitle: alignmentTitle,
                         referencePath: refPath, estimatePath: estPath,
                         association: o.format == .kitti ? nil : o.association, timeOffset: o.format == .kitti ? nil : offset,
-                        estimatedOffset: estimatedOffset, warnings: warnings)
+                        estimatedOffset: estimatedOffset, warnings: warnings, alignmentMatrix: alignmentMatrix)
     }
 
     /// `prepare` then `measure`.
@@ -239,7 +248,7 @@ public enum Evaluation {
         var r = Result(title: title, metric: o.metric.rawValue, stats: ErrorStatistics(errors), alignment: p.alignment,
                        poses: ref.count, pairs: pairCount, reference: p.referencePath, estimate: p.estimatePath,
                        association: p.association?.rawValue, timeOffset: p.timeOffset, estimatedOffset: p.estimatedOffset,
-                       warnings: p.warnings, unit: unit, errorArray: errors)
+                       warnings: p.warnings, unit: unit, errorArray: errors, errorPoses: ids)
         if let stamps = est.stamps {
             let refDistances = Trajectory.distanceTravelled(ref.poses), estDistances = Trajectory.distanceTravelled(est.poses)
             // evo's RPE keeps the pairs' second poses, with the first pose in front, and takes the

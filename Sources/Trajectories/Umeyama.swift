@@ -10,6 +10,16 @@ public struct Alignment: Sendable, Equatable, Codable {
     public static let identity = Alignment(rotation: [1, 0, 0, 0, 1, 0, 0, 0, 1], translation: [0, 0, 0], scale: 1)
 
     public var pose: Pose { Pose(rotation: Matrix3(rowMajor: rotation), translation: Vec3(translation[0], translation[1], translation[2])) }
+
+    /// evo's `lie.sim3(r, t, s)`: `[[s·R, t], [0, 0, 0, 1]]`, row-major 4x4.
+    public var sim3Matrix: [Double] {
+        var m: [Double] = []
+        for i in 0..<3 {
+            let r = rotation[(3 * i)..<(3 * i + 3)].map { scale * $0 }
+            m += r + [translation[i]]
+        }
+        return m + [0, 0, 0, 1]
+    }
 }
 
 /// Umeyama's least-squares similarity between point sets (S. Umeyama, "Least-squares

@@ -2,6 +2,7 @@ import Foundation
 import ArgumentParser
 import Trajectories
 import FileIO
+import ResultFiles
 
 struct EvalCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -64,6 +65,8 @@ struct EvalArguments: ParsableArguments {
     @Flag(name: .customLong("align-4dof"), help: "4-DoF alignment: translation + yaw about the gravity axis (visual-inertial).")
     var align4DoF = defaults.align4DoF
     @Option(help: "Gravity axis for --align-4dof.") var gravityAxis = defaults.gravityAxis
+    @Option(name: [.customLong("save-results"), .customLong("save_results")], help: "Also write evo's result file (.zip: info, stats, arrays, trajectories) for `res` or evo_res.")
+    var saveResults: String?
     @Flag(help: "Print one JSON object (stats, title, alignment, poses, the error array and its timestamps).") var json = false
     @Flag(name: [.customShort("v"), .long], help: "Also report on standard error what was read, associated and aligned.") var verbose = false
     @Flag(name: .long, help: "Print nothing but errors.") var silent = false
@@ -105,8 +108,10 @@ struct EvalArguments: ParsableArguments {
 
     func evaluate(_ metric: Evaluation.Metric) throws {
         let o = options(metric)
+        if let out = saveResults { try OutputGuard.check(output: out, inputs: [reference, estimate]) }
         let p = try Evaluation.prepare(reference: reference, estimate: estimate, options: o)
         let r = try Evaluation.measure(p, options: o)
+        if let out = saveResults { try EvoResultFile(r, prepared: p).write(to: out) }
         if silent { return }
         // Warnings and progress go to standard error, never into the result.
         var notes = r.warnings.map { "warning: \($0)\n" }

@@ -313,3 +313,80 @@ final class EvoCommandLineTests: XCTestCase {
         }
     }
 }
+
+/// `eval --save_results` and `res`, checked against evo itself: evo's own loader reads our
+/// zips (statistics, arrays, trajectories), and `res` reads evo's.
+final class ResultFileCommandTests: XCTestCase {
+    let data = TestSupport.repositoryRoot + "/Notebooks-data/evo/"
+
+    func testEvoReadsOurResultFiles() throws {
+        let python = try TestSupport.peerPython(needs: "evo", check: "import evo.tools.file_interface")
+        let dir = TestSupport.temporaryDirectory("save")
+        let runs: [(String, [String])] = [
+            ("ape.zip", ["ape", "tum", data + "fr2_desk_groundtruth.txt", data + "fr2_desk_ORB.txt", "-as"]),
+            ("rpe.zip", ["rpe", "kitti", data + "KITTI_00_gt.txt", data + "KITTI_00_ORB.txt", "-d", "100", "-u", "m", "-r", "angle_deg"]),
+        ]
+        let script = """
+        import json, sys
+        from evo.tools import file_interface
+        r = file_interface.load_res_file(sys.argv[1], load_trajectories=True)
+        print(json.dumps({"title": r.info["title"], "label": r.info["label"], "stats": r.stats,
+                          "arrays": {k: list(v.shape) for k, v in r.np_arrays.items()},
+                          "errors": r.np_arrays["error_array"].tolist(),
+                          "trajectories": {k: t.num_poses for k, t in r.trajectories.items()}}))
+        """
+        for (zip, args) in runs {
+            let ours = try TestSupport.depthpose(["eval"] + args + ["--json", "--save_results", dir + "/" + zip])
+            XCTAssertEqual(ours.status, 0, ours.stderr)
+            let mine = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(ours.stdout.utf8)) as? [String: Any])
+            let r = try TestSupport.run(python, ["-c", script, dir + "/" + zip])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let evo = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            XCTAssertEqual(evo["title"] as? String, mine["title"] as? String, zip)
+            XCTAssertEqual(evo["stats"] as? [String: Double], mine["stats"] as? [String: Double], zip)
+            XCTAssertEqual(evo["errors"] as? [Double], mine["error_array"] as? [Double], zip)
+            let errors = (mine["error_array"] as? [Double])?.count ?? -1
+            let arrays = try XCTUnwrap(evo["arrays"] as? [String: [Int]])
+            let trajectories = try XCTUnwrap(evo["trajectories"] as? [String: Int])
+            if zip == "ape.zip" {
+                XCTAssertEqual(evo["label"] as? String, "APE (m)")
+                XCTAssertEqual(arrays, ["error_array": [2174], "seconds_from_start": [2174], "timestamps": [2174], "distances_from_start": [2174],
+                                        "distances": [2174], "alignment_transformation_sim3": [4, 4]])
+                XCTAssertEqual(trajectories, ["fr2_desk_groundtruth.txt": 2174, "fr2_desk_ORB.txt": 2174])
+            } else {
+                XCTAssertEqual(evo["label"] as? String, "RPE (deg)")
+                XCTAssertEqual(arrays, ["error_array": [errors]])  // KITTI: no stamps, no alignment
+                XCTAssertEqual(trajectories, ["KITTI_00_gt.txt": errors + 1, "KITTI_00_ORB.txt": errors + 1])
+            }
+        }
+    }
+
+    func testResPrintsResultsSideBySide() throws {
+        let dir = TestSupport.temporaryDirectory("res")
+        let evoZip = data + "results/ape_fr1xyz_rgbdslam_trans_part_sim3.zip"
+        XCTAssertEqual(try TestSupport.depthpose("eval", "ape", "tum", data + "freiburg1_xyz-groundtruth.txt", data + "freiburg1_xyz-rgbdslam.txt",
+                                                 "-as", "--save_results", dir + "/ours.zip", "--silent").status, 0)
+        // Both name the same estimate: evo_res refuses duplicate labels, and so does res.
+        let same = try TestSupport.depthpose("res", evoZip, dir + "/ours.zip")
+        XCTAssertEqual(same.status, 65)
+        XCTAssertTrue(same.stderr.contains("duplicates: freiburg1_xyz-rgbdslam.txt") && same.stderr.contains("--use_filenames"), same.stderr)
+        let r = try TestSupport.depthpose("res", evoZip, dir + "/ours.zip", "--use_filenames", "--save_table", dir + "/t.csv")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        XCTAssertEqual(Array(lines.prefix(3)), ["APE w.r.t. translation part (m)", "(with Sim(3) Umeyama alignment)", ""])
+        XCTAssertTrue(lines[3].hasSuffix("rmse      mean    median       std       min       max       sse"), lines[3])
+        XCTAssertTrue(lines[4].hasPrefix(evoZip + "  "), lines[4])
+        // Our numbers and evo's agree to the digits shown.
+        XCTAssertEqual(lines[4].dropFirst(evoZip.count).split(separator: " "), lines[5].dropFirst(dir.count + 9).split(separator: " "))
+        let csv = TestSupport.readText(dir + "/t.csv").split(separator: "\n")
+        XCTAssertEqual(csv.first, ",rmse,mean,median,std,min,max,sse")
+        XCTAssertEqual(csv.count, 3)
+        // A result file is never written over an input.
+        try FileManager.default.copyItem(atPath: data + "freiburg1_xyz-rgbdslam.txt", toPath: dir + "/est.txt")
+        let over = try TestSupport.depthpose("eval", "ape", "tum", data + "freiburg1_xyz-groundtruth.txt", dir + "/est.txt", "--save_results", dir + "/est.txt")
+        XCTAssertEqual(over.status, 64, over.stderr)
+        XCTAssertEqual(TestSupport.read(dir + "/est.txt"), TestSupport.read(data + "freiburg1_xyz-rgbdslam.txt"))
+        XCTAssertEqual(try TestSupport.depthpose("res", dir + "/t.csv").status, 65)
+        XCTAssertEqual(try TestSupport.depthpose("res", dir + "/missing.zip").status, 66)
+    }
+}

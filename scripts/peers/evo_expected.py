@@ -8,6 +8,9 @@ each it keeps the command, the title, the statistics, the number of poses after
 association and the number of errors (poses for APE, pairs for RPE), as evo saved them in
 its result file (--save_results). `depthpose`'s evo parity test replays every case.
 
+It also writes two result files as evo saves them (results/*.zip, --save_results) for the
+tests of reading evo's result files, and derived_freiburg1_xyz-groundtruth_duplicate_stamps.txt.
+
 usage: evo_expected.py [OUT.json]      (needs evo and scipy as pinned in scripts/setup.sh)
 """
 import json
@@ -166,6 +169,25 @@ def run(words):
         return info, stats, errors, parsed
 
 
+# Result files as evo writes them (--save_results), for the tests of `depthpose res` and of
+# reading evo's zips: each is the expected.json case of the same name.
+RESULT_FILES = ["ape_fr1xyz_rgbdslam_trans_part_sim3", "rpe_kitti00_ORB_angle_deg_raw_100m"]
+
+
+def write_result_files(cases_by_name):
+    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+    for name in RESULT_FILES:
+        words = cases_by_name[name]
+        tool, args = words[0], words[1:]
+        parser, module = (ape_parser.parser(), ape) if tool == "evo_ape" else (rpe_parser.parser(), rpe)
+        cwd = os.getcwd()
+        os.chdir(HERE)
+        try:
+            module.run(parser.parse_args(args + ["--save_results", os.path.join("results", name + ".zip"), "--no_warnings", "--silent"]))
+        finally:
+            os.chdir(cwd)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "expected.json")
     SETTINGS.save_traj_in_zip = False
@@ -185,6 +207,7 @@ def main():
             "n_poses_after_sync": poses_after_sync(words[1], words[2], words[3], parsed),
             "n_errors": errors,
         }
+    write_result_files(dict(cases()))
     with open(out + ".tmp", "w") as f:
         json.dump(expected, f, indent=1, sort_keys=True)
         f.write("\n")

@@ -16,6 +16,7 @@ struct depthpose_archive_api {
     __typeof__(archive_read_support_format_gnutar) *_Nonnull read_support_format_gnutar;
     __typeof__(archive_read_support_format_zip) *_Nonnull read_support_format_zip;
     __typeof__(archive_read_open_filename) *_Nonnull read_open_filename;
+    __typeof__(archive_read_open_fd) *_Nonnull read_open_fd;
     __typeof__(archive_read_next_header) *_Nonnull read_next_header;
     __typeof__(archive_read_data) *_Nonnull read_data;
     __typeof__(archive_errno) *_Nonnull error_number;
@@ -29,6 +30,22 @@ struct depthpose_archive_api {
     __typeof__(archive_entry_hardlink) *_Nonnull entry_hardlink;
     __typeof__(archive_entry_mtime) *_Nonnull entry_mtime;
     __typeof__(archive_entry_mtime_nsec) *_Nonnull entry_mtime_nsec;
+    // Writing (evo's result files are zips).
+    __typeof__(archive_write_new) *_Nonnull write_new;
+    __typeof__(archive_write_free) *_Nonnull write_free;
+    __typeof__(archive_write_set_format_zip) *_Nonnull write_set_format_zip;
+    __typeof__(archive_write_zip_set_compression_store) *_Nonnull write_zip_set_compression_store;
+    __typeof__(archive_write_open_filename) *_Nonnull write_open_filename;
+    __typeof__(archive_write_header) *_Nonnull write_header;
+    __typeof__(archive_write_data) *_Nonnull write_data;
+    __typeof__(archive_write_close) *_Nonnull write_close;
+    __typeof__(archive_entry_new) *_Nonnull entry_new;
+    __typeof__(archive_entry_free) *_Nonnull entry_free;
+    __typeof__(archive_entry_set_pathname) *_Nonnull entry_set_pathname;
+    __typeof__(archive_entry_set_size) *_Nonnull entry_set_size;
+    __typeof__(archive_entry_set_filetype) *_Nonnull entry_set_filetype;
+    __typeof__(archive_entry_set_perm) *_Nonnull entry_set_perm;
+    __typeof__(archive_entry_set_mtime) *_Nonnull entry_set_mtime;
 };
 
 /// The API, loaded once (thread-safe); NULL when libarchive cannot be loaded, with the
