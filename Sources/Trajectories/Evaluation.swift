@@ -176,18 +176,10 @@ public enum Evaluation {
             alignmentTitle = "(with 4-DoF alignment: translation + yaw about \(o.gravityAxis.rawValue))"
         } else if o.align || o.correctScale {
             let onlyScale = o.correctScale && !o.align
-            let n = min(o.nToAlign ?? est.count, est.count)
-            let a = try Umeyama.align(Array(est.positions.prefix(n)), onto: Array(ref.positions.prefix(n)), withScale: o.correctScale)
-            alignmentMatrix = a.sim3Matrix
-            if onlyScale {
-                alignment = Alignment(rotation: Alignment.identity.rotation, translation: [0, 0, 0], scale: a.scale)
-                alignmentTitle = "(scale corrected)"
-            } else {
-                alignment = a
-                alignmentTitle = o.correctScale ? "(with Sim(3) Umeyama alignment)" : "(with SE(3) Umeyama alignment)"
-            }
+            let a = try umeyamaAligned(est, onto: ref, correctScale: o.correctScale, onlyScale: onlyScale, n: o.nToAlign)
+            est = a.trajectory; alignment = a.applied; alignmentMatrix = a.umeyama.sim3Matrix
+            alignmentTitle = onlyScale ? "(scale corrected)" : o.correctScale ? "(with Sim(3) Umeyama alignment)" : "(with SE(3) Umeyama alignment)"
             if let n = o.nToAlign { alignmentTitle += " (aligned poses: \(n))" }
-            est = est.applying(scale: alignment.scale, then: alignment.pose)
         } else if o.alignOrigin {
             let t = ref.poses[0] * est.poses[0].inverse
             alignment = Alignment(rotation: t.rotation.rowMajor, translation: [t.translation.x, t.translation.y, t.translation.z], scale: 1)
@@ -203,6 +195,17 @@ public enum Evaluation {
                         referencePath: refPath, estimatePath: estPath,
                         association: o.format == .kitti ? nil : o.association, timeOffset: o.format == .kitti ? nil : offset,
                         estimatedOffset: estimatedOffset, warnings: warnings, alignmentMatrix: alignmentMatrix)
+    }
+
+    /// evo's `PosePath3D.align`: Umeyama from the first `n` positions (nil: all) of `est` onto
+    /// `ref`'s, then applied — the scale alone with `onlyScale`. Returns the moved trajectory,
+    /// the transform applied, and Umeyama's whole result (what evo saves).
+    public static func umeyamaAligned(_ est: Trajectory, onto ref: Trajectory, correctScale: Bool, onlyScale: Bool, n: Int?) throws
+        -> (trajectory: Trajectory, applied: Alignment, umeyama: Alignment) {
+        let k = min(n ?? est.count, est.count)
+        let a = try Umeyama.align(Array(est.positions.prefix(k)), onto: Array(ref.positions.prefix(k)), withScale: correctScale || onlyScale)
+        let applied = onlyScale ? Alignment(rotation: Alignment.identity.rotation, translation: [0, 0, 0], scale: a.scale) : a
+        return (est.applying(scale: applied.scale, then: applied.pose), applied, a)
     }
 
     /// `prepare` then `measure`.

@@ -390,3 +390,84 @@ final class ResultFileCommandTests: XCTestCase {
         XCTAssertEqual(try TestSupport.depthpose("res", dir + "/missing.zip").status, 66)
     }
 }
+
+/// `traj` side by side with evo_traj itself (from the test venv), same files, same options.
+final class TrajCommandTests: XCTestCase {
+    let data = TestSupport.repositoryRoot + "/Notebooks-data/evo/"
+
+    /// evo_traj, run in `dir` (where it writes its --save_as_* files).
+    func evoTraj(_ args: [String], in dir: String) throws -> TestSupport.Run {
+        let python = try TestSupport.peerPython(needs: "evo", check: "import evo.cli.traj")
+        return try TestSupport.run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", dir, URL(fileURLWithPath: python).deletingLastPathComponent().path + "/evo_traj"] + args + ["--no_warnings"])
+    }
+
+    static func poses(_ path: String) -> [[Double]] {
+        TestSupport.readText(path).split(separator: "\n").filter { !$0.hasPrefix("#") }.map { $0.split(separator: " ").map { Double($0)! } }
+    }
+
+    func testInfosMatchEvoTraj() throws {
+        let dir = TestSupport.temporaryDirectory("traj")
+        for args in [["tum", data + "fr2_desk_ORB.txt", data + "freiburg1_xyz-rgbdslam.txt", "--ref", data + "fr2_desk_groundtruth.txt"],
+                     ["kitti", data + "KITTI_00_ORB.txt", "--ref", data + "KITTI_00_gt.txt", "--align_origin"],
+                     ["tum", data + "freiburg1_xyz-rgbdslam.txt", "--ref", data + "freiburg1_xyz-groundtruth.txt", "-as", "--downsample", "300"]] {
+            let evo = try evoTraj(args, in: dir)
+            XCTAssertEqual(evo.status, 0, evo.stderr)
+            let ours = try TestSupport.depthpose(["traj"] + args)
+            XCTAssertEqual(ours.status, 0, ours.stderr)
+            // evo logs its steps ("Downsampling trajectories to max 300 poses.") before the blocks.
+            let blocks = evo.stdout.range(of: String(repeating: "-", count: 80)).map { String(evo.stdout[$0.lowerBound...]) } ?? evo.stdout
+            XCTAssertEqual(ours.stdout, blocks, "\(args)")
+        }
+    }
+
+    /// Aligned, merged and converted trajectories: the poses evo writes, to the 9 decimals of
+    /// our TUM/KITTI text (nanometres). TUM quaternions are compared normalised and up to sign
+    /// (q and −q are one rotation; evo writes the file's own, depthpose the unit one with w ≥ 0).
+    func testWrittenTrajectoriesMatchEvoTraj() throws {
+        for (args, outputs) in [
+            (["tum", data + "freiburg1_xyz-rgbdslam.txt", "--ref", data + "freiburg1_xyz-groundtruth.txt", "-as", "--save_as_tum"],
+             ["freiburg1_xyz-rgbdslam.tum", "freiburg1_xyz-groundtruth.tum"]),
+            (["tum", data + "freiburg1_xyz-rgbdslam.txt", data + "fr2_desk_ORB.txt", "--merge", "--t_offset", "0.5", "--save_as_kitti"], ["merged_trajectory.kitti"]),
+            (["kitti", data + "KITTI_00_ORB.txt", "--ref", data + "KITTI_00_gt.txt", "-a", "--n_to_align", "100", "--project_to_plane", "xz", "--save_as_kitti"],
+             ["KITTI_00_ORB.kitti", "KITTI_00_gt.kitti"]),
+        ] as [([String], [String])] {
+            let evoDir = TestSupport.temporaryDirectory("traj-evo"), ourDir = TestSupport.temporaryDirectory("traj-ours")
+            let evo = try evoTraj(args, in: evoDir)
+            XCTAssertEqual(evo.status, 0, evo.stderr)
+            let ours = try TestSupport.depthpose(["traj"] + args + ["--out-dir", ourDir])
+            XCTAssertEqual(ours.status, 0, ours.stderr)
+            for name in outputs {
+                let a = Self.poses(ourDir + "/" + name), b = Self.poses(evoDir + "/" + name)
+                XCTAssertEqual(a.count, b.count, name)
+                var worst = 0.0
+                for (p, q) in zip(a, b) {
+                    var p = p, q = q
+                    if p.count == 8 {
+                        let np = p[4...].map { $0 * $0 }.reduce(0, +).squareRoot(), nq = q[4...].map { $0 * $0 }.reduce(0, +).squareRoot()
+                        let dot = zip(p[4...], q[4...]).map { $0 * $1 }.reduce(0, +)
+                        for k in 4..<8 { p[k] /= np; q[k] /= nq * (dot < 0 ? -1 : 1) }
+                    }
+                    for (x, y) in zip(p, q) { worst = max(worst, abs(x - y) / max(1, abs(y))) }
+                }
+                XCTAssertLessThan(worst, 1e-8, "\(args) \(name)")
+            }
+        }
+    }
+
+    func testWhatCannotBeDoneIsRefused() throws {
+        let dir = TestSupport.temporaryDirectory("traj-bad")
+        try FileManager.default.copyItem(atPath: data + "freiburg1_xyz-rgbdslam.txt", toPath: dir + "/est.tum")
+        // Converting est.tum to TUM in its own folder would replace it.
+        let over = try TestSupport.depthpose("traj", "tum", dir + "/est.tum", "--save_as_tum", "--out-dir", dir)
+        XCTAssertEqual(over.status, 64, over.stderr)
+        XCTAssertEqual(TestSupport.read(dir + "/est.tum"), TestSupport.read(data + "freiburg1_xyz-rgbdslam.txt"))
+        let kitti = try TestSupport.depthpose("traj", "kitti", data + "KITTI_00_ORB.txt", "--save_as_tum", "--out-dir", dir)
+        XCTAssertEqual(kitti.status, 64)
+        XCTAssertTrue(kitti.stderr.contains("has no timestamps"), kitti.stderr)
+        let noRef = try TestSupport.depthpose("traj", "tum", dir + "/est.tum", "-a")
+        XCTAssertEqual(noRef.status, 65)
+        XCTAssertTrue(noRef.stderr.contains("without a reference (--ref)"), noRef.stderr)
+        let merge = try TestSupport.depthpose("traj", "kitti", data + "KITTI_00_ORB.txt", data + "KITTI_00_gt.txt", "--merge")
+        XCTAssertTrue(merge.stderr.contains("can't merge trajectories without timestamps"), merge.stderr)
+    }
+}
