@@ -89,8 +89,8 @@ public enum Benchmark {
         }
     }
 
-    /// Load + associate + align + APE + RPE (translation part) in one process, as
-    /// `shared/bench/evo_time.py` times evo's API; "frames" counts associated poses.
+    /// Load + associate + align + APE + RPE (the options' pose relation) in one process, as
+    /// `scripts/peers/evo_time.py` times evo's API; "frames" counts associated poses.
     public static func eval(reference: String, estimate: String, options: Evaluation.Options, runs: Int) throws -> BenchResult {
         var poses = 0
         let times = try timed(runs: runs) {

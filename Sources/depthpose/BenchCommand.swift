@@ -26,24 +26,21 @@ struct BenchCommand: ParsableCommand {
         var threads: Int { common.threads.threads }
     }
 
-    struct Decode: BenchTarget {
+    struct Decode: ScanBenchTarget {
         @OptionGroup var input: ScanInput
-        var common: Common { input.common }
         static let configuration = CommandConfiguration(abstract: "Decode every depth frame.")
         func measure() throws -> any BenchFigures { try Benchmark.decode(scan: input.scan, threads: input.threads, runs: common.runs) }
     }
 
-    struct Backproject: BenchTarget {
+    struct Backproject: ScanBenchTarget {
         @OptionGroup var input: ScanInput
-        var common: Common { input.common }
         static let configuration = CommandConfiguration(abstract: "Back-projection + pose transform of frames decoded into memory first (like a numpy/Open3D loop).")
         @Option(help: "Frames to project.") var frames = 600
         func measure() throws -> any BenchFigures { try Benchmark.backproject(scan: input.scan, frames: frames, threads: input.threads, runs: common.runs) }
     }
 
-    struct Cloud: BenchTarget {
+    struct Cloud: ScanBenchTarget {
         @OptionGroup var input: ScanInput
-        var common: Common { input.common }
         static let configuration = CommandConfiguration(abstract: "The whole cloud stage at --voxel, no file written (like Open3D's whole-scan route).")
         @Option(help: "Voxel size in metres.") var voxel = RunOptions().voxel
         @Flag(help: "All filters off (compare with Open3D's voxel_down_sample).") var noFilters = false
@@ -54,9 +51,8 @@ struct BenchCommand: ParsableCommand {
         }
     }
 
-    struct Gestures: BenchTarget {
+    struct Gestures: ScanBenchTarget {
         @OptionGroup var input: ScanInput
-        var common: Common { input.common }
         static let configuration = CommandConfiguration(abstract: "The gestures stage with decoding, alternating with decoding alone.")
         func measure() throws -> any BenchFigures { try Benchmark.gestures(scan: input.scan, threads: input.threads, runs: common.runs) }
     }
@@ -69,11 +65,13 @@ struct BenchCommand: ParsableCommand {
         @Flag(help: "SE(3) Umeyama alignment.") var align = false
         @Flag(help: "Correct scale.") var correctScale = false
         @Option(help: "RPE delta.") var delta = 1.0
-        @Option(help: "RPE delta unit, f or m.") var deltaUnit = PoseMetrics.DeltaUnit.frames
+        @Option(help: "RPE delta unit, f, m, d or r.") var deltaUnit = PoseMetrics.DeltaUnit.frames
+        @Option(name: [.customShort("r"), .customLong("pose-relation")], help: "Pose relation of both metrics.") var poseRelation = PoseRelation.translationPart
         @OptionGroup var common: Common
         func measure() throws -> any BenchFigures {
             var o = Evaluation.Options()
             o.format = format; o.align = align; o.correctScale = correctScale; o.delta = delta; o.deltaUnit = deltaUnit
+            o.relation = poseRelation
             return try Benchmark.eval(reference: reference, estimate: estimate, options: o, runs: common.runs)
         }
     }
@@ -90,6 +88,15 @@ struct BenchCommand: ParsableCommand {
 protocol BenchTarget: ParsableCommand {
     var common: BenchCommand.Common { get }
     func measure() throws -> any BenchFigures
+}
+
+/// A benchmark of one scan: its common options come with the scan.
+protocol ScanBenchTarget: BenchTarget {
+    var input: BenchCommand.ScanInput { get }
+}
+
+extension ScanBenchTarget {
+    var common: BenchCommand.Common { input.common }
 }
 
 extension BenchTarget {

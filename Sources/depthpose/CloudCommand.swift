@@ -4,7 +4,6 @@ import Stages
 
 typealias CloudCommand = StageCommand<CloudArguments>
 
-/// `CloudStage.Options` on the command line; every default is the library's.
 struct CloudArguments: StageArguments {
     typealias S = CloudStage
     private static let defaults = CloudStage.Options()

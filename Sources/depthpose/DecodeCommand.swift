@@ -3,7 +3,6 @@ import Stages
 
 typealias DecodeCommand = StageCommand<DecodeArguments>
 
-/// `DecodeStage.Options` on the command line; every default is the library's.
 struct DecodeArguments: StageArguments {
     typealias S = DecodeStage
     private static let defaults = DecodeStage.Options()

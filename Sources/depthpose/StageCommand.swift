@@ -24,8 +24,9 @@ extension CommandConfiguration {
     }
 }
 
-/// A stage's options on the command line: `value` assembles the library's options struct,
-/// whose `init()` supplies every default.
+/// A stage's options on the command line (`CloudArguments`, `DecodeArguments`, ...): each
+/// option's default is read from the library's options struct, whose `init()` supplies every
+/// default, and `value` assembles that struct from the parsed options.
 protocol StageArguments: ParsableArguments {
     associatedtype S: Stage
     var value: S.Options { get }

@@ -4,7 +4,6 @@ import Trajectories
 
 typealias TrajectoryCommand = StageCommand<TrajectoryArguments>
 
-/// `TrajectoryStage.Options` on the command line; every default is the library's.
 struct TrajectoryArguments: StageArguments {
     typealias S = TrajectoryStage
     private static let defaults = TrajectoryStage.Options()
