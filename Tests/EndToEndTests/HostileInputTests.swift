@@ -112,10 +112,12 @@ final class HostileInputTests: XCTestCase {
         p.arguments = ["nightly", root + "/ds", "--out", out, "--decode", "--jobs", "2", "--threads-per-scan", "1"]
         p.standardError = FileHandle.nullDevice; p.standardOutput = FileHandle.nullDevice
         try p.run()
+        // nightly starts its children by its own resolved path (.build/debug is a symbolic link).
+        let resolved = URL(fileURLWithPath: binary).resolvingSymlinksInPath().path
         func children() -> [Int32] {
             ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap(Int32.init).filter { pid in
                 let cmd = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))).map { String(decoding: $0, as: UTF8.self) } ?? ""
-                return cmd.hasPrefix(binary) && cmd.contains("\u{0}run\u{0}") && cmd.contains(out)
+                return (cmd.hasPrefix(binary) || cmd.hasPrefix(resolved)) && cmd.contains("\u{0}run\u{0}") && cmd.contains(out)
             }
         }
         var seen: [Int32] = []
