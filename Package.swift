@@ -78,8 +78,10 @@ let package = Package(
                 swiftSettings: optimisedInDebug),
         .target(name: "Stages", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "Codecs", "Geometry", "ScanFormats", "PointClouds", "VoxelFusion", "Trajectories", "Gestures"],
                 swiftSettings: optimisedInDebug),
-        // evo's result files (zips of JSON and .npy arrays) and `res` over them.
-        .target(name: "ResultFiles", dependencies: ["Diagnostics", "FileIO", "Codecs", "Geometry", "Trajectories", "CLibArchive"]),
+        // Figures with round ticks, drawn as self-contained HTML pages (Debian's Chart.js inlined).
+        .target(name: "Plots", dependencies: ["Diagnostics"]),
+        // evo's result files (zips of JSON and .npy arrays), `res` over them, and eval's plots.
+        .target(name: "ResultFiles", dependencies: ["Diagnostics", "FileIO", "Codecs", "Geometry", "Trajectories", "Plots", "CLibArchive"]),
         // The batch layer: `run` (all stages of one scan), scan discovery, archives, `nightly`, summaries.
         .target(name: "Batch", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Stages", "CLibArchive"],
                 swiftSettings: cpuLevel),
@@ -99,7 +101,8 @@ let package = Package(
         .testTarget(name: "TextNumbersTests", dependencies: ["TextNumbers", "Synthesis"]),
         .testTarget(name: "StatisticsTests", dependencies: ["Statistics"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Synthesis", "TestSupport"]),
-        .testTarget(name: "ResultFilesTests", dependencies: ["ResultFiles", "Codecs", "TestSupport"]),
+        .testTarget(name: "PlotsTests", dependencies: ["Plots"]),
+        .testTarget(name: "ResultFilesTests", dependencies: ["ResultFiles", "Codecs", "Plots", "TestSupport"]),
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "CLazyLoad"]),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry", "Synthesis"]),
         .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "TestSupport"]),

@@ -17,10 +17,13 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >/dev/null
 }
 
-apt_install zlib1g-dev liblz4-dev libdeflate-dev libpng-dev libopenblas-dev liblapack-dev libarchive-dev pkgconf
+# libjs-chart.js: Chart.js, inlined into the plot pages (eval --save_plot).
+apt_install zlib1g-dev liblz4-dev libdeflate-dev libpng-dev libopenblas-dev liblapack-dev libarchive-dev pkgconf libjs-chart.js
 
 if [ "${1:-}" = "--tests" ]; then
   venv=${DEPTHPOSE_VENV:-$here/.venv}
+  # Headless Chromium opens the HTML pages the way a person would (PlotPageTests).
+  apt_install chromium
   if [ ! -x "$venv/bin/python" ]; then
     apt_install python3 python3-venv
     python3 -m venv "$venv"

@@ -6,6 +6,7 @@ import Synthesis
 import Trajectories
 import Execution
 import FileIO
+import ResultFiles
 
 // The library's domain values as command-line values: each enum's raw values are its
 // spellings, and `--help` lists them.
@@ -18,6 +19,7 @@ extension PoseRelation: ExpressibleByArgument {}
 extension PoseMetrics.DeltaUnit: ExpressibleByArgument {}
 extension Evaluation.Plane: ExpressibleByArgument {}
 extension ErrorUnit: ExpressibleByArgument {}
+extension EvalPlots.View: ExpressibleByArgument {}
 extension Evaluation.AssociationMethod: ExpressibleByArgument {
     /// evo spells nearest-timestamp association `nearest_time`.
     public init?(argument: String) { self.init(rawValue: argument == "nearest_time" ? "nearest" : argument) }

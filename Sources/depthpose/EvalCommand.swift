@@ -65,6 +65,9 @@ struct EvalArguments: ParsableArguments {
     @Flag(name: .customLong("align-4dof"), help: "4-DoF alignment: translation + yaw about the gravity axis (visual-inertial).")
     var align4DoF = defaults.align4DoF
     @Option(help: "Gravity axis for --align-4dof.") var gravityAxis = defaults.gravityAxis
+    @Flag(name: [.customShort("p"), .long], help: "Write the plots to a temporary HTML page and print its path (there is no window to show).") var plot = false
+    @Option(name: [.customLong("save-plot"), .customLong("save_plot")], help: "Write the plots to this .html page (self-contained, Chart.js inlined).") var savePlot: String?
+    @Option(name: [.customLong("plot-mode"), .customLong("plot_mode")], help: "The two axes of the path plot (xy, xz, yz, ...).") var plotMode = EvalPlots.View.xy
     @Option(name: [.customLong("save-results"), .customLong("save_results")], help: "Also write evo's result file (.zip: info, stats, arrays, trajectories) for `res` or evo_res.")
     var saveResults: String?
     @Flag(help: "Print one JSON object (stats, title, alignment, poses, the error array and its timestamps).") var json = false
@@ -108,10 +111,17 @@ struct EvalArguments: ParsableArguments {
 
     func evaluate(_ metric: Evaluation.Metric) throws {
         let o = options(metric)
-        if let out = saveResults { try OutputGuard.check(output: out, inputs: [reference, estimate]) }
+        for out in [saveResults, savePlot].compactMap({ $0 }) { try OutputGuard.check(output: out, inputs: [reference, estimate]) }
         let p = try Evaluation.prepare(reference: reference, estimate: estimate, options: o)
         let r = try Evaluation.measure(p, options: o)
         if let out = saveResults { try EvoResultFile(r, prepared: p).write(to: out) }
+        if plot || savePlot != nil {
+            let out = savePlot ?? NSTemporaryDirectory() + "depthpose-plot-\(getpid()).html"
+            let page = try EvalPlots.page(EvalPlots.figures(r, prepared: p, view: plotMode), title: "depthpose eval \(metric.rawValue)",
+                                          subtitle: "reference \(reference)\nestimate \(estimate)", for: out)
+            try AtomicOutput.write(page, to: out)
+            if savePlot == nil { FileHandle.standardError.write(Data("plot: file://\(out)\n".utf8)) }
+        }
         if silent { return }
         // Warnings and progress go to standard error, never into the result.
         var notes = r.warnings.map { "warning: \($0)\n" }

@@ -471,3 +471,47 @@ final class TrajCommandTests: XCTestCase {
         XCTAssertTrue(merge.stderr.contains("can't merge trajectories without timestamps"), merge.stderr)
     }
 }
+
+/// eval's plots as a person sees them: the page opened in headless Chromium (Debian's), with no
+/// JavaScript error on the console, and a screenshot in which Chart.js drew the figures.
+final class PlotPageTests: XCTestCase {
+    let data = TestSupport.repositoryRoot + "/Notebooks-data/evo/"
+
+    func testEvalPlotsDrawInChromium() throws {
+        let chromium = try TestSupport.requiredProgram("chromium", package: "chromium")
+        let python = try TestSupport.peerPython(needs: "numpy and imageio", check: "import numpy, imageio")
+        let dir = TestSupport.temporaryDirectory("plot")
+        let check = """
+        import sys, numpy, imageio.v3 as iio
+        img = iio.imread(sys.argv[1])[:, :, :3].astype(int)
+        def share(rgb): return float((numpy.abs(img - numpy.array(rgb)).sum(axis=2) < 30).mean())
+        drawn = float((img.sum(axis=2) < 3 * 245).mean())
+        print(drawn, share((0xd6, 0x27, 0x28)), share((0x1f, 0x77, 0xb4)), share((0x77, 0x77, 0x77)))
+        """
+        for (name, args) in [("ape", ["ape", "tum", data + "fr2_desk_groundtruth.txt", data + "fr2_desk_ORB.txt", "-as"]),
+                             ("rpe", ["rpe", "kitti", data + "KITTI_00_gt.txt", data + "KITTI_00_ORB.txt", "-d", "100", "-u", "m", "-r", "angle_deg", "--plot_mode", "xz"])] {
+            let page = dir + "/\(name).html", shot = dir + "/\(name).png"
+            let r = try TestSupport.depthpose(["eval"] + args + ["--save_plot", page])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let c = try TestSupport.run(chromium, ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
+                                                    "--window-size=1000,2600", "--virtual-time-budget=5000", "--screenshot=" + shot, "file://" + page], timeout: 120)
+            let console = c.stderr.split(separator: "\n").filter { $0.contains("CONSOLE") }
+            XCTAssertEqual(console.filter { $0.contains("Uncaught") || $0.contains("Error") }, [], name)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: shot), "\(name): \(c.stderr.suffix(500))")
+            let p = try TestSupport.run(python, ["-c", check, shot])
+            XCTAssertEqual(p.status, 0, p.stderr)
+            let v = p.stdout.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            XCTAssertEqual(v.count, 4)
+            guard v.count == 4 else { continue }
+            XCTAssertGreaterThan(v[0], 0.02, "\(name): the page is nearly blank")
+            XCTAssertGreaterThan(v[1], 0.00005, "\(name): no rmse line")
+            XCTAssertGreaterThan(v[2], 0.0005, "\(name): no error curve or bars")
+            XCTAssertGreaterThan(v[3], 0.0002, "\(name): no dashed reference path")
+        }
+        // Static formats are not drawn yet: said, and nothing written.
+        let svg = try TestSupport.depthpose("eval", "ape", "tum", data + "fr2_desk_groundtruth.txt", data + "fr2_desk_ORB.txt", "--save_plot", dir + "/x.svg")
+        XCTAssertEqual(svg.status, 64)
+        XCTAssertTrue(svg.stderr.contains(".svg is not supported yet"), svg.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/x.svg"))
+    }
+}

@@ -129,6 +129,18 @@ public enum TestSupport {
         throw XCTSkip(problem)
     }
 
+    /// The path of a program a test drives (Chromium, say), found on PATH. Outside CI a
+    /// missing one skips the test, saying which Debian package has it; under CI it is a failure.
+    public static func requiredProgram(_ name: String, package: String) throws -> String {
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let path = "\(dir)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        let problem = "\(name) is not installed (Debian package \(package); ./scripts/setup.sh --tests installs it)"
+        if ProcessInfo.processInfo.environment["CI"] != nil { throw PeerMissing(description: "CI needs it: " + problem) }
+        throw XCTSkip(problem)
+    }
+
     /// A peer tool the test compares with is missing where it must be present (CI).
     public struct PeerMissing: Error, CustomStringConvertible { public var description: String }
 

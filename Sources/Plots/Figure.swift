@@ -1,0 +1,80 @@
+import Foundation
+
+/// A chart, independent of how it is drawn: axes with round ticks (`AxisTicks`, computed
+/// here once), series of points, optional horizontal reference lines and a colour scale.
+public struct Figure: Sendable, Codable {
+    public enum Kind: String, Sendable, Codable { case xy, horizontalBars }
+
+    public struct Axis: Sendable, Codable {
+        public var title: String
+        public var ticks: AxisTicks
+        public init(title: String, ticks: AxisTicks) { self.title = title; self.ticks = ticks }
+    }
+
+    public struct Series: Sendable, Codable {
+        public enum Style: String, Sendable, Codable { case line, dashed, points }
+        public var label: String
+        public var x: [Double]
+        public var y: [Double]
+        public var style: Style
+        /// CSS colour of the series, or one per point (a colour scale's colours).
+        public var color: String
+        public var pointColors: [String]?
+        public init(label: String, x: [Double], y: [Double], style: Style, color: String, pointColors: [String]? = nil) {
+            self.label = label; self.x = x; self.y = y; self.style = style; self.color = color; self.pointColors = pointColors
+        }
+    }
+
+    /// A horizontal line across the plot (mean, median, rmse), optionally with a band (± std).
+    public struct Level: Sendable, Codable {
+        public var label: String
+        public var y: Double
+        public var band: Double?
+        public var color: String
+        public init(label: String, y: Double, band: Double? = nil, color: String) { self.label = label; self.y = y; self.band = band; self.color = color }
+    }
+
+    /// The colours of `Series.pointColors`: from `low` to `high` along `ColorScale.stops`.
+    public struct ColorBar: Sendable, Codable {
+        public var title: String
+        public var ticks: AxisTicks
+        public var stops: [String]
+        public init(title: String, ticks: AxisTicks, stops: [String]) { self.title = title; self.ticks = ticks; self.stops = stops }
+    }
+
+    public var title: String
+    public var kind: Kind
+    public var x: Axis
+    public var y: Axis
+    public var series: [Series]
+    public var levels: [Level] = []
+    public var colorBar: ColorBar?
+    /// Bars: one label per bar (`series[0].y` holds the lengths).
+    public var barLabels: [String] = []
+    /// Same scale on both axes (a top view of a path).
+    public var equalAspect = false
+
+    public init(title: String, kind: Kind = .xy, x: Axis, y: Axis, series: [Series]) {
+        self.title = title; self.kind = kind; self.x = x; self.y = y; self.series = series
+    }
+}
+
+/// A perceptually ordered colour scale (viridis, sampled at nine stops) for colouring points by value.
+public enum ColorScale {
+    public static let stops = ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"]
+
+    /// The colour of `v` on [`low`, `high`], interpolated between stops.
+    public static func color(_ v: Double, low: Double, high: Double) -> String {
+        let t = high > low ? min(max((v - low) / (high - low), 0), 1) : 0.5
+        let f = t * Double(stops.count - 1)
+        let i = min(Int(f), stops.count - 2)
+        let a = rgb(stops[i]), b = rgb(stops[i + 1]), w = f - Double(i)
+        let c = (0..<3).map { Int((Double(a[$0]) * (1 - w) + Double(b[$0]) * w).rounded()) }
+        return String(format: "#%02x%02x%02x", c[0], c[1], c[2])
+    }
+
+    private static func rgb(_ hex: String) -> [Int] {
+        let v = Int(hex.dropFirst(), radix: 16)!
+        return [v >> 16, (v >> 8) & 0xff, v & 0xff]
+    }
+}

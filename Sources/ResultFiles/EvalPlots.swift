@@ -1,0 +1,73 @@
+import Foundation
+import Geometry
+import Plots
+import Trajectories
+
+/// The figures evo draws for `evo_ape`/`evo_rpe --plot`: the path against the reference
+/// (dashed) coloured by error with a colour bar, the error over time with the mean, median
+/// and rmse and a ±std band, the statistics as bars, and for RPE the error over distance.
+public enum EvalPlots {
+    /// The two coordinates of a top (or side) view.
+    public enum View: String, Sendable, CaseIterable { case xy, xz, yz, yx, zx, zy }
+
+    public static func figures(_ r: Evaluation.Result, prepared p: Evaluation.Prepared, view: View = .xy) -> [Figure] {
+        let unit = r.unit.rawValue, name = r.metric.uppercased()
+        let errorLabel = "\(name) (\(unit))"
+        var figures: [Figure] = []
+
+        // The path, top view: reference dashed, the estimate's poses coloured by their error.
+        let axes = Array(view.rawValue).map { c -> Int in c == "x" ? 0 : c == "y" ? 1 : 2 }
+        func coords(_ t: Trajectory, _ ids: [Int]) -> ([Double], [Double]) {
+            (ids.map { t.poses[$0].translation[axes[0]] }, ids.map { t.poses[$0].translation[axes[1]] })
+        }
+        let (rx, ry) = coords(p.reference, Array(p.reference.poses.indices))
+        let (ex, ey) = coords(p.estimate, r.errorPoses)
+        let lo = r.errorArray.min() ?? 0, hi = r.errorArray.max() ?? 1
+        let colorTicks = AxisTicks(low: lo, high: hi, count: 4)
+        let colors = r.errorArray.map { ColorScale.color($0, low: colorTicks.min, high: colorTicks.max) }
+        let xs = rx + ex, ys = ry + ey
+        var path = Figure(title: r.title, x: .init(title: "\(view.rawValue.first!) (m)", ticks: AxisTicks(low: xs.min() ?? 0, high: xs.max() ?? 1)),
+                          y: .init(title: "\(view.rawValue.last!) (m)", ticks: AxisTicks(low: ys.min() ?? 0, high: ys.max() ?? 1)),
+                          series: [.init(label: "reference", x: rx, y: ry, style: .dashed, color: "#777777"),
+                                   .init(label: "estimate, coloured by \(errorLabel)", x: ex, y: ey, style: .points, color: ColorScale.stops[4], pointColors: colors)])
+        path.colorBar = .init(title: errorLabel, ticks: colorTicks, stops: ColorScale.stops)
+        path.equalAspect = true
+        figures.append(path)
+
+        // The error over time (or pose index), with evo's statistics lines.
+        let t = r.secondsFromStart ?? r.errorArray.indices.map(Double.init)
+        var raw = Figure(title: r.title, x: .init(title: r.secondsFromStart == nil ? "index" : "t (s)", ticks: AxisTicks(low: t.min() ?? 0, high: t.max() ?? 1)),
+                         y: .init(title: errorLabel, ticks: AxisTicks(low: lo, high: Swift.max(hi, r.stats.mean + r.stats.std), includeZero: true)),
+                         series: [.init(label: name, x: t, y: r.errorArray, style: .line, color: "#1f77b4")])
+        raw.levels = [.init(label: "rmse", y: r.stats.rmse, color: "#d62728"), .init(label: "median", y: r.stats.median, color: "#2ca02c"),
+                      .init(label: "mean", y: r.stats.mean, band: r.stats.std, color: "#9467bd")]
+        figures.append(raw)
+
+        // RPE over the distance travelled along the reference.
+        if r.metric == Evaluation.Metric.rpe.rawValue, let d = r.distancesFromStart {
+            figures.append(Figure(title: r.title, x: .init(title: "distance travelled (m)", ticks: AxisTicks(low: d.min() ?? 0, high: d.max() ?? 1)),
+                                  y: .init(title: errorLabel, ticks: AxisTicks(low: lo, high: hi, includeZero: true)),
+                                  series: [.init(label: name, x: d, y: r.errorArray, style: .line, color: "#ff7f0e")]))
+        }
+
+        // The statistics as bars.
+        let stats = [("rmse", r.stats.rmse), ("mean", r.stats.mean), ("median", r.stats.median), ("std", r.stats.std), ("min", r.stats.min), ("max", r.stats.max)]
+        var bars = Figure(title: r.title, kind: .horizontalBars,
+                          x: .init(title: errorLabel, ticks: AxisTicks(low: 0, high: r.stats.max, includeZero: true)),
+                          y: .init(title: "statistic", ticks: AxisTicks(low: 0, high: 1)),
+                          series: [.init(label: "statistics", x: [], y: stats.map(\.1), style: .line, color: "#1f77b4")])
+        bars.barLabels = stats.map(\.0)
+        figures.append(bars)
+        return figures
+    }
+
+    /// Writes the figures to `path`: `.html` (one self-contained page). Static formats
+    /// (`.png`, `.svg`, `.pdf`) are not drawn yet.
+    public static func page(_ figures: [Figure], title: String, subtitle: String, for path: String) throws -> String {
+        let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
+        guard ext == "html" || ext == "htm" else {
+            throw PlotError.unsupportedFormat("\(path): plots are written as .html pages (Chart.js); .\(ext.isEmpty ? "(none)" : ext) is not supported yet")
+        }
+        return try HTMLPlots.page(title: title, subtitle: subtitle, figures: figures)
+    }
+}
