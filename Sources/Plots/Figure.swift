@@ -49,7 +49,7 @@ public struct Figure: Sendable, Codable {
     public var series: [Series]
     public var levels: [Level] = []
     public var colorBar: ColorBar?
-    /// Bars: one label per bar (`series[0].y` holds the lengths).
+    /// Bars: one label per group of bars; each series holds one length per label.
     public var barLabels: [String] = []
     /// Same scale on both axes (a top view of a path).
     public var equalAspect = false
@@ -61,6 +61,9 @@ public struct Figure: Sendable, Codable {
 
 /// A perceptually ordered colour scale (viridis, sampled at nine stops) for colouring points by value.
 public enum ColorScale {
+    /// Distinct colours for several series (matplotlib's "tab10").
+    public static let categorical = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+
     public static let stops = ["#440154", "#472d7b", "#3b528b", "#2c728e", "#21918c", "#28ae80", "#5ec962", "#addc30", "#fde725"]
 
     /// The colour of `v` on [`low`, `high`], interpolated between stops.

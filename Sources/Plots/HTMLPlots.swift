@@ -56,9 +56,8 @@ public enum HTMLPlots {
       document.getElementById('figures').appendChild(box);
       let config;
       if (f.kind === 'horizontalBars') {
-        const s = f.series[0];
-        config = { type: 'bar', data: { labels: f.barLabels, datasets: [{ label: s.label, data: s.y, backgroundColor: s.color }] },
-          options: { indexAxis: 'y', animation: false, plugins: { title: { display: true, text: f.title.split('\\n') }, legend: { display: false } },
+        config = { type: 'bar', data: { labels: f.barLabels, datasets: f.series.map(s => ({ label: s.label, data: s.y, backgroundColor: s.color })) },
+          options: { indexAxis: 'y', animation: false, plugins: { title: { display: true, text: f.title.split('\\n') }, legend: { display: f.series.length > 1 } },
             scales: { x: axis(f.x), y: { title: { display: true, text: f.y.title } } } } };
       } else {
         const datasets = [];

@@ -1,4 +1,5 @@
 import Foundation
+import FileIO
 import Geometry
 import Plots
 import Trajectories
@@ -61,13 +62,16 @@ public enum EvalPlots {
         return figures
     }
 
-    /// Writes the figures to `path`: `.html` (one self-contained page). Static formats
-    /// (`.png`, `.svg`, `.pdf`) are not drawn yet.
-    public static func page(_ figures: [Figure], title: String, subtitle: String, for path: String) throws -> String {
-        let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
+    /// Writes the figures to `path` (`--save_plot`), or with `path` nil (`--plot`) to a
+    /// temporary page, returned: there is no window to show on a server. `.html` only: one
+    /// self-contained page; static formats (`.png`, `.svg`, `.pdf`) are not drawn yet.
+    public static func write(_ figures: [Figure], title: String, subtitle: String, to path: String?) throws -> String {
+        let out = path ?? NSTemporaryDirectory() + "depthpose-plot-\(getpid()).html"
+        let ext = URL(fileURLWithPath: out).pathExtension.lowercased()
         guard ext == "html" || ext == "htm" else {
-            throw PlotError.unsupportedFormat("\(path): plots are written as .html pages (Chart.js); .\(ext.isEmpty ? "(none)" : ext) is not supported yet")
+            throw PlotError.unsupportedFormat("\(out): plots are written as .html pages (Chart.js); .\(ext.isEmpty ? "(none)" : ext) is not supported yet")
         }
-        return try HTMLPlots.page(title: title, subtitle: subtitle, figures: figures)
+        try AtomicOutput.write(try HTMLPlots.page(title: title, subtitle: subtitle, figures: figures), to: out)
+        return out
     }
 }

@@ -116,10 +116,8 @@ struct EvalArguments: ParsableArguments {
         let r = try Evaluation.measure(p, options: o)
         if let out = saveResults { try EvoResultFile(r, prepared: p).write(to: out) }
         if plot || savePlot != nil {
-            let out = savePlot ?? NSTemporaryDirectory() + "depthpose-plot-\(getpid()).html"
-            let page = try EvalPlots.page(EvalPlots.figures(r, prepared: p, view: plotMode), title: "depthpose eval \(metric.rawValue)",
-                                          subtitle: "reference \(reference)\nestimate \(estimate)", for: out)
-            try AtomicOutput.write(page, to: out)
+            let out = try EvalPlots.write(EvalPlots.figures(r, prepared: p, view: plotMode), title: "depthpose eval \(metric.rawValue)",
+                                          subtitle: "reference \(reference)\nestimate \(estimate)", to: savePlot)
             if savePlot == nil { FileHandle.standardError.write(Data("plot: file://\(out)\n".utf8)) }
         }
         if silent { return }

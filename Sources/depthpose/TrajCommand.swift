@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import FileIO
 import Trajectories
+import ResultFiles
 
 /// `traj FORMAT FILE...`: evo_traj's everyday uses — information on trajectories, their
 /// association and alignment with a reference, merging, time offsets, and conversion
@@ -39,6 +40,9 @@ struct TrajCommand: ParsableCommand {
     @Flag(name: [.customLong("save-as-tum"), .customLong("save_as_tum")], help: "Write each trajectory as STEM.tum.") var saveAsTUM = false
     @Flag(name: [.customLong("save-as-kitti"), .customLong("save_as_kitti")], help: "Write each trajectory as STEM.kitti.") var saveAsKITTI = false
     @Flag(name: [.customLong("save-as-euroc"), .customLong("save_as_euroc")], help: "Write each trajectory as STEM.csv (EuRoC).") var saveAsEuRoC = false
+    @Flag(name: [.customShort("p"), .long], help: "Write the plots to a temporary HTML page and print its path.") var plot = false
+    @Option(name: [.customLong("save-plot"), .customLong("save_plot")], help: "Write the plots (paths, x/y/z over time) to this .html page.") var savePlot: String?
+    @Option(name: [.customLong("plot-mode"), .customLong("plot_mode")], help: "The two axes of the path plot.") var plotMode = EvalPlots.View.xy
     @Option(name: .customLong("out-dir"), help: "Folder for --save_as_* (default: the current folder).") var outDir = "."
     @Flag(name: [.customLong("show-full-names"), .customLong("show_full_names")], help: "Name trajectories by path, not file stem.") var showFullNames = false
     @Flag(help: "Print the information as JSON.") var json = false
@@ -74,6 +78,12 @@ struct TrajCommand: ParsableCommand {
                 try OutputGuard.check(output: dest, inputs: files + (ref.map { [$0] } ?? []))
                 try AtomicOutput.write(TrajectoryFiles.text(t.trajectory, format: target), to: dest)
             }
+        }
+        if plot || savePlot != nil {
+            if let out = savePlot { try OutputGuard.check(output: out, inputs: files + (ref.map { [$0] } ?? [])) }
+            let figures = ResultPlots.figures(trajectories: out.map { (stem($0.name), $0.trajectory) }, reference: reference.map { (stem($0.name), $0.trajectory) }, view: plotMode)
+            let page = try EvalPlots.write(figures, title: "depthpose traj", subtitle: files.joined(separator: "\n"), to: savePlot)
+            if savePlot == nil && !silent { FileHandle.standardError.write(Data("plot: file://\(page)\n".utf8)) }
         }
         if silent { return }
         if json { emit(try JSONOutput.text(infos)); return }

@@ -508,6 +508,20 @@ final class PlotPageTests: XCTestCase {
             XCTAssertGreaterThan(v[2], 0.0005, "\(name): no error curve or bars")
             XCTAssertGreaterThan(v[3], 0.0002, "\(name): no dashed reference path")
         }
+        // res and traj draw on the same route.
+        for (name, args) in [("res", ["res", data + "results/ape_fr1xyz_rgbdslam_trans_part_sim3.zip", data + "results/rpe_kitti00_ORB_angle_deg_raw_100m.zip", "--no_warnings"]),
+                             ("traj", ["traj", "tum", data + "freiburg1_xyz-rgbdslam.txt", "--ref", data + "freiburg1_xyz-groundtruth.txt", "-as"])] {
+            let page = dir + "/\(name).html", shot = dir + "/\(name).png"
+            let r = try TestSupport.depthpose(args + ["--save_plot", page])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let c = try TestSupport.run(chromium, ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
+                                                    "--window-size=1000,2000", "--virtual-time-budget=5000", "--screenshot=" + shot, "file://" + page], timeout: 120)
+            XCTAssertEqual(c.stderr.split(separator: "\n").filter { $0.contains("CONSOLE") && ($0.contains("Uncaught") || $0.contains("Error")) }, [], name)
+            let p = try TestSupport.run(python, ["-c", check, shot])
+            let v = p.stdout.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            XCTAssertGreaterThan(v.first ?? 0, 0.02, "\(name): the page is nearly blank")
+            XCTAssertGreaterThan(v.count == 4 ? v[2] : 0, 0.0005, "\(name): no first series drawn")
+        }
         // Static formats are not drawn yet: said, and nothing written.
         let svg = try TestSupport.depthpose("eval", "ape", "tum", data + "fr2_desk_groundtruth.txt", data + "fr2_desk_ORB.txt", "--save_plot", dir + "/x.svg")
         XCTAssertEqual(svg.status, 64)
