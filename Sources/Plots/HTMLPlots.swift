@@ -101,15 +101,17 @@ public enum HTMLPlots {
 public enum PlotError: DepthPoseError {
     case missingLibrary(String)
     case unsupportedFormat(String)
+    case renderFailed(String)
     public var exitStatus: ExitStatus {
         switch self {
         case .missingLibrary: return .unavailable
         case .unsupportedFormat: return .usage
+        case .renderFailed: return .software
         }
     }
     public var description: String {
         switch self {
-        case let .missingLibrary(m), let .unsupportedFormat(m): return m
+        case let .missingLibrary(m), let .unsupportedFormat(m), let .renderFailed(m): return m
         }
     }
 }

@@ -522,10 +522,16 @@ final class PlotPageTests: XCTestCase {
             XCTAssertGreaterThan(v.first ?? 0, 0.02, "\(name): the page is nearly blank")
             XCTAssertGreaterThan(v.count == 4 ? v[2] : 0, 0.0005, "\(name): no first series drawn")
         }
-        // Static formats are not drawn yet: said, and nothing written.
+        // PNG and PDF: the same page rendered by Chromium; SVG is refused, nothing written.
+        for ext in ["png", "pdf"] {
+            let r = try TestSupport.depthpose("eval", "ape", "tum", data + "fr2_desk_groundtruth.txt", data + "fr2_desk_ORB.txt", "--save_plot", dir + "/x." + ext)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertEqual(Array(TestSupport.read(dir + "/x." + ext).prefix(4)), ext == "png" ? [0x89, 0x50, 0x4E, 0x47] : Array("%PDF".utf8))
+        }
         let svg = try TestSupport.depthpose("eval", "ape", "tum", data + "fr2_desk_groundtruth.txt", data + "fr2_desk_ORB.txt", "--save_plot", dir + "/x.svg")
         XCTAssertEqual(svg.status, 64)
-        XCTAssertTrue(svg.stderr.contains(".svg is not supported yet"), svg.stderr)
+        XCTAssertTrue(svg.stderr.contains(".svg is not supported"), svg.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/x.svg"))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix(".") }, [])
     }
 }
