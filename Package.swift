@@ -81,7 +81,7 @@ let package = Package(
         // Figures with round ticks, drawn as self-contained HTML pages (Debian's Chart.js inlined).
         .target(name: "Plots", dependencies: ["Diagnostics"]),
         // evo's result files (zips of JSON and .npy arrays), `res` over them, and eval's plots.
-        .target(name: "ResultFiles", dependencies: ["Diagnostics", "FileIO", "Codecs", "Geometry", "Trajectories", "Plots", "CLibArchive"]),
+        .target(name: "ResultFiles", dependencies: ["Diagnostics", "Statistics", "FileIO", "Codecs", "Geometry", "Trajectories", "Plots", "CLibArchive"]),
         // The batch layer: `run` (all stages of one scan), scan discovery, archives, `nightly`, summaries.
         .target(name: "Batch", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Stages", "CLibArchive"],
                 swiftSettings: cpuLevel),

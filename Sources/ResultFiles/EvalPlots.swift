@@ -3,6 +3,7 @@ import Diagnostics
 import FileIO
 import Geometry
 import Plots
+import Statistics
 import Trajectories
 
 /// The figures evo draws for `evo_ape`/`evo_rpe --plot`: the path against the reference
@@ -12,7 +13,28 @@ public enum EvalPlots {
     /// The two coordinates of a top (or side) view.
     public enum View: String, Sendable, CaseIterable { case xy, xz, yz, yx, zx, zy }
 
+    /// evo's plot options (`--plot_mode`, `--plot_x_dimension`, `--plot_colormap_min/max`,
+    /// `--plot_colormap_max_percentile`, `--plot_full_ref`).
+    public struct Options: Sendable {
+        public enum XDimension: String, Sendable, CaseIterable { case index, seconds, distances }
+        public var view = View.xy
+        public var xDimension = XDimension.seconds
+        public var colormapMin: Double?
+        public var colormapMax: Double?
+        public var colormapMaxPercentile: Double?
+        /// The whole reference as read, instead of its associated poses.
+        public var fullReference: Trajectory?
+        public init() {}
+    }
+
     public static func figures(_ r: Evaluation.Result, prepared p: Evaluation.Prepared, view: View = .xy) -> [Figure] {
+        var o = Options()
+        o.view = view
+        return figures(r, prepared: p, options: o)
+    }
+
+    public static func figures(_ r: Evaluation.Result, prepared p: Evaluation.Prepared, options o: Options) -> [Figure] {
+        let view = o.view
         let unit = r.unit.rawValue, name = r.metric.uppercased()
         let errorLabel = "\(name) (\(unit))"
         var figures: [Figure] = []
@@ -22,11 +44,15 @@ public enum EvalPlots {
         func coords(_ t: Trajectory, _ ids: [Int]) -> ([Double], [Double]) {
             (ids.map { t.poses[$0].translation[axes[0]] }, ids.map { t.poses[$0].translation[axes[1]] })
         }
-        let (rx, ry) = coords(p.reference, Array(p.reference.poses.indices))
+        let reference = o.fullReference ?? p.reference
+        let (rx, ry) = coords(reference, Array(reference.poses.indices))
         let (ex, ey) = coords(p.estimate, r.errorPoses)
         let lo = r.errorArray.min() ?? 0, hi = r.errorArray.max() ?? 1
-        let colorTicks = AxisTicks(low: lo, high: hi, count: 4)
-        let colors = r.errorArray.map { ColorScale.color($0, low: colorTicks.min, high: colorTicks.max) }
+        // evo's colour map runs from the smallest to the largest error unless told otherwise.
+        let mapLow = o.colormapMin ?? lo
+        let mapHigh = o.colormapMaxPercentile.map { Percentile.of(r.errorArray, $0) } ?? o.colormapMax ?? hi
+        let colorTicks = AxisTicks(low: mapLow, high: mapHigh, count: 4)
+        let colors = r.errorArray.map { ColorScale.color($0, low: mapLow, high: mapHigh) }
         let xs = rx + ex, ys = ry + ey
         var path = Figure(title: r.title, x: .init(title: "\(view.rawValue.first!) (m)", ticks: AxisTicks(low: xs.min() ?? 0, high: xs.max() ?? 1)),
                           y: .init(title: "\(view.rawValue.last!) (m)", ticks: AxisTicks(low: ys.min() ?? 0, high: ys.max() ?? 1)),
@@ -36,9 +62,14 @@ public enum EvalPlots {
         path.equalAspect = true
         figures.append(path)
 
-        // The error over time (or pose index), with evo's statistics lines.
-        let t = r.secondsFromStart ?? r.errorArray.indices.map(Double.init)
-        var raw = Figure(title: r.title, x: .init(title: r.secondsFromStart == nil ? "index" : "t (s)", ticks: AxisTicks(low: t.min() ?? 0, high: t.max() ?? 1)),
+        // The error over time, distance or pose index (evo's --plot_x_dimension), with evo's
+        // statistics lines.
+        let (t, xTitle): ([Double], String) = {
+            if o.xDimension == .distances, let d = r.distancesFromStart { return (d, "d (m)") }
+            if o.xDimension == .seconds, let s = r.secondsFromStart { return (s, "t (s)") }
+            return (r.errorArray.indices.map(Double.init), "index")
+        }()
+        var raw = Figure(title: r.title, x: .init(title: xTitle, ticks: AxisTicks(low: t.min() ?? 0, high: t.max() ?? 1)),
                          y: .init(title: errorLabel, ticks: AxisTicks(low: lo, high: Swift.max(hi, r.stats.mean + r.stats.std), includeZero: true)),
                          series: [.init(label: name, x: t, y: r.errorArray, style: .line, color: "#1f77b4")])
         raw.levels = [.init(label: "rmse", y: r.stats.rmse, color: "#d62728"), .init(label: "median", y: r.stats.median, color: "#2ca02c"),

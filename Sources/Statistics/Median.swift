@@ -10,3 +10,15 @@ public enum Median {
         return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2
     }
 }
+
+/// A percentile as numpy's default (`np.percentile`, linear): the value at rank
+/// `p/100 · (n − 1)` of the sorted values, interpolated between neighbours; 0 for no values.
+public enum Percentile {
+    public static func of(_ values: [Double], _ p: Double) -> Double {
+        let s = values.sorted()
+        guard !s.isEmpty else { return 0 }
+        let rank = min(max(p, 0), 100) / 100 * Double(s.count - 1)
+        let i = Int(rank.rounded(.down)), f = rank - Double(i)
+        return i + 1 < s.count ? s[i] + f * (s[i + 1] - s[i]) : s[i]
+    }
+}

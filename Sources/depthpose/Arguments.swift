@@ -20,6 +20,7 @@ extension PoseMetrics.DeltaUnit: ExpressibleByArgument {}
 extension Evaluation.Plane: ExpressibleByArgument {}
 extension ErrorUnit: ExpressibleByArgument {}
 extension EvalPlots.View: ExpressibleByArgument {}
+extension EvalPlots.Options.XDimension: ExpressibleByArgument {}
 extension Evaluation.AssociationMethod: ExpressibleByArgument {
     /// evo spells nearest-timestamp association `nearest_time`.
     public init?(argument: String) { self.init(rawValue: argument == "nearest_time" ? "nearest" : argument) }

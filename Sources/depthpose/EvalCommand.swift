@@ -68,6 +68,13 @@ struct EvalArguments: ParsableArguments {
     @Flag(name: [.customShort("p"), .long], help: "Write the plots to a temporary HTML page and print its path (there is no window to show).") var plot = false
     @Option(name: [.customLong("save-plot"), .customLong("save_plot")], help: "Write the plots to this .html page (self-contained, Chart.js inlined).") var savePlot: String?
     @Option(name: [.customLong("plot-mode"), .customLong("plot_mode")], help: "The two axes of the path plot (xy, xz, yz, ...).") var plotMode = EvalPlots.View.xy
+    @Option(name: [.customLong("plot-x-dimension"), .customLong("plot_x_dimension")], help: "x of the error plot: index, seconds or distances.")
+    var plotXDimension = EvalPlots.Options.XDimension.seconds
+    @Option(name: [.customLong("plot-colormap-min"), .customLong("plot_colormap_min")], help: "Error at the bottom of the colour map (default: the smallest).") var plotColormapMin: Double?
+    @Option(name: [.customLong("plot-colormap-max"), .customLong("plot_colormap_max")], help: "Error at the top of the colour map (default: the largest).") var plotColormapMax: Double?
+    @Option(name: [.customLong("plot-colormap-max-percentile"), .customLong("plot_colormap_max_percentile")], help: "Top of the colour map at this percentile of the errors (overrides --plot_colormap_max).")
+    var plotColormapMaxPercentile: Double?
+    @Flag(name: [.customLong("plot-full-ref"), .customLong("plot_full_ref")], help: "Plot the whole reference, not only its associated poses.") var plotFullRef = false
     @Option(name: [.customLong("save-results"), .customLong("save_results")], help: "Also write evo's result file (.zip: info, stats, arrays, trajectories) for `res` or evo_res.")
     var saveResults: String?
     @Flag(help: "Print one JSON object (stats, title, alignment, poses, the error array and its timestamps).") var json = false
@@ -84,6 +91,7 @@ struct EvalArguments: ParsableArguments {
         if let n = nToAlign, n < 1 { throw ValidationError("--n_to_align must be at least 1") }
         if let n = downsample, n < 1 { throw ValidationError("--downsample must be at least 1") }
         if !motionFilter.isEmpty && motionFilter.count != 2 { throw ValidationError("--motion_filter takes two values: DISTANCE (m) ANGLE (degrees)") }
+        if let p = plotColormapMaxPercentile, !(0...100).contains(p) { throw ValidationError("--plot_colormap_max_percentile must be 0...100") }
         if let u = changeUnit, !ErrorUnit.convertible.contains(u) {
             throw ValidationError("--change_unit must be one of \(ErrorUnit.convertible.map(\.rawValue).joined(separator: ", "))")
         }
@@ -116,7 +124,11 @@ struct EvalArguments: ParsableArguments {
         let r = try Evaluation.measure(p, options: o)
         if let out = saveResults { try EvoResultFile(r, prepared: p).write(to: out) }
         if plot || savePlot != nil {
-            let out = try EvalPlots.write(EvalPlots.figures(r, prepared: p, view: plotMode), title: "depthpose eval \(metric.rawValue)",
+            var po = EvalPlots.Options()
+            po.view = plotMode; po.xDimension = plotXDimension; po.colormapMin = plotColormapMin; po.colormapMax = plotColormapMax
+            po.colormapMaxPercentile = plotColormapMaxPercentile
+            if plotFullRef { po.fullReference = try TrajectoryFiles.read(reference, format: format) }
+            let out = try EvalPlots.write(EvalPlots.figures(r, prepared: p, options: po), title: "depthpose eval \(metric.rawValue)",
                                           subtitle: "reference \(reference)\nestimate \(estimate)", to: savePlot)
             if savePlot == nil { FileHandle.standardError.write(Data("plot: file://\(out)\n".utf8)) }
         }
