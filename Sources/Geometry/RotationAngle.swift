@@ -26,11 +26,7 @@ extension Matrix3 {
         let g = self * transposed
         var orthonormal = true
         for i in 0..<3 { for j in 0..<3 where abs(g[i, j] - (i == j ? 1 : 0)) > 1e-12 + (i == j ? 1e-5 : 0) { orthonormal = false } }
-        if !orthonormal {
-            let svd = try LAPACK.svd(Matrix([[self[0, 0], self[0, 1], self[0, 2]], [self[1, 0], self[1, 1], self[1, 2]], [self[2, 0], self[2, 1], self[2, 2]]]))
-            let uvt = svd.u * svd.vt
-            m = Matrix3(rowMajor: (0..<9).map { uvt[$0 / 3, $0 % 3] })
-        }
+        if !orthonormal { m = try nearestRotation() }
         let trace = m[0, 0] + m[1, 1] + m[2, 2]
         let decision = [m[0, 0], m[1, 1], m[2, 2], trace]
         let choice = decision.indices.max { decision[$0] < decision[$1] }!  // first maximum, as argmax
@@ -52,6 +48,30 @@ extension Matrix3 {
         var w = q[3] / norm
         if w < 0 { v = -v; w = -w }
         return (v, w)
+    }
+
+    /// The nearest rotation (the orthonormal polar factor `U Vᵀ` of the SVD). For the nearly
+    /// orthonormal matrices trajectory files hold (KITTI's: 1e-7 off) Newton's iteration
+    /// `X ← (X + X⁻ᵀ)/2` (Higham) reaches it to the last bit in two or three steps, without
+    /// loading LAPACK — it made KITTI's angle metrics 2.5x slower; anything it does not settle
+    /// in 8 steps goes to the SVD.
+    func nearestRotation() throws(LinearAlgebraError) -> Matrix3 {
+        var x = self
+        if determinant > 0 {
+            for _ in 0..<8 {
+                let d = x.determinant
+                // X⁻ᵀ = cofactor(X) / det(X)
+                let c0 = cross(x.r1, x.r2) / d, c1 = cross(x.r2, x.r0) / d, c2 = cross(x.r0, x.r1) / d
+                let y = Matrix3(rows: (x.r0 + c0) * 0.5, (x.r1 + c1) * 0.5, (x.r2 + c2) * 0.5)
+                var change = 0.0
+                for (a, b) in [(y.r0, x.r0), (y.r1, x.r1), (y.r2, x.r2)] { let e = a - b; change = max(change, abs(e.x), abs(e.y), abs(e.z)) }
+                x = y
+                if change <= 4 * Double.ulpOfOne { return x }
+            }
+        }
+        let svd = try LAPACK.svd(Matrix([[self[0, 0], self[0, 1], self[0, 2]], [self[1, 0], self[1, 1], self[1, 2]], [self[2, 0], self[2, 1], self[2, 2]]]))
+        let uvt = svd.u * svd.vt
+        return Matrix3(rowMajor: (0..<9).map { uvt[$0 / 3, $0 % 3] })
     }
 
     /// Step 3: the norm of scipy's `as_rotvec` for the unit quaternion `(v, w)`.
