@@ -31,6 +31,6 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 $dp eval ape tum $d/fr2_desk_groundtruth.txt $d/fr2_desk_ORB.txt -a --save_results "$tmp/a.zip" --silent
 $dp eval rpe kitti $d/KITTI_00_gt.txt $d/KITTI_00_ORB.txt -d 100 -u m --save_results "$tmp/b.zip" --silent
 wall() { local t=(); for _ in $(seq "$runs"); do s=$(date +%s.%N); "$@" >/dev/null; t+=("$(echo "$(date +%s.%N) - $s" | bc -l)"); done; printf '%s\n' "${t[@]}" | median; }
-printf 'res (2 files), whole command:        %.4f s\n' "$(wall $dp res "$tmp/a.zip" "$tmp/b.zip")"
+printf 'res (2 files), whole command:        %.4f s\n' "$(wall $dp res "$tmp/a.zip" "$tmp/b.zip" --no_warnings)"
 printf 'traj (fr2 ORB, SE(3) to ref), whole: %.4f s\n' "$(wall $dp traj tum $d/fr2_desk_ORB.txt --ref $d/fr2_desk_groundtruth.txt -a)"
 printf 'traj (KITTI 00, infos), whole:       %.4f s\n' "$(wall $dp traj kitti $d/KITTI_00_ORB.txt --full_check)"
