@@ -37,22 +37,13 @@ struct EvalArguments: ParsableArguments {
     @Argument(help: "Reference trajectory file.") var reference: String
     @Argument(help: "Estimated trajectory file.") var estimate: String
     @Option(name: [.customShort("r"), .customLong("pose-relation"), .customLong("pose_relation")], help: "Pose relation.") var poseRelation = defaults.relation
-    @Flag(name: [.customShort("a"), .long], help: "SE(3) Umeyama alignment.") var align = defaults.align
-    @Flag(name: [.customShort("s"), .customLong("correct-scale"), .customLong("correct_scale")], help: "Correct scale (Sim(3) with --align).") var correctScale = defaults.correctScale
-    @Option(name: [.customLong("n-to-align"), .customLong("n_to_align")], help: "Align on the first N associated poses only (default: all).") var nToAlign: Int?
-    @Flag(name: [.customLong("align-origin"), .customLong("align_origin")], help: "Align the first poses.") var alignOrigin = defaults.alignOrigin
-    @Option(name: [.customLong("t-max-diff"), .customLong("t_max_diff")], help: "Largest timestamp difference for association (s; default \(defaults.maxDiff)).") var tMaxDiff: Double?
-    @Option(name: [.customLong("t-offset"), .customLong("t_offset")], parsing: .unconditional, help: "Constant offset added to the estimate's timestamps (s; default \(defaults.offset)).") var tOffset: Double?
+    @OptionGroup var alignment: AlignmentArguments
+    @OptionGroup var association: AssociationArguments
     @Option(name: [.customLong("t-start"), .customLong("t_start")], help: "Only reference poses stamped at or after this time (s).") var tStart: Double?
     @Option(name: [.customLong("t-end"), .customLong("t_end")], help: "Only reference poses stamped at or before this time (s).") var tEnd: Double?
-    @Option(name: [.customLong("sync-method"), .customLong("sync_method"), .customLong("associate")],
-            help: "Association: nearest_time (evo's default) or interpolation (resample the denser trajectory, SLERP + linear).")
-    var syncMethod: Evaluation.AssociationMethod?
-    @Option(help: "Downsample both trajectories to at most N poses (before association).") var downsample: Int?
-    @Option(name: [.customLong("motion-filter"), .customLong("motion_filter")], parsing: .upToNextOption,
-            help: ArgumentHelp("Keep a pose only after DISTANCE metres or ANGLE degrees of motion (before association).", valueName: "DISTANCE ANGLE"))
-    var motionFilter: [Double] = []
-    @Option(name: [.customLong("project-to-plane"), .customLong("project_to_plane")], help: "Project both trajectories into this plane after alignment.")
+    @OptionGroup var reduction: ReductionArguments
+    @OptionGroup var plots: PlotArguments
+    @OptionGroup var verbosity: VerbosityArguments
     var projectToPlane: Evaluation.Plane?
     @Option(name: [.customLong("change-unit"), .customLong("change_unit")], help: "Report the errors in this unit (mm, cm, m, km, deg, rad).") var changeUnit: ErrorUnit?
     @Option(name: [.customShort("d"), .long], help: "RPE: delta between pose pairs.") var delta = defaults.delta
@@ -65,9 +56,6 @@ struct EvalArguments: ParsableArguments {
     @Flag(name: .customLong("align-4dof"), help: "4-DoF alignment: translation + yaw about the gravity axis (visual-inertial).")
     var align4DoF = defaults.align4DoF
     @Option(help: "Gravity axis for --align-4dof.") var gravityAxis = defaults.gravityAxis
-    @Flag(name: [.customShort("p"), .long], help: "Write the plots to a temporary HTML page and print its path (there is no window to show).") var plot = false
-    @Option(name: [.customLong("save-plot"), .customLong("save_plot")], help: "Write the plots to this .html page (self-contained, Chart.js inlined).") var savePlot: String?
-    @Option(name: [.customLong("plot-mode"), .customLong("plot_mode")], help: "The two axes of the path plot (xy, xz, yz, ...).") var plotMode = EvalPlots.View.xy
     @Option(name: [.customLong("plot-x-dimension"), .customLong("plot_x_dimension")], help: "x of the error plot: index, seconds or distances.")
     var plotXDimension = EvalPlots.Options.XDimension.seconds
     @Option(name: [.customLong("plot-colormap-min"), .customLong("plot_colormap_min")], help: "Error at the bottom of the colour map (default: the smallest).") var plotColormapMin: Double?
@@ -78,40 +66,30 @@ struct EvalArguments: ParsableArguments {
     @Option(name: [.customLong("save-results"), .customLong("save_results")], help: "Also write evo's result file (.zip: info, stats, arrays, trajectories) for `res` or evo_res.")
     var saveResults: String?
     @Flag(help: "Print one JSON object (stats, title, alignment, poses, the error array and its timestamps).") var json = false
-    @Flag(name: [.customShort("v"), .long], help: "Also report on standard error what was read, associated and aligned.") var verbose = false
-    @Flag(name: .long, help: "Print nothing but errors.") var silent = false
-    @Flag(name: [.customLong("no-warnings"), .customLong("no_warnings")], help: "Accepted for evo's scripts: depthpose never asks for confirmation.") var noWarnings = false
-    @Flag(name: .long, help: "As --verbose.") var debug = false
 
     func validate() throws {
-        guard delta > 0, (tMaxDiff ?? 0) >= 0, deltaTolerance >= 0 else { throw ValidationError("--delta must be > 0, --t-max-diff and --delta-tol >= 0") }
+        guard delta > 0, deltaTolerance >= 0 else { throw ValidationError("--delta must be > 0 and --delta-tol >= 0") }
         if deltaUnit == .frames && delta != delta.rounded() { throw ValidationError("--delta must be a whole number of frames") }
-        if align4DoF && (align || correctScale || alignOrigin) { throw ValidationError("--align-4dof replaces --align, --correct-scale and --align-origin") }
-        if align && alignOrigin { throw ValidationError("--align and --align_origin can't be used together") }
-        if let n = nToAlign, n < 1 { throw ValidationError("--n_to_align must be at least 1") }
-        if let n = downsample, n < 1 { throw ValidationError("--downsample must be at least 1") }
-        if !motionFilter.isEmpty && motionFilter.count != 2 { throw ValidationError("--motion_filter takes two values: DISTANCE (m) ANGLE (degrees)") }
+        let a = alignment
+        if align4DoF && (a.align || a.correctScale || a.alignOrigin) { throw ValidationError("--align-4dof replaces --align, --correct-scale and --align-origin") }
         if let p = plotColormapMaxPercentile, !(0...100).contains(p) { throw ValidationError("--plot_colormap_max_percentile must be 0...100") }
         if let u = changeUnit, !ErrorUnit.convertible.contains(u) {
             throw ValidationError("--change_unit must be one of \(ErrorUnit.convertible.map(\.rawValue).joined(separator: ", "))")
         }
         if format == .kitti {
-            let timed = [("--t_max_diff", tMaxDiff != nil), ("--t_offset", tOffset != nil), ("--t_start", tStart != nil), ("--t_end", tEnd != nil),
-                         ("--sync_method", syncMethod != nil), ("--motion_filter", !motionFilter.isEmpty), ("--estimate-offset", estimateOffset)]
-            if let (flag, _) = timed.first(where: \.1) {
-                throw ValidationError("\(flag) needs timestamps: KITTI files have none and pair line by line")
-            }
+            let timed = association.given + [("--t_start", tStart != nil), ("--t_end", tEnd != nil), ("--motion_filter", !reduction.motionFilter.isEmpty),
+                                             ("--estimate-offset", estimateOffset)].filter(\.1).map(\.0)
+            if let flag = timed.first { throw ValidationError("\(flag) needs timestamps: KITTI files have none and pair line by line") }
         }
     }
 
     func options(_ metric: Evaluation.Metric) -> Evaluation.Options {
         var o = Evaluation.Options()
         o.metric = metric; o.format = format; o.relation = poseRelation
-        o.align = align; o.correctScale = correctScale; o.alignOrigin = alignOrigin; o.nToAlign = nToAlign
-        o.maxDiff = tMaxDiff ?? o.maxDiff; o.offset = tOffset ?? o.offset; o.tStart = tStart; o.tEnd = tEnd
-        o.association = syncMethod ?? o.association; o.downsample = downsample
-        o.motionFilter = motionFilter.count == 2 ? .init(distance: motionFilter[0], angleDegrees: motionFilter[1]) : nil
-        o.projectToPlane = projectToPlane; o.changeUnit = changeUnit
+        o.align = alignment.align; o.correctScale = alignment.correctScale; o.alignOrigin = alignment.alignOrigin; o.nToAlign = alignment.nToAlign
+        o.maxDiff = association.tMaxDiff ?? o.maxDiff; o.offset = association.tOffset ?? o.offset; o.tStart = tStart; o.tEnd = tEnd
+        o.association = association.syncMethod ?? o.association; o.downsample = reduction.downsample
+        o.motionFilter = reduction.filter; o.projectToPlane = reduction.projectToPlane; o.changeUnit = changeUnit
         o.delta = delta; o.deltaUnit = deltaUnit; o.allPairs = allPairs; o.deltaTolerance = deltaTolerance; o.pairsFromReference = pairsFromReference
         o.estimateOffset = estimateOffset; o.align4DoF = align4DoF; o.gravityAxis = gravityAxis
         return o
@@ -119,23 +97,23 @@ struct EvalArguments: ParsableArguments {
 
     func evaluate(_ metric: Evaluation.Metric) throws {
         let o = options(metric)
-        for out in [saveResults, savePlot].compactMap({ $0 }) { try OutputGuard.check(output: out, inputs: [reference, estimate]) }
+        for out in [saveResults, plots.savePlot].compactMap({ $0 }) { try OutputGuard.check(output: out, inputs: [reference, estimate]) }
         let p = try Evaluation.prepare(reference: reference, estimate: estimate, options: o)
         let r = try Evaluation.measure(p, options: o)
         if let out = saveResults { try EvoResultFile(r, prepared: p).write(to: out) }
-        if plot || savePlot != nil {
+        if plots.wanted {
             var po = EvalPlots.Options()
-            po.view = plotMode; po.xDimension = plotXDimension; po.colormapMin = plotColormapMin; po.colormapMax = plotColormapMax
+            po.view = plots.plotMode; po.xDimension = plotXDimension; po.colormapMin = plotColormapMin; po.colormapMax = plotColormapMax
             po.colormapMaxPercentile = plotColormapMaxPercentile
             if plotFullRef { po.fullReference = try TrajectoryFiles.read(reference, format: format) }
             let out = try EvalPlots.write(EvalPlots.figures(r, prepared: p, options: po), title: "depthpose eval \(metric.rawValue)",
-                                          subtitle: "reference \(reference)\nestimate \(estimate)", to: savePlot)
-            if savePlot == nil { FileHandle.standardError.write(Data("plot: file://\(out)\n".utf8)) }
+                                          subtitle: "reference \(reference)\nestimate \(estimate)", to: plots.savePlot)
+            if plots.savePlot == nil && !verbosity.silent { FileHandle.standardError.write(Data("plot: file://\(out)\n".utf8)) }
         }
-        if silent { return }
+        if verbosity.silent { return }
         // Warnings and progress go to standard error, never into the result.
         var notes = r.warnings.map { "warning: \($0)\n" }
-        if verbose || debug {
+        if verbosity.verbose || verbosity.debug {
             notes.append("eval: \(r.poses) associated poses (\(p.association.map { "\($0.rawValue) association, max. difference \(o.maxDiff) s, offset \(p.timeOffset ?? 0) s" } ?? "paired line by line")); \(p.alignmentTitle.replacingOccurrences(of: "\n", with: " "))\n")
             if let n = r.pairs { notes.append("eval: \(n) pose pairs\n") }
         }

@@ -14,12 +14,9 @@ struct ResCommand: ParsableCommand {
     @Flag(name: [.customLong("use-filenames"), .customLong("use_filenames")], help: "Label rows by result file instead of by estimate file.") var useFilenames = false
     @Flag(name: [.customLong("ignore-title"), .customLong("ignore_title")], help: "Do not compare the results' titles (metrics).") var ignoreTitle = false
     @Option(name: [.customLong("save-table"), .customLong("save_table")], help: "Also write the table as CSV (evo's layout).") var saveTable: String?
-    @Flag(name: [.customShort("p"), .long], help: "Write the plots to a temporary HTML page and print its path.") var plot = false
-    @Option(name: [.customLong("save-plot"), .customLong("save_plot")], help: "Write the plots (errors over time, statistics) to this .html page.") var savePlot: String?
+    @OptionGroup var plots: PlotArguments
+    @OptionGroup var verbosity: VerbosityArguments
     @Flag(help: "Print one JSON object per file (title, labels, statistics) instead of the table.") var json = false
-    @Flag(name: [.customShort("v"), .long], help: "Accepted for evo's scripts.") var verbose = false
-    @Flag(name: .long, help: "Print nothing but errors.") var silent = false
-    @Flag(name: [.customLong("no-warnings"), .customLong("no_warnings")], help: "Do not warn about results of different metrics.") var noWarnings = false
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one result file") }
@@ -32,13 +29,13 @@ struct ResCommand: ParsableCommand {
             try OutputGuard.check(output: out, inputs: files)
             try AtomicOutput.write(table.csv, to: out)
         }
-        if plot || savePlot != nil {
-            if let out = savePlot { try OutputGuard.check(output: out, inputs: files) }
-            let out = try EvalPlots.write(ResultPlots.figures(table, results: results), title: "depthpose res", subtitle: files.joined(separator: "\n"), to: savePlot)
-            if savePlot == nil && !silent { FileHandle.standardError.write(Data("plot: file://\(out)\n".utf8)) }
+        if plots.wanted {
+            if let out = plots.savePlot { try OutputGuard.check(output: out, inputs: files) }
+            let out = try EvalPlots.write(ResultPlots.figures(table, results: results), title: "depthpose res", subtitle: files.joined(separator: "\n"), to: plots.savePlot)
+            if plots.savePlot == nil && !verbosity.silent { FileHandle.standardError.write(Data("plot: file://\(out)\n".utf8)) }
         }
-        if silent { return }
-        if !ignoreTitle && !noWarnings {
+        if verbosity.silent { return }
+        if !ignoreTitle && !verbosity.noWarnings {
             for m in table.mismatchedTitles {
                 FileHandle.standardError.write(Data("warning: \(m.file) has another title than \(files[0]) (a different metric?):\n\(m.title)\n".utf8))
             }
