@@ -2,7 +2,7 @@
 # Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of every parser and decoder that
 # takes untrusted bytes: depth.bin (all variants), PNG and NPY frames, the ARKit-Scanner
 # JSON sidecars, the Stray Scanner CSVs, ScanNet++ JSON, TUM/KITTI/EuRoC trajectories and
-# dataset archives (see Fuzz/Targets/FuzzTargets.swift).
+# dataset archives, and evo result files (see Fuzz/Targets/FuzzTargets.swift).
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default: 60 s, every target
 #   DEPTHPOSE_FUZZ_RUNS=N scripts/fuzz.sh 0 TARGET        N executions instead of a time
@@ -22,7 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}; shift || true
-all=(depthbin png npy arkit stray scannetpp trajectory archive)
+all=(depthbin png npy arkit stray scannetpp trajectory archive result)
 targets=("${@:-${all[@]}}")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 scripts/setup.sh >/dev/null
@@ -56,7 +56,7 @@ echo "fuzz: $(counters) coverage counters" >&2
 
 # 2. Seeds (once): small real-shaped inputs of every kind.
 seeds=$fz/seeds
-if [ ! -d "$seeds/archive" ]; then
+if [ ! -d "$seeds/result" ]; then
   echo "fuzz: making seed corpora" >&2
   dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
   [ -x "$dp" ] || swift build 2>&1 | grep -E "error" >&2 || true
@@ -90,6 +90,9 @@ JSON
   (cd "$tmp" && tar -cf ds.tar lz4/metadata.json lz4/trans.json && tar -czf ds.tar.gz stray/odometry.csv stray/camera_matrix.csv)
   python3 -c "import zipfile, sys; z = zipfile.ZipFile(sys.argv[1], 'w'); z.write(sys.argv[2], 'ds/metadata.json'); z.close()" "$tmp/ds.zip" "$tmp/lz4/metadata.json"
   prefixed 0 "$tmp/ds.tar" "$seeds/archive/tar"; prefixed 1 "$tmp/ds.tar.gz" "$seeds/archive/targz"; prefixed 2 "$tmp/ds.zip" "$seeds/archive/zip"
+  for z in Notebooks-data/evo/results/*.zip; do prefixed 0 "$z" "$seeds/result/$(basename "$z" .zip)"; done
+  python3 -c "import zipfile, sys; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[2], 'wb').write(b'\\x01' + z.read('error_array.npy'))" \
+    Notebooks-data/evo/results/rpe_kitti00_ORB_angle_deg_raw_100m.zip "$seeds/result/npy"
 fi
 
 # 3. Run each target: past findings first, then fuzz from the seeds and the corpus so far.

@@ -1,6 +1,7 @@
 import Batch
 import Codecs
 import Foundation
+import ResultFiles
 import ScanFormats
 import Trajectories
 
@@ -31,6 +32,9 @@ enum FuzzTarget: String, CaseIterable {
     case trajectory
     /// A `.tar`, `.tar.gz` or `.zip` dataset archive, extracted safely.
     case archive
+    /// An evo result file (`res`, zip of JSON and float64 `.npy`), or (first byte odd) one
+    /// `.npy` array alone.
+    case result
 }
 
 nonisolated(unsafe) var target = FuzzTarget.depthbin
@@ -107,6 +111,12 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
         }
     case .npy:
         _ = try? NPYArray.parseHeader(bytes)
+    case .result:
+        if choice % 2 == 1 { _ = try? NPYArray.doubles(Data(rest)); return }
+        write(Data(rest), scan + "/result.zip")
+        if let r = try? EvoResultFile.read(scan + "/result.zip") {
+            _ = try? ResultTable(files: [scan + "/result.zip"], results: [r], useFilenames: true).text
+        }
     case .arkit:
         write(metadata, scan + "/metadata.json")
         write(validDepthBin(), scan + "/depth.bin")
