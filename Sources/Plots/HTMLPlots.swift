@@ -21,6 +21,7 @@ public enum HTMLPlots {
         <!DOCTYPE html>
         <html lang="en"><head><meta charset="utf-8"><title>\(escape(title))</title>
         <style>
+        @page { size: 1000px \(printHeight(figures.count))px; margin: 0 }
         body { font-family: sans-serif; margin: 1.5em; color: #222; }
         h1 { font-size: 1.3em; margin-bottom: 0.2em; } p.sub { color: #555; margin-top: 0; white-space: pre-line; }
         .fig { width: 860px; max-width: 100%; margin: 1.5em 0; }
@@ -37,6 +38,9 @@ public enum HTMLPlots {
 
         """
     }
+
+    /// The page height (CSS px) that holds `n` figures: printed as one page, screenshotted whole.
+    public static func printHeight(_ n: Int) -> Int { 120 + 720 * n }
 
     static func escape(_ s: String) -> String {
         s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")

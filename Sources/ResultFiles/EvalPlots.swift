@@ -114,7 +114,7 @@ public enum EvalPlots {
             try AtomicOutput.write(html, to: work + "/page.html")
             // Chromium picks the image format by the file name: render in the work folder, then move.
             let rendered = work + "/plot." + ext
-            try BrowserRendering.render(chromium: chromium, page: work + "/page.html", to: rendered, pdf: ext == "pdf", height: 120 + 720 * figures.count)
+            try BrowserRendering.render(chromium: chromium, page: work + "/page.html", to: rendered, pdf: ext == "pdf", height: HTMLPlots.printHeight(figures.count))
             try AtomicOutput.withTemporary(for: out) { tmp in try FileManager.default.moveItem(atPath: rendered, toPath: tmp) }
         default:
             throw PlotError.unsupportedFormat("\(out): plots are written as .html, .png or .pdf; .\(ext.isEmpty ? "(none)" : ext) is not supported")
