@@ -133,7 +133,8 @@ public enum TrajectoryBundle {
         }
         let aligns = o.align || o.correctScale || o.alignOrigin
         if o.nToAlign != nil && !(o.align || o.correctScale) { throw TrajectoryError.unsupported("--n_to_align needs --align or --correct_scale") }
-        if o.sync || aligns || (ref != nil && ref!.trajectory.stamps == nil) {
+        // Without timestamps evo only marks the files as paired with the reference by line.
+        if o.sync || aligns {
             guard let r = ref?.trajectory else { throw TrajectoryError.unsupported("can't align or associate without a reference (--ref)") }
             for i in all.indices {
                 var synced = r
