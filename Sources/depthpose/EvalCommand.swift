@@ -44,7 +44,6 @@ struct EvalArguments: ParsableArguments {
     @OptionGroup var reduction: ReductionArguments
     @OptionGroup var plots: PlotArguments
     @OptionGroup var verbosity: VerbosityArguments
-    var projectToPlane: Evaluation.Plane?
     @Option(name: [.customLong("change-unit"), .customLong("change_unit")], help: "Report the errors in this unit (mm, cm, m, km, deg, rad).") var changeUnit: ErrorUnit?
     @Option(name: [.customShort("d"), .long], help: "RPE: delta between pose pairs.") var delta = defaults.delta
     @Option(name: [.customShort("u"), .customLong("delta-unit"), .customLong("delta_unit")], help: "RPE: unit of delta: f (frames), m (metres), d (degrees), r (radians).") var deltaUnit = defaults.deltaUnit
