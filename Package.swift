@@ -46,6 +46,8 @@ let package = Package(
         .target(name: "CLazyLoad", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(name: "COpenBLAS", dependencies: ["CLazyLoad"]),
         .target(name: "CLibArchive", dependencies: ["CLazyLoad"]),
+        // cairo (libcairo2-dev) for static plots: SVG, PDF and PNG.
+        .target(name: "CCairo", dependencies: ["CLazyLoad"]),
         // One compiler builtin Swift lacks: the cache prefetch hint for the voxel tables.
         .target(name: "CPrefetch"),
         // prctl(PR_SET_PDEATHSIG) for nightly's child processes (prctl is variadic: Swift cannot call it).
@@ -79,7 +81,7 @@ let package = Package(
         .target(name: "Stages", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "Codecs", "Geometry", "ScanFormats", "PointClouds", "VoxelFusion", "Trajectories", "Gestures"],
                 swiftSettings: optimisedInDebug),
         // Figures with round ticks, drawn as self-contained HTML pages (Debian's Chart.js inlined).
-        .target(name: "Plots", dependencies: ["Diagnostics"]),
+        .target(name: "Plots", dependencies: ["Diagnostics", "CCairo"]),
         // evo's result files (zips of JSON and .npy arrays), `res` over them, and eval's plots.
         .target(name: "ResultFiles", dependencies: ["Diagnostics", "Statistics", "FileIO", "Codecs", "Geometry", "Trajectories", "Plots", "CLibArchive"]),
         // The batch layer: `run` (all stages of one scan), scan discovery, archives, `nightly`, summaries.

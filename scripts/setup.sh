@@ -17,8 +17,8 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >/dev/null
 }
 
-# libjs-chart.js: Chart.js, inlined into the plot pages (eval --save_plot).
-apt_install zlib1g-dev liblz4-dev libdeflate-dev libpng-dev libopenblas-dev liblapack-dev libarchive-dev pkgconf libjs-chart.js
+# libjs-chart.js: Chart.js, inlined into the HTML plot pages; libcairo2-dev: SVG/PDF/PNG plots.
+apt_install zlib1g-dev liblz4-dev libdeflate-dev libpng-dev libopenblas-dev liblapack-dev libarchive-dev pkgconf libjs-chart.js libcairo2-dev
 
 if [ "${1:-}" = "--tests" ]; then
   venv=${DEPTHPOSE_VENV:-$here/.venv}

@@ -96,55 +96,19 @@ public enum EvalPlots {
 
     /// Writes the figures to `path` (`--save_plot`), or with `path` nil (`--plot`) to a
     /// temporary page, returned: there is no window to show on a server. `.html`: one
-    /// self-contained page. `.png` and `.pdf`: that page rendered by headless Chromium (Debian's
-    /// `chromium`, looked up on PATH), so a static figure looks like the page. `.svg` is not
-    /// drawn (Chart.js draws on a canvas).
+    /// self-contained page (Chart.js). `.svg`, `.pdf` (vector) and `.png`: drawn by cairo from
+    /// the same figures and ticks.
     public static func write(_ figures: [Figure], title: String, subtitle: String, to path: String?) throws -> String {
         let out = path ?? NSTemporaryDirectory() + "depthpose-plot-\(getpid()).html"
         let ext = URL(fileURLWithPath: out).pathExtension.lowercased()
-        let html = try HTMLPlots.page(title: title, subtitle: subtitle, figures: figures)
-        switch ext {
-        case "html", "htm":
-            try AtomicOutput.write(html, to: out)
-        case "png", "pdf":
-            let chromium = try BrowserRendering.chromium()
-            let work = NSTemporaryDirectory() + "depthpose-render-\(getpid())-\(UInt32.random(in: 0 ... .max))"
-            try AtomicOutput.makeDirectory(work)
-            defer { AtomicOutput.removeItem(work) }
-            try AtomicOutput.write(html, to: work + "/page.html")
-            // Chromium picks the image format by the file name: render in the work folder, then move.
-            let rendered = work + "/plot." + ext
-            try BrowserRendering.render(chromium: chromium, page: work + "/page.html", to: rendered, pdf: ext == "pdf", height: HTMLPlots.printHeight(figures.count))
-            try AtomicOutput.withTemporary(for: out) { tmp in try FileManager.default.moveItem(atPath: rendered, toPath: tmp) }
-        default:
-            throw PlotError.unsupportedFormat("\(out): plots are written as .html, .png or .pdf; .\(ext.isEmpty ? "(none)" : ext) is not supported")
+        if ext == "html" || ext == "htm" {
+            try AtomicOutput.write(try HTMLPlots.page(title: title, subtitle: subtitle, figures: figures), to: out)
+        } else if let format = CairoPlots.Format(rawValue: ext) {
+            try AtomicOutput.withTemporary(for: out) { tmp in try CairoPlots.write(figures, title: title, subtitle: subtitle, format: format, to: tmp) }
+        } else {
+            throw PlotError.unsupportedFormat("\(out): plots are written as .html, .svg, .pdf or .png; .\(ext.isEmpty ? "(none)" : ext) is not supported")
         }
         return out
     }
 }
 
-/// Static figures from the HTML page, rendered by headless Chromium.
-enum BrowserRendering {
-    static func chromium() throws -> String {
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            for name in ["chromium", "chromium-browser"] where FileManager.default.isExecutableFile(atPath: "\(dir)/\(name)") { return "\(dir)/\(name)" }
-        }
-        throw PlotError.missingLibrary("PNG and PDF plots are rendered by headless Chromium, which is not installed (Debian package chromium); .html needs nothing")
-    }
-
-    static func render(chromium: String, page: String, to out: String, pdf: Bool, height: Int) throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: chromium)
-        p.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--virtual-time-budget=5000",
-                       "--window-size=1000,\(height)", pdf ? "--print-to-pdf=" + out : "--screenshot=" + out, "--no-pdf-header-footer", "file://" + page]
-        let err = Pipe()
-        p.standardOutput = FileHandle.nullDevice; p.standardError = err
-        try p.run()
-        let text = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0, FileManager.default.fileExists(atPath: out) else {
-            let last = String(decoding: text, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
-            throw PlotError.renderFailed("\(chromium) could not render the plot (status \(p.terminationStatus)): \(quoted(last))")
-        }
-    }
-}

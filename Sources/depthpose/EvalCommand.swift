@@ -18,13 +18,13 @@ struct EvalCommand: ParsableCommand {
     struct Ape: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Absolute pose error (evo_ape).")
         @OptionGroup var arguments: EvalArguments
-        func run() throws { try arguments.evaluate(.ape) }
+        func run() throws { try arguments.withConfig(.ape).evaluate(.ape) }
     }
 
     struct Rpe: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Relative pose error (evo_rpe).")
         @OptionGroup var arguments: EvalArguments
-        func run() throws { try arguments.evaluate(.rpe) }
+        func run() throws { try arguments.withConfig(.rpe).evaluate(.rpe) }
     }
 }
 
@@ -64,6 +64,9 @@ struct EvalArguments: ParsableArguments {
     @Flag(name: [.customLong("plot-full-ref"), .customLong("plot_full_ref")], help: "Plot the whole reference, not only its associated poses.") var plotFullRef = false
     @Option(name: [.customLong("save-results"), .customLong("save_results")], help: "Also write evo's result file (.zip: info, stats, arrays, trajectories) for `res` or evo_res.")
     var saveResults: String?
+    @Option(name: [.customShort("c"), .long], help: "evo's .json file of parameters (evo's option names as keys); they take priority over the command line.")
+    var config: String?
+    @Option(help: "Also write the result table and the notes to this file (evo's --logfile).") var logfile: String?
     @Flag(help: "Print one JSON object (stats, title, alignment, poses, the error array and its timestamps).") var json = false
 
     func validate() throws {
@@ -79,6 +82,47 @@ struct EvalArguments: ParsableArguments {
             let timed = association.given + [("--t_start", tStart != nil), ("--t_end", tEnd != nil), ("--motion_filter", !reduction.motionFilter.isEmpty),
                                              ("--estimate-offset", estimateOffset)].filter(\.1).map(\.0)
             if let flag = timed.first { throw ValidationError("\(flag) needs timestamps: KITTI files have none and pair line by line") }
+        }
+    }
+
+    /// These arguments with evo's `-c/--config` file applied: each key is an option as evo
+    /// names it (`"align": true`, `"pose_relation": "angle_deg"`, `"delta": 10`), given after
+    /// the command line so that it wins, as in evo. A key set to false cannot take back a flag
+    /// the command line gave (said so); a key that is not one of eval's options (evo's plot
+    /// settings, say) is refused, naming it.
+    func withConfig(_ metric: Evaluation.Metric) throws -> EvalArguments {
+        guard let path = config else { return self }
+        let data = Data(try InputFile.read(path, what: "evo config file"))
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw ValidationError("\(path): not a JSON object of evo parameters")
+        }
+        let given = Array(CommandLine.arguments.drop { $0 != metric.rawValue }.dropFirst())
+        var words = given
+        let shorts = ["align": "a", "correct_scale": "s", "verbose": "v", "plot": "p"]
+        for (key, value) in object.sorted(by: { $0.key < $1.key }) where key != "config" {
+            let flag = "--" + key
+            switch value {
+            case let n as NSNumber where String(cString: n.objCType) == "c":  // JSON true/false
+                if n.boolValue { words.append(flag); continue }
+                let spellings = [flag, "--" + key.replacingOccurrences(of: "_", with: "-")]
+                let short = shorts[key]
+                if given.contains(where: { spellings.contains($0) || (short != nil && $0.hasPrefix("-") && !$0.hasPrefix("--") && $0.contains(short!)) }) {
+                    throw ValidationError("\(path) sets \(key) to false, but the command line gives it: remove one")
+                }
+            case let n as NSNumber: words += [flag, n.stringValue]
+            case let t as String: words += [flag + "=" + t]
+            case let list as [Any]: words += [flag] + list.map { "\($0)" }
+            case is NSNull: continue
+            default: throw ValidationError("\(path): \(key) has a value that is not a number, text, list or true/false")
+            }
+        }
+        do {
+            var parsed = try EvalArguments.parse(words)
+            parsed.config = nil
+            return parsed
+        } catch {
+            let message = EvalArguments.message(for: error)
+            throw ValidationError("\(path): \(message)")
         }
     }
 
@@ -117,6 +161,11 @@ struct EvalArguments: ParsableArguments {
             if let n = r.pairs { notes.append("eval: \(n) pose pairs\n") }
         }
         FileHandle.standardError.write(Data(notes.joined().utf8))
-        emit(json ? try JSONOutput.text(r) : r.text)
+        let output = json ? try JSONOutput.text(r) : r.text
+        if let log = logfile {
+            try OutputGuard.check(output: log, inputs: [reference, estimate])
+            try AtomicOutput.write(notes.joined() + output + (output.hasSuffix("\n") ? "" : "\n"), to: log)
+        }
+        emit(output)
     }
 }

@@ -216,6 +216,30 @@ final class EvalCommandTests: XCTestCase {
         XCTAssertTrue(verbose.stderr.contains("eval: 2173 pose pairs"), verbose.stderr)
     }
 
+    /// evo's `-c FILE.json` (its option names as keys, winning over the command line) and
+    /// `--logfile`: the numbers evo gives for the merged options (expected.json's case).
+    func testConfigFileAndLogfile() throws {
+        let dir = TestSupport.temporaryDirectory("config")
+        TestSupport.writeText(#"{"align": true, "correct_scale": true, "pose_relation": "angle_deg", "t_max_diff": 0.01}"#, dir + "/c.json")
+        let r = try TestSupport.depthpose("eval", "ape", "tum", data + "fr2_desk_groundtruth.txt", data + "fr2_desk_ORB.txt", "-r", "trans_part",
+                                          "-c", dir + "/c.json", "--logfile", dir + "/log.txt", "--json")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let obj = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let json = try JSONSerialization.jsonObject(with: Data(TestSupport.read(data + "expected.json"))) as! [String: Any]
+        let want = ((json["cases"] as! [String: Any])["ape_fr2desk_ORB_angle_deg_sim3"] as! [String: Any])["stats"] as! [String: Double]
+        let got = try XCTUnwrap(obj["stats"] as? [String: Double])
+        for (k, v) in want { XCTAssertEqual(try XCTUnwrap(got[k]), v, accuracy: 1e-6 * abs(v), k) }
+        XCTAssertTrue(TestSupport.readText(dir + "/log.txt").contains("\"rmse\""))
+        TestSupport.writeText(#"{"align": false}"#, dir + "/off.json")
+        let clash = try TestSupport.depthpose("eval", "ape", "tum", data + "fr2_desk_groundtruth.txt", data + "fr2_desk_ORB.txt", "-as", "-c", dir + "/off.json")
+        XCTAssertEqual(clash.status, 64)
+        XCTAssertTrue(clash.stderr.contains("sets align to false, but the command line gives it"), clash.stderr)
+        TestSupport.writeText(#"{"plot_seconds": 1}"#, dir + "/unknown.json")
+        let unknown = try TestSupport.depthpose("eval", "ape", "tum", data + "fr2_desk_groundtruth.txt", data + "fr2_desk_ORB.txt", "-c", dir + "/unknown.json")
+        XCTAssertEqual(unknown.status, 64)
+        XCTAssertTrue(unknown.stderr.contains("--plot_seconds"), unknown.stderr)
+    }
+
     /// `--json` carries evo's result arrays: one error per pose (APE) or pair (RPE), with the
     /// stamps and distances evo saves beside them.
     func testJSONCarriesTheErrorArray() throws {
@@ -522,16 +546,30 @@ final class PlotPageTests: XCTestCase {
             XCTAssertGreaterThan(v.first ?? 0, 0.02, "\(name): the page is nearly blank")
             XCTAssertGreaterThan(v.count == 4 ? v[2] : 0, 0.0005, "\(name): no first series drawn")
         }
-        // PNG and PDF: the same page rendered by Chromium; SVG is refused, nothing written.
-        for ext in ["png", "pdf"] {
-            let r = try TestSupport.depthpose("eval", "ape", "tum", data + "fr2_desk_groundtruth.txt", data + "fr2_desk_ORB.txt", "--save_plot", dir + "/x." + ext)
+        // SVG, PDF and PNG: the same figures drawn by cairo; the PNG is checked like the screenshot.
+        for ext in ["svg", "pdf", "png"] {
+            let r = try TestSupport.depthpose("eval", "ape", "tum", data + "fr2_desk_groundtruth.txt", data + "fr2_desk_ORB.txt", "-as", "--save_plot", dir + "/x." + ext)
             XCTAssertEqual(r.status, 0, r.stderr)
-            XCTAssertEqual(Array(TestSupport.read(dir + "/x." + ext).prefix(4)), ext == "png" ? [0x89, 0x50, 0x4E, 0x47] : Array("%PDF".utf8))
+            let head = Array(TestSupport.read(dir + "/x." + ext).prefix(64))
+            switch ext {
+            case "png": XCTAssertEqual(Array(head.prefix(4)), [0x89, 0x50, 0x4E, 0x47])
+            case "pdf": XCTAssertEqual(Array(head.prefix(4)), Array("%PDF".utf8))
+            default: XCTAssertTrue(String(decoding: head, as: UTF8.self).hasPrefix("<?xml") && TestSupport.readText(dir + "/x.svg").contains("<svg"))
+            }
         }
-        let svg = try TestSupport.depthpose("eval", "ape", "tum", data + "fr2_desk_groundtruth.txt", data + "fr2_desk_ORB.txt", "--save_plot", dir + "/x.svg")
-        XCTAssertEqual(svg.status, 64)
-        XCTAssertTrue(svg.stderr.contains(".svg is not supported"), svg.stderr)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/x.svg"))
+        let p = try TestSupport.run(python, ["-c", check, dir + "/x.png"])
+        let v = p.stdout.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        XCTAssertEqual(v.count, 4, p.stderr)
+        if v.count == 4 {
+            XCTAssertGreaterThan(v[0], 0.02, "cairo PNG nearly blank")
+            XCTAssertGreaterThan(v[1], 0.00005, "cairo PNG: no rmse line")
+            XCTAssertGreaterThan(v[2], 0.0005, "cairo PNG: no error curve or bars")
+            XCTAssertGreaterThan(v[3], 0.0001, "cairo PNG: no dashed reference path")
+        }
+        let gif = try TestSupport.depthpose("eval", "ape", "tum", data + "fr2_desk_groundtruth.txt", data + "fr2_desk_ORB.txt", "--save_plot", dir + "/x.gif")
+        XCTAssertEqual(gif.status, 64)
+        XCTAssertTrue(gif.stderr.contains(".gif is not supported"), gif.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/x.gif"))
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix(".") }, [])
     }
 }
