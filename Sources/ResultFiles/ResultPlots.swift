@@ -8,13 +8,14 @@ public enum ResultPlots {
     /// their statistics side by side as bars.
     public static func figures(_ table: ResultTable, results: [EvoResultFile]) -> [Figure] {
         let label = results.first?.label ?? "error"
+        // As evo_res: seconds from the start when every result has them, else the index.
+        let timed = results.allSatisfy { $0.array("seconds_from_start") != nil }
         let series = zip(table.labels, results).enumerated().map { i, lr -> Figure.Series in
             let e = lr.1.errorArray
-            let t = lr.1.array("seconds_from_start") ?? e.indices.map(Double.init)
+            let t = timed ? lr.1.array("seconds_from_start")! : e.indices.map(Double.init)
             return .init(label: lr.0, x: t, y: e, style: .line, color: ColorScale.categorical[i % ColorScale.categorical.count])
         }
         let xs = series.flatMap(\.x), ys = series.flatMap(\.y)
-        let timed = results.allSatisfy { $0.array("seconds_from_start") != nil }
         let raw = Figure(title: table.title, x: .init(title: timed ? "t (s)" : "index", ticks: AxisTicks(low: xs.min() ?? 0, high: xs.max() ?? 1)),
                          y: .init(title: label, ticks: AxisTicks(low: ys.min() ?? 0, high: ys.max() ?? 1, includeZero: true)), series: series)
         let shown = ["rmse", "mean", "median", "std", "min", "max"].filter(table.columns.contains)
@@ -26,7 +27,30 @@ public enum ResultPlots {
                            x: .init(title: label, ticks: AxisTicks(low: 0, high: bars.flatMap(\.y).max() ?? 1, includeZero: true)),
                            y: .init(title: "statistic", ticks: AxisTicks(low: 0, high: 1)), series: bars)
         stats.barLabels = shown
-        return [raw, stats]
+        return [raw, stats, histogram(table, results: results, label: label)]
+    }
+
+    /// evo_res's distribution plot: each result's errors in 30 bins over their common range,
+    /// as the share of its errors per bin (a step line per result, so several can overlap).
+    static func histogram(_ table: ResultTable, results: [EvoResultFile], label: String) -> Figure {
+        let all = results.flatMap(\.errorArray)
+        let ticks = AxisTicks(low: all.min() ?? 0, high: all.max() ?? 1)
+        let bins = 30, lo = ticks.min, width = (ticks.max - ticks.min) / Double(bins)
+        var peak = 0.0
+        let series = zip(table.labels, results).enumerated().map { i, lr -> Figure.Series in
+            var counts = [Double](repeating: 0, count: bins)
+            for e in lr.1.errorArray { counts[min(bins - 1, max(0, Int((e - lo) / width)))] += 1 }
+            let n = Double(max(1, lr.1.errorArray.count))
+            var xs: [Double] = [], ys: [Double] = []
+            for (b, c) in counts.enumerated() {
+                let share = c / n
+                peak = max(peak, share)
+                xs += [lo + width * Double(b), lo + width * Double(b + 1)]; ys += [share, share]
+            }
+            return .init(label: lr.0, x: xs, y: ys, style: .line, color: ColorScale.categorical[i % ColorScale.categorical.count])
+        }
+        return Figure(title: "distribution of \(label)", x: .init(title: label, ticks: ticks),
+                      y: .init(title: "share of errors per bin", ticks: AxisTicks(low: 0, high: peak, includeZero: true)), series: series)
     }
 
     /// Trajectories (and a dashed reference): the path in the two coordinates of `view`, and
