@@ -10,8 +10,14 @@ int depthpose_lazy_load(struct depthpose_lazy_library *lib, char *error, size_t 
         const char *missing = NULL;
         if (!h) {
             snprintf(lib->failure, sizeof lib->failure, "%s could not be loaded (%s); install the %s package", lib->title, dlerror(), lib->package);
-        } else if ((missing = lib->resolve(h))) {
-            snprintf(lib->failure, sizeof lib->failure, "the loaded %s lacks %s", lib->title, missing);
+        } else {
+            // The table is a struct of function pointers, one per symbol, in order.
+            void **slots = (void **)lib->table;
+            for (size_t i = 0; i < lib->symbol_count && !missing; i++) {
+                if (!(slots[i] = dlsym(h, lib->symbols[i]))) missing = lib->symbols[i];
+            }
+            if (missing) snprintf(lib->failure, sizeof lib->failure, "the loaded %s lacks %s", lib->title, missing);
+            else if (lib->loaded) lib->loaded(h);
         }
         lib->state = h && !missing ? 1 : -1;
     }

@@ -4,6 +4,7 @@
 #ifndef DEPTHPOSE_LAPACK_API_H
 #define DEPTHPOSE_LAPACK_API_H
 #include <stddef.h>
+#include "lazy_load.h"
 
 #pragma clang assume_nonnull begin
 
@@ -28,11 +29,11 @@ void openblas_set_num_threads(int num_threads);
 /* The routines above, resolved from libopenblas with dlopen on first use: OpenBLAS (and
  * libgfortran, libquadmath) cost 3-4 ms at every process start-up otherwise, and most
  * depthpose commands never solve anything. */
-struct depthpose_lapack_api {
-    __typeof__(dgesvd_) *dgesvd;
-    __typeof__(dsyevd_) *dsyevd;
-    __typeof__(dgels_) *dgels;
-};
+#define DEPTHPOSE_LAPACK_API(F) \
+    F(dgesvd_, dgesvd) \
+    F(dsyevd_, dsyevd) \
+    F(dgels_, dgels)
+struct depthpose_lapack_api { DEPTHPOSE_LAPACK_API(DEPTHPOSE_LAZY_FIELD) };
 
 /* The API, loaded once (thread-safe) with OpenBLAS set to one thread; NULL when the
  * library cannot be loaded, with the reason in `error` (at most `size` bytes). */
