@@ -113,8 +113,7 @@ public enum TestSupport {
     }
 
     /// The Python of the test venv (`DEPTHPOSE_PYTHON`, set by `scripts/test.sh`) after
-    /// checking it can run `check` (an import of what the test `needs`). Outside CI a missing
-    /// venv skips the test, saying what is missing; under CI (`CI` set) it is a failure.
+    /// checking it can run `check` (an import of what the test `needs`); see `missing`.
     public static func peerPython(needs: String, check: String) throws -> String {
         let env = ProcessInfo.processInfo.environment
         let problem: String
@@ -125,20 +124,26 @@ public enum TestSupport {
         } else {
             problem = "DEPTHPOSE_PYTHON is not set (a Python with \(needs); ./scripts/test.sh makes the venv and sets it)"
         }
-        if env["CI"] != nil { throw PeerMissing(description: "CI needs the test venv: " + problem) }
-        throw XCTSkip(problem)
+        throw missing(problem)
     }
 
-    /// The path of a program a test drives (Chromium, say), found on PATH. Outside CI a
-    /// missing one skips the test, saying which Debian package has it; under CI it is a failure.
+    /// A peer the test needs is missing: a failure, saying what to install. The test command
+    /// (`scripts/test.sh`) installs every peer, so a missing one is a broken setup, never a
+    /// reason to pass. Only a developer's explicit `DEPTHPOSE_ALLOW_SKIPS=1` outside CI turns
+    /// it into a skip; with `CI` set it fails regardless.
+    static func missing(_ problem: String) -> Error {
+        let env = ProcessInfo.processInfo.environment
+        if env["DEPTHPOSE_ALLOW_SKIPS"] == "1" && env["CI"] == nil { return XCTSkip(problem) }
+        return PeerMissing(description: problem + " (run ./scripts/test.sh, which installs it)")
+    }
+
+    /// The path of a program a test drives (Chromium, say), found on PATH; see `missing`.
     public static func requiredProgram(_ name: String, package: String) throws -> String {
         for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
             let path = "\(dir)/\(name)"
             if FileManager.default.isExecutableFile(atPath: path) { return path }
         }
-        let problem = "\(name) is not installed (Debian package \(package); ./scripts/setup.sh --tests installs it)"
-        if ProcessInfo.processInfo.environment["CI"] != nil { throw PeerMissing(description: "CI needs it: " + problem) }
-        throw XCTSkip(problem)
+        throw missing("\(name) is not installed (Debian package \(package))")
     }
 
     /// A peer tool the test compares with is missing where it must be present (CI).
