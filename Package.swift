@@ -81,7 +81,7 @@ let package = Package(
         .target(name: "Stages", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "Codecs", "Geometry", "ScanFormats", "PointClouds", "VoxelFusion", "Trajectories", "Gestures"],
                 swiftSettings: optimisedInDebug),
         // Figures with round ticks, drawn as self-contained HTML pages (Debian's Chart.js inlined).
-        .target(name: "Plots", dependencies: ["Diagnostics", "CCairo"]),
+        .target(name: "Plots", dependencies: ["Diagnostics", "FileIO", "CCairo"]),
         // evo's result files (zips of JSON and .npy arrays), `res` over them, and eval's plots.
         .target(name: "ResultFiles", dependencies: ["Diagnostics", "Statistics", "FileIO", "Codecs", "Geometry", "Trajectories", "Plots", "CLibArchive"]),
         // The batch layer: `run` (all stages of one scan), scan discovery, archives, `nightly`, summaries.
@@ -90,7 +90,7 @@ let package = Package(
 
         // MARK: - Command line
         .executableTarget(name: "depthpose", dependencies: [
-            "CPUCheck", "CProcessControl", "Diagnostics", "Execution", "FileIO", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch", "ResultFiles",
+            "CPUCheck", "CProcessControl", "Diagnostics", "Execution", "FileIO", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch", "Plots", "ResultFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: cpuLevel),
 

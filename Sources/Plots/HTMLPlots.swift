@@ -16,7 +16,14 @@ public enum HTMLPlots {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         // "</" inside a script would end it: the JSON is escaped where it could appear.
-        let specs = String(decoding: try encoder.encode(figures), as: UTF8.self).replacingOccurrences(of: "</", with: "<\\/")
+        // Axis titles as drawn (with the labels' power of ten), so the page says it as cairo does.
+        let shown = figures.map { f -> Figure in
+            var f = f
+            f.x.title = f.x.ticks.title(f.x.title); f.y.title = f.y.ticks.title(f.y.title)
+            if let b = f.colorBar { f.colorBar?.title = b.ticks.title(b.title) }
+            return f
+        }
+        let specs = String(decoding: try encoder.encode(shown), as: UTF8.self).replacingOccurrences(of: "</", with: "<\\/")
         return """
         <!DOCTYPE html>
         <html lang="en"><head><meta charset="utf-8"><title>\(escape(title))</title>
@@ -50,7 +57,7 @@ public enum HTMLPlots {
     static let renderer = """
     function axis(a, horizontal) {
       return { type: 'linear', min: a.ticks.min, max: a.ticks.max,
-        title: { display: true, text: a.title + (a.ticks.exponent === undefined ? '' : ' ×1e' + a.ticks.exponent) },
+        title: { display: true, text: a.title },
         afterBuildTicks: s => { s.ticks = a.ticks.values.map(v => ({ value: v })); },
         ticks: { autoSkip: false, callback: (v, i) => a.ticks.labels[i] } };
     }
@@ -95,7 +102,7 @@ public enum HTMLPlots {
         grad.style.background = 'linear-gradient(to right, ' + b.stops.join(', ') + ')';
         const lo = document.createElement('span'), hi = document.createElement('span'), t = document.createElement('span');
         lo.textContent = b.ticks.labels[0]; hi.textContent = b.ticks.labels[b.ticks.labels.length - 1];
-        t.textContent = b.title + (b.ticks.exponent === undefined ? '' : ' ×1e' + b.ticks.exponent);
+        t.textContent = b.title;
         bar.append(t, lo, grad, hi); box.appendChild(bar);
       }
     }

@@ -253,17 +253,14 @@ public enum Evaluation {
                        association: p.association?.rawValue, timeOffset: p.timeOffset, estimatedOffset: p.estimatedOffset,
                        warnings: p.warnings, unit: unit, errorArray: errors, errorPoses: ids)
         if let stamps = est.stamps {
-            let refDistances = Trajectory.distanceTravelled(ref.poses), estDistances = Trajectory.distanceTravelled(est.poses)
             // evo's RPE keeps the pairs' second poses, with the first pose in front, and takes the
-            // distances along that reduced path.
-            let kept = o.metric == .rpe ? [0] + ids : ids
-            let keptRef = Trajectory.distanceTravelled(kept.map { ref.poses[$0] }), keptEst = Trajectory.distanceTravelled(kept.map { est.poses[$0] })
-            let t0 = stamps[kept[0]]
-            let drop = o.metric == .rpe ? 1 : 0
+            // distances along that reduced path; APE keeps every pose.
+            let kept = o.metric == .rpe ? [0] + ids : ids, drop = o.metric == .rpe ? 1 : 0
+            let along = { (t: Trajectory) in Array(Trajectory.distanceTravelled(kept.map { t.poses[$0] }).dropFirst(drop)) }
             r.timestamps = kept.dropFirst(drop).map { stamps[$0] }
-            r.secondsFromStart = kept.dropFirst(drop).map { stamps[$0] - t0 }
-            r.distancesFromStart = o.metric == .rpe ? Array(keptRef.dropFirst()) : refDistances
-            r.distances = o.metric == .rpe ? Array(keptEst.dropFirst()) : estDistances
+            r.secondsFromStart = r.timestamps!.map { $0 - stamps[kept[0]] }
+            r.distancesFromStart = along(ref)
+            r.distances = along(est)
         }
         return r
     }

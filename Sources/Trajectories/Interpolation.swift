@@ -11,7 +11,6 @@ extension Trajectory {
         guard let s = stamps, count >= 2 else {
             throw TrajectoryError.association("can't interpolate \(name.isEmpty ? "a trajectory" : name) with less than two poses")
         }
-        let quaternions = poses.map(\.quaternion)
         var out: [Pose] = []
         out.reserveCapacity(times.count)
         for t in times {
@@ -22,7 +21,8 @@ extension Trajectory {
             let dt = s[i] - s[i - 1]
             let f = dt > 0 ? min(max((t - s[i - 1]) / dt, 0), 1) : 0
             let a = poses[i - 1].translation, b = poses[i].translation
-            let q = Self.evoSlerp(quaternions[i - 1], quaternions[i], f)
+            // Only the two bracketing rotations: TimeOffset resamples a trajectory per candidate offset.
+            let q = Self.evoSlerp(poses[i - 1].quaternion, poses[i].quaternion, f)
             out.append(Pose(translation: a + f * (b - a), quaternion: q))
         }
         return Trajectory(poses: out, stamps: times, name: name)

@@ -1,5 +1,6 @@
 import Foundation
 import ArgumentParser
+import Plots
 import Trajectories
 import FileIO
 import ResultFiles
@@ -149,7 +150,7 @@ struct EvalArguments: ParsableArguments {
             po.view = plots.plotMode; po.xDimension = plotXDimension; po.colormapMin = plotColormapMin; po.colormapMax = plotColormapMax
             po.colormapMaxPercentile = plotColormapMaxPercentile
             if plotFullRef { po.fullReference = try TrajectoryFiles.read(reference, format: format) }
-            let out = try EvalPlots.write(EvalPlots.figures(r, prepared: p, options: po), title: "depthpose eval \(metric.rawValue)",
+            let out = try PlotFiles.write(EvalPlots.figures(r, prepared: p, options: po), title: "depthpose eval \(metric.rawValue)",
                                           subtitle: "reference \(reference)\nestimate \(estimate)", to: plots.savePlot)
             if plots.savePlot == nil && !verbosity.silent { FileHandle.standardError.write(Data("plot: file://\(out)\n".utf8)) }
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Plots
 import Foundation
 import FileIO
 import ResultFiles
@@ -31,7 +32,7 @@ struct ResCommand: ParsableCommand {
         }
         if plots.wanted {
             if let out = plots.savePlot { try OutputGuard.check(output: out, inputs: files) }
-            let out = try EvalPlots.write(ResultPlots.figures(table, results: results), title: "depthpose res", subtitle: files.joined(separator: "\n"), to: plots.savePlot)
+            let out = try PlotFiles.write(ResultPlots.figures(table, results: results), title: "depthpose res", subtitle: files.joined(separator: "\n"), to: plots.savePlot)
             if plots.savePlot == nil && !verbosity.silent { FileHandle.standardError.write(Data("plot: file://\(out)\n".utf8)) }
         }
         if verbosity.silent { return }

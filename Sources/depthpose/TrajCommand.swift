@@ -1,4 +1,5 @@
 import ArgumentParser
+import Plots
 import Foundation
 import FileIO
 import Trajectories
@@ -47,10 +48,10 @@ struct TrajCommand: ParsableCommand {
         o.align = alignment.align; o.correctScale = alignment.correctScale; o.nToAlign = alignment.nToAlign; o.alignOrigin = alignment.alignOrigin
         let (out, reference) = try TrajectoryBundle.apply(trajectories, reference: try ref.map(read), options: o)
         let all = out + (reference.map { [$0] } ?? [])
-        let infos = all.map { TrajectoryInfo(name: showFullNames ? $0.name : stem($0.name), $0.trajectory) }
+        let infos = all.map { TrajectoryInfo(name: showFullNames ? $0.name : $0.trajectory.name, $0.trajectory) }
         for (enabled, ext, target) in [(saveAsTUM, "tum", TrajectoryFormat.tum), (saveAsKITTI, "kitti", .kitti), (saveAsEuRoC, "csv", .euroc)] where enabled {
             for t in all {
-                let dest = outDir + "/" + stem(t.name) + "." + ext
+                let dest = outDir + "/" + t.trajectory.name + "." + ext
                 guard target == .kitti || t.trajectory.stamps != nil else {
                     throw ValidationError("\(t.name) has no timestamps (KITTI): it cannot be written as \(target.rawValue.uppercased())")
                 }
@@ -60,14 +61,12 @@ struct TrajCommand: ParsableCommand {
         }
         if plots.wanted {
             if let out = plots.savePlot { try OutputGuard.check(output: out, inputs: files + (ref.map { [$0] } ?? [])) }
-            let figures = ResultPlots.figures(trajectories: out.map { (stem($0.name), $0.trajectory) }, reference: reference.map { (stem($0.name), $0.trajectory) }, view: plots.plotMode)
-            let page = try EvalPlots.write(figures, title: "depthpose traj", subtitle: files.joined(separator: "\n"), to: plots.savePlot)
+            let figures = ResultPlots.figures(trajectories: out.map { ($0.trajectory.name, $0.trajectory) }, reference: reference.map { ($0.trajectory.name, $0.trajectory) }, view: plots.plotMode)
+            let page = try PlotFiles.write(figures, title: "depthpose traj", subtitle: files.joined(separator: "\n"), to: plots.savePlot)
             if plots.savePlot == nil && !verbosity.silent { FileHandle.standardError.write(Data("plot: file://\(page)\n".utf8)) }
         }
         if verbosity.silent { return }
         if json { emit(try JSONOutput.text(infos)); return }
         emit(infos.map { $0.text(full: verbosity.verbose || verbosity.debug, checks: fullCheck) }.joined())
     }
-
-    private func stem(_ path: String) -> String { URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent }
 }
