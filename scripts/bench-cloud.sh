@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Side-by-side cloud figures on one generated 3,000-frame LZ4 scan: Open3D's whole-scan
-# route (../shared/bench/open3d_cloud.py) against `depthpose bench cloud`, numpy/Open3D
-# back-projection (../shared/bench/backproject.py) against `depthpose bench backproject`,
+# route (scripts/peers/open3d_cloud.py) against `depthpose bench cloud`, numpy/Open3D
+# back-projection (scripts/peers/backproject.py) against `depthpose bench backproject`,
 # and depthpose's peak RSS at 300 vs 3,000 frames. Rounds alternate the tools so both see
 # the same machine load. usage: scripts/bench-cloud.sh [ROUNDS=3] [VOXEL=0.02]
-# Needs the peers' venv (../shared/bench/setup.sh, or DEPTHPOSE_BENCH_PYTHON).
+# Installs the peers' venv (scripts/setup.sh --bench; or set DEPTHPOSE_BENCH_PYTHON).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}; voxel=${2:-0.02}
 data=${BENCH_DATA:-/tmp/depthpose-bench}
-shared=$(cd .. && pwd)/shared/bench
-py=${DEPTHPOSE_BENCH_PYTHON:-/root/.cache/depthpose-bench/venv/bin/python}
+peers=scripts/peers
+py=${DEPTHPOSE_BENCH_PYTHON:-$(scripts/setup.sh --bench | tail -n 1)}
 swift build -c release 2>&1 | grep -v '^\[' || true
 dp=.build/release/depthpose
 for n in 3000 300; do
@@ -23,7 +23,7 @@ o3dfig() {  # total seconds, peak MiB, voxels of an open3d_cloud.py JSON line
 print('%.2f s, peak %.0f MiB, %d voxels' % (sum(d['phases'].values()), d['mem_after_voxel_'+v+'_MiB']['VmHWM'], d['points_after_voxel_'+v]))" "$1" "$voxel"
 }
 for r in $(seq "$rounds"); do
-  o3d=$("$py" "$shared/open3d_cloud.py" "$scan" --voxel "$voxel" | tail -1)
+  o3d=$("$py" "$peers/open3d_cloud.py" "$scan" --voxel "$voxel" | tail -1)
   two=$($dp bench cloud "$scan" --voxel "$voxel" --runs 3 --json)
   one=$($dp bench cloud "$scan" --voxel "$voxel" --runs 1 --threads 1 --json)
   echo "round $r: Open3D $(o3dfig "$o3d");" \
@@ -32,5 +32,5 @@ done
 echo "depthpose peak RSS, 300 frames: $($dp bench cloud "$data/cloud-300" --voxel "$voxel" --runs 1 --json | field "['peak_rss_mb']") MB"
 echo "depthpose voxels with filters off: $($dp cloud "$scan" --voxel "$voxel" --no-filters --out /tmp/bench-cloud.ply --json | field "['voxels']")"
 rm -f /tmp/bench-cloud.ply /tmp/bench-cloud.json
-"$py" "$shared/backproject.py" "$scan" --frames 600 --methods numpy_f32,open3d | tail -3
+"$py" "$peers/backproject.py" "$scan" --frames 600 --methods numpy_f32,open3d | tail -3
 for t in 1 2; do $dp bench backproject "$scan" --frames 600 --threads $t --runs 7; done

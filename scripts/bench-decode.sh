@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # Side-by-side decode figures: depthpose (1 and 2 threads) against the plain C loops of
-# ../shared/bench on the same generated 3,000-frame scans, plus peak RSS at 300 vs 3,000
-# frames. usage: scripts/bench-decode.sh [FRAMES=3000] [RUNS=7]
-# The scans are cached in ${BENCH_DATA:-/tmp/depthpose-bench}; the ScanNet++-toolkit
-# Python figure is added when ../shared/bench/setup.sh's venv exists.
+# scripts/peers/c and the ScanNet++ toolkit's Python decode (scripts/peers/decode_py.py) on
+# the same generated 3,000-frame scans, plus peak RSS at 300 vs 3,000 frames.
+# usage: scripts/bench-decode.sh [FRAMES=3000] [RUNS=7]
+# The scans are cached in ${BENCH_DATA:-/tmp/depthpose-bench}; the peers are installed by
+# scripts/setup.sh --bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 frames=${1:-3000}; runs=${2:-7}
 data=${BENCH_DATA:-/tmp/depthpose-bench}
-shared=$(cd .. && pwd)/shared/bench
-scripts/setup.sh
-dpkg -s libdeflate-dev >/dev/null 2>&1 || apt-get install -y -q libdeflate-dev >/dev/null
+mkdir -p "$data"; data=$(cd "$data" && pwd)  # absolute: make -C changes folder
+peers=scripts/peers
+py=${DEPTHPOSE_BENCH_PYTHON:-$(scripts/setup.sh --bench | tail -n 1)}
 swift build -c release 2>&1 | grep -v '^\[' || true
 dp=.build/release/depthpose
 cloops=$data/c-loops
-make -s -C "$shared/c" OUT="$cloops"
+make -s -C "$peers/c" OUT="$cloops"
 for v in lz4 deflate wholefile; do
   for n in "$frames" $((frames / 10)); do
     [ -f "$data/$v-$n/depth.bin" ] || $dp synth --out "$data/$v-$n" --frames "$n" --layout "$v" --seed 3 >/dev/null
@@ -41,8 +42,5 @@ v, c, f1, f2, small, big = sys.argv[1], *map(float, sys.argv[2:])
 print(f"{v:<10} {c:12.0f} {f1:12.0f} {f2:12.0f} {f1 / c:8.2f} {f2 / f1:8.2f} {small:8.1f}M {big:8.1f}M")
 PY
 done
-venv=${BENCH_VENV:-$HOME/.cache/depthpose-bench/venv}
-if [ -x "$venv/bin/python" ]; then
-  echo "ScanNet++ toolkit Python path (toolkit_full) on the same LZ4 scan:"
-  "$venv/bin/python" "$shared/decode_py.py" "$data/lz4-$frames/depth.bin" --mode toolkit_full --runs "$runs" | field fps_wall
-fi
+echo "ScanNet++ toolkit Python path (toolkit_full) on the same LZ4 scan:"
+"$py" "$peers/decode_py.py" "$data/lz4-$frames/depth.bin" --mode toolkit_full --runs "$runs" | field fps_wall

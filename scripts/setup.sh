@@ -34,3 +34,15 @@ if [ "${1:-}" = "--tests" ]; then
     "$venv/bin/pip" install -q numpy lz4 imageio plyfile snakemake "evo==1.38.1" "scipy==1.17.1" >&2
   echo "$venv/bin/python"
 fi
+
+if [ "${1:-}" = "--bench" ]; then
+  # The peers the benchmarks time (scripts/bench-*.sh): the ScanNet++ toolkit's decode
+  # dependencies, Open3D and psutil in their own venv (Open3D is large; the tests do not
+  # need it), and a C compiler for the plain decode loops (scripts/peers/c).
+  apt_install gcc make python3 python3-venv
+  venv=${DEPTHPOSE_BENCH_VENV:-$here/.venv-bench}
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -c "import numpy, lz4.block, imageio, open3d, psutil; assert open3d.__version__ == '0.20.0'" 2>/dev/null ||
+    "$venv/bin/pip" install -q numpy lz4 imageio "open3d==0.20.0" psutil >&2
+  echo "$venv/bin/python"
+fi
