@@ -33,7 +33,7 @@ public struct ResultTable: Sendable {
         let cells: [[String]] = columns.indices.map { j in
             let raw = rows.map { $0[j].map { String(format: "%.6f", $0) } ?? "NaN" }
             var trimmed = raw
-            while trimmed.allSatisfy({ $0 == "NaN" || ($0.hasSuffix("0") && !$0.hasSuffix(".0")) }) {
+            while trimmed.contains(where: { $0 != "NaN" }), trimmed.allSatisfy({ $0 == "NaN" || ($0.hasSuffix("0") && !$0.hasSuffix(".0")) }) {
                 trimmed = trimmed.map { $0 == "NaN" ? $0 : String($0.dropLast()) }
             }
             return trimmed

@@ -136,25 +136,14 @@ public enum TrajectoryBundle {
         // Without timestamps evo only marks the files as paired with the reference by line.
         if o.sync || aligns {
             guard let r = ref?.trajectory else { throw TrajectoryError.unsupported("can't align or associate without a reference (--ref)") }
+            // Each file is associated and aligned with the reference exactly as `eval` does it.
+            var e = Evaluation.Options()
+            e.format = r.stamps == nil ? .kitti : .tum
+            e.maxDiff = o.maxDiff; e.association = o.association
+            e.align = o.align; e.correctScale = o.correctScale; e.nToAlign = o.nToAlign; e.alignOrigin = o.alignOrigin
             for i in all.indices {
-                var synced = r
-                if r.stamps != nil && all[i].trajectory.stamps != nil {
-                    let a = o.association == .nearest ? try Association.nearest(r, all[i].trajectory, maxDiff: o.maxDiff)
-                                                      : try Association.interpolated(r, all[i].trajectory, maxDiff: o.maxDiff)
-                    synced = a.first; all[i].trajectory = a.second
-                } else if r.stamps == nil || all[i].trajectory.stamps == nil {
-                    guard r.count == all[i].trajectory.count else {
-                        throw TrajectoryError.association("\(all[i].name) has \(all[i].trajectory.count) poses and the reference \(r.count): trajectories without timestamps pair line by line")
-                    }
-                }
-                if o.align || o.correctScale {
-                    all[i].trajectory = try Evaluation.umeyamaAligned(all[i].trajectory, onto: synced, correctScale: o.correctScale,
-                                                                      onlyScale: o.correctScale && !o.align, n: o.nToAlign).trajectory
-                }
-                if o.alignOrigin {
-                    let t = synced.poses[0] * all[i].trajectory.poses[0].inverse
-                    all[i].trajectory = all[i].trajectory.applying(scale: 1, then: t)
-                }
+                all[i].trajectory = try Evaluation.prepare(reference: r, estimate: all[i].trajectory, options: e,
+                                                           referencePath: ref!.name, estimatePath: all[i].name).estimate
             }
         }
         if let p = o.projectToPlane {

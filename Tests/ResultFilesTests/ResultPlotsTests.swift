@@ -23,4 +23,14 @@ final class ResultPlotsTests: XCTestCase {
         let fr1Only = ResultPlots.figures(try ResultTable(files: [files[0]], results: [results[0]], useFilenames: false), results: [results[0]])
         XCTAssertEqual(fr1Only[0].x.title, "t (s)")
     }
+
+    /// Regression: a column with no value in any row looped forever while trimming zeros.
+    func testAColumnWithoutValuesPrintsNaN() throws {
+        let file = TestSupport.repositoryRoot + "/Notebooks-data/evo/results/ape_fr1xyz_rgbdslam_trans_part_sim3.zip"
+        var table = try ResultTable(files: [file], results: [try EvoResultFile.read(file)], useFilenames: true)
+        table.rows = table.rows.map { [nil] + $0.dropFirst() }
+        let lines = table.text.split(separator: "\n")
+        XCTAssertTrue(lines[1].contains("NaN"), table.text)
+        XCTAssertTrue(lines[1].hasPrefix(file), table.text)
+    }
 }
