@@ -23,7 +23,7 @@ apt_install zlib1g-dev liblz4-dev libdeflate-dev libpng-dev libopenblas-dev libl
 if [ "${1:-}" = "--tests" ]; then
   venv=${DEPTHPOSE_VENV:-$here/.venv}
   # Headless Chromium opens the HTML pages the way a person would (PlotPageTests).
-  apt_install chromium
+  apt_install chromium tar util-linux  # tar and flock: the archive and lock tests
   if [ ! -x "$venv/bin/python" ]; then
     apt_install python3 python3-venv
     python3 -m venv "$venv"
