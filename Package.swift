@@ -75,7 +75,7 @@ let package = Package(
         .target(name: "PointClouds", dependencies: ["Diagnostics", "Execution", "FileIO", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion"],
                 swiftSettings: optimisedInDebug),
         .target(name: "Gestures", dependencies: ["Execution", "Statistics", "FileIO", "Geometry", "ScanFormats"], swiftSettings: optimisedInDebug),
-        .target(name: "Trajectories", dependencies: ["Diagnostics", "Statistics", "TextNumbers", "Geometry", "LinearAlgebra"], swiftSettings: optimisedInDebug),
+        .target(name: "Trajectories", dependencies: ["Diagnostics", "Statistics", "FileIO", "TextNumbers", "Geometry", "LinearAlgebra"], swiftSettings: optimisedInDebug),
         .target(name: "Synthesis", dependencies: ["Execution", "FileIO", "Geometry", "ScanFormats", "Trajectories", "Gestures"],
                 swiftSettings: optimisedInDebug),
         .target(name: "Stages", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "Codecs", "Geometry", "ScanFormats", "PointClouds", "VoxelFusion", "Trajectories", "Gestures"],

@@ -1,4 +1,5 @@
 import Foundation
+import Diagnostics
 import Geometry
 import Gestures
 import ScanFormats
@@ -25,12 +26,19 @@ public struct TrajectoryReport: Sendable, Codable {
         public var poses: Int
         public var alignment: Alignment
         public var alignmentKind: String
+        /// The constant time offset (s, added to the poses' stamps) that best fits the
+        /// reference, with the same alignment; informative: APE uses the stamps as they are,
+        /// as evo does. Nil when it cannot be estimated (see the notes).
+        public var timeOffset: TimeOffset.Estimate?
+        /// The reference's own stationary segments (same rule), to set against the poses'.
+        public var stationary: [TrajectoryAnalytics.Segment]
         public var ape: ErrorStatistics
         public var rpe: ErrorStatistics
         public var rpeDelta: String
         public var driftPerMetre: [DriftPerMetre]
         enum CodingKeys: String, CodingKey {
-            case file, format, poses, alignment, alignmentKind = "alignment_kind", ape, rpe, rpeDelta = "rpe_delta", driftPerMetre = "drift_per_metre"
+            case file, format, poses, alignment, alignmentKind = "alignment_kind", timeOffset = "time_offset", stationary
+            case ape, rpe, rpeDelta = "rpe_delta", driftPerMetre = "drift_per_metre"
         }
     }
 }
@@ -40,8 +48,10 @@ public enum TrajectoryReporter {
     public struct Options: Sendable {
         public var reference: String?
         public var referenceFormat = TrajectoryFormat.tum
-        /// Sim(3) instead of SE(3) alignment to the reference.
-        public var correctScale = false
+        public var alignment = ReferenceAlignment.se3
+        /// A pose file's format (nil: detected), and the rate of poses without timestamps.
+        public var format: TrajectoryFormat?
+        public var frameRate = ScanTrajectory.assumedFrameRate
         public var analytics = TrajectoryAnalytics.Options()
         /// Gesture counts already computed from this scan's depth, or the depth error that
         /// stopped that pass (either way, no decoding pass here).
@@ -59,16 +69,50 @@ public enum TrajectoryReporter {
         var tum = ""
     }
 
-    public static func report(scan path: String, options o: Options) throws -> (TrajectoryReport, Series) {
+    /// The input of a report: a scan folder's poses (with its IMU, depth for gestures) or a
+    /// pose file's.
+    struct Input {
+        var name: String
+        var trajectory: Trajectory
+        var notes: [String]
+        var gravity: [Vec3?]
+        var tum: String
+        var scan: (any Scan)?
+    }
+
+    static func input(_ path: String, options o: Options) throws -> Input {
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), !isDir.boolValue {
+            var notes: [String] = []
+            guard let format = try o.format ?? TrajectoryFiles.detect(path) else {
+                throw TrajectoryError.malformed(InputLocation(file: path), "not a scan folder, and its first line fits no pose file format (TUM 8 numbers, KITTI 12, ARKit logger 13, EuRoC CSV, Open3D .log); name one with --format")
+            }
+            if o.format == nil { notes.append("read as \(format.rawValue) (told from the file)") }
+            var t = try TrajectoryFiles.read(path, format: format)
+            if t.stamps == nil {
+                t.stamps = (0..<t.count).map { Double($0) / o.frameRate }
+                notes.append("\(format.rawValue) poses carry no timestamps: timed at \(o.frameRate) poses per second")
+            }
+            notes.append("pose file: no IMU, so no gravity tilt error; no depth, so no gestures")
+            let tum = TrajectoryFiles.tumText(t, header: "\(t.name): poses as read from \(format.rawValue)\ntimestamp tx ty tz qx qy qz qw")
+            return Input(name: t.name, trajectory: t, notes: notes, gravity: [], tum: tum, scan: nil)
+        }
         let scan = try ScanOpener.open(path, strict: false)
-        let (traj, poseNotes) = ScanTrajectory.poses(scan)
+        let (traj, poseNotes) = ScanTrajectory.poses(scan, frameRate: o.frameRate)
         var notes = poseNotes
-        let gravity = ScanTrajectory.gravity(scan, at: traj.stamps!)
         if scan.imu.isEmpty { notes.append("no IMU: no gravity tilt error") }
+        return Input(name: scan.name, trajectory: traj, notes: notes, gravity: ScanTrajectory.gravity(scan, at: traj.stamps!),
+                     tum: ScanTrajectory.tumText(scan, traj, notes: poseNotes), scan: scan)
+    }
+
+    public static func report(scan path: String, options o: Options) throws -> (TrajectoryReport, Series) {
+        let input = try input(path, options: o)
+        let traj = input.trajectory, gravity = input.gravity
+        var notes = input.notes
         guard traj.count >= 2 else { throw TrajectoryError.degenerate("\(path): fewer than 2 usable poses; nothing to analyse") }
         let analytics = try TrajectoryAnalytics.analyse(traj, gravity: gravity, options: o.analytics)
         var series = Series()
-        series.tum = ScanTrajectory.tumText(scan, traj, notes: poseNotes)
+        series.tum = input.tum
         series.times = traj.stamps!.map { $0 - traj.stamps![0] }
         series.positions = traj.positions
         series.speeds = [0] + zip(traj.poses.dropFirst(), traj.poses).enumerated().map { i, pq in
@@ -81,17 +125,26 @@ public enum TrajectoryReporter {
         var reference: TrajectoryReport.ReferenceComparison?
         if let refPath = o.reference {
             var e = Evaluation.Options()
-            e.format = o.referenceFormat == .kitti ? .kitti : .tum
-            e.align = true; e.correctScale = o.correctScale
-            let ref = try TrajectoryFiles.read(refPath, format: o.referenceFormat)
+            e.format = o.referenceFormat
+            o.alignment.apply(to: &e)
+            var ref = try TrajectoryFiles.read(refPath, format: o.referenceFormat)
+            if ref.stamps == nil && traj.stamps != nil && !e.format.hasTimestamps { ref.stamps = traj.stamps.map { Array($0.prefix(ref.count)) } }
             let prepared = try Evaluation.prepare(reference: ref, estimate: traj, options: e, referencePath: refPath, estimatePath: path)
+            var offset: TimeOffset.Estimate?
+            if ref.stamps != nil && e.format.hasTimestamps {
+                do { offset = try TimeOffset.estimate(reference: ref, estimate: traj, aligned: o.alignment != .none) } catch {
+                    notes.append("no time offset estimate: \(error)")
+                }
+            }
+            let refStationary = ref.stamps != nil && e.format.hasTimestamps
+                ? TrajectoryAnalytics.stationarySegments(positions: ref.positions, stamps: ref.stamps!, options: o.analytics) : []
             let ape = try PoseMetrics.ape(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart)
             var pairs = try PoseMetrics.pairs(prepared.estimate.poses, delta: 1, unit: .metres, allPairs: false)
             var delta = "1.0 m"
             if pairs.isEmpty { pairs = try PoseMetrics.pairs(prepared.estimate.poses, delta: 1, unit: .frames, allPairs: false); delta = "1 frame" }
             let rpe = try PoseMetrics.rpe(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart, pairs: pairs).errors
             reference = .init(file: refPath, format: o.referenceFormat.rawValue, poses: prepared.reference.count, alignment: prepared.alignment,
-                              alignmentKind: o.correctScale ? "Sim(3) Umeyama" : "SE(3) Umeyama", ape: ErrorStatistics(ape),
+                              alignmentKind: o.alignment.title, timeOffset: offset, stationary: refStationary, ape: ErrorStatistics(ape),
                               rpe: ErrorStatistics(rpe), rpeDelta: delta,
                               driftPerMetre: try DriftPerMetre.compute(reference: prepared.reference, estimate: prepared.estimate))
             let t0 = traj.stamps![0]
@@ -99,11 +152,13 @@ public enum TrajectoryReporter {
             series.errorPositions = prepared.estimate.positions
         }
         var gestures: GestureCounts?
-        switch o.gestureCounts ?? Result(catching: { try GestureAnalysis.run(scan: scan, threads: o.threads).counts }) {
-        case .success(let counts): gestures = counts
-        case .failure(let error): notes.append("no gesture counts: \(error)")
+        if let scan = input.scan {
+            switch o.gestureCounts ?? Result(catching: { try GestureAnalysis.run(scan: scan, threads: o.threads).counts }) {
+            case .success(let counts): gestures = counts
+            case .failure(let error): notes.append("no gesture counts: \(error)")
+            }
         }
-        return (TrajectoryReport(scan: path, name: scan.name, notes: notes, analytics: analytics, gestures: gestures, reference: reference), series)
+        return (TrajectoryReport(scan: path, name: input.name, notes: notes, analytics: analytics, gestures: gestures, reference: reference), series)
     }
 
     /// Writes `report.json`, `report.md`, `report.html` and the scan's poses as
@@ -136,6 +191,10 @@ public enum TrajectoryReporter {
         } else { rows.append(("gravity tilt error", "no IMU gravity")) }
         if let ref = r.reference {
             rows.append(("reference", "\(ref.file) (\(ref.format)), \(ref.poses) associated poses, \(ref.alignmentKind), scale \(f(ref.alignment.scale, 6))"))
+            if let o = ref.timeOffset {
+                rows.append(("time offset", "\(f(o.offset, 3)) s added to the poses' stamps fits the reference best (rmse \(f(o.rmse, 4)) m over \(o.poses) poses); APE below uses the stamps as they are"))
+            }
+            rows.append(("reference stationary segments", ref.stationary.isEmpty ? "none" : ref.stationary.map { "\(f($0.startTime, 2))–\(f($0.endTime, 2)) s" }.joined(separator: "; ")))
             rows.append(("APE (m)", "rmse \(f(ref.ape.rmse, 4)), mean \(f(ref.ape.mean, 4)), median \(f(ref.ape.median, 4)), std \(f(ref.ape.std, 4)), min \(f(ref.ape.min, 4)), max \(f(ref.ape.max, 4)), sse \(f(ref.ape.sse, 4))"))
             rows.append(("RPE (m, delta \(ref.rpeDelta))", "rmse \(f(ref.rpe.rmse, 4)), mean \(f(ref.rpe.mean, 4)), median \(f(ref.rpe.median, 4)), max \(f(ref.rpe.max, 4))"))
             rows.append(("drift per metre", ref.driftPerMetre.isEmpty ? "path too short" : ref.driftPerMetre.map { "\(f($0.length, 0)) m: \(f($0.percent, 2))% (\($0.segments) segments)" }.joined(separator: "; ")))

@@ -1,6 +1,33 @@
 import Foundation
 import Geometry
 
+/// How an estimate is aligned to its reference, as one choice (the `trajectory` stage's
+/// `--alignment`; `eval` spells it as evo's flags).
+public enum ReferenceAlignment: String, Sendable, Codable, CaseIterable {
+    /// No alignment: the reference's frame is the estimate's (a collinear or planar
+    /// reference, where Umeyama's rotation is undetermined, needs this).
+    case none
+    /// Umeyama, rotation and translation; `sim3` with scale too.
+    case se3, sim3
+    /// The first poses made equal.
+    case origin
+
+    public func apply(to o: inout Evaluation.Options) {
+        o.align = self == .se3 || self == .sim3
+        o.correctScale = self == .sim3
+        o.alignOrigin = self == .origin
+    }
+
+    public var title: String {
+        switch self {
+        case .none: return "not aligned"
+        case .se3: return "SE(3) Umeyama"
+        case .sim3: return "Sim(3) Umeyama"
+        case .origin: return "origin"
+        }
+    }
+}
+
 /// `eval ape|rpe FORMAT REF EST`: what `evo_ape`/`evo_rpe` compute, as one library call.
 public enum Evaluation {
     public enum Metric: String, Sendable, CaseIterable { case ape, rpe }
@@ -147,12 +174,12 @@ public enum Evaluation {
             + TrajectoryFiles.timestampWarnings(estimate, label: estPath.isEmpty ? "estimate" : estPath)
         if let n = o.downsample { ref = try ref.downsampled(to: n); est = try est.downsampled(to: n) }
         if let m = o.motionFilter {
-            guard ref.stamps != nil, est.stamps != nil, o.format != .kitti else {
+            guard ref.stamps != nil, est.stamps != nil, o.format.hasTimestamps else {
                 throw TrajectoryError.unsupported("trajectories without timestamps can't be motion filtered: it could break the pairing by line")
             }
             ref = try ref.motionFiltered(m); est = try est.motionFiltered(m)
         }
-        if o.format == .kitti || ref.stamps == nil || est.stamps == nil {
+        if !o.format.hasTimestamps || ref.stamps == nil || est.stamps == nil {
             guard ref.count == est.count else {
                 throw TrajectoryError.association("\(refPath.isEmpty ? ref.name : refPath) has \(ref.count) poses and \(estPath.isEmpty ? est.name : estPath) \(est.count): trajectories without timestamps pair line by line and must have the same number of poses")
             }
@@ -193,7 +220,7 @@ public enum Evaluation {
         }
         return Prepared(reference: ref, estimate: est, alignment: alignment, alignmentTitle: alignmentTitle,
                         referencePath: refPath, estimatePath: estPath,
-                        association: o.format == .kitti ? nil : o.association, timeOffset: o.format == .kitti ? nil : offset,
+                        association: o.format.hasTimestamps ? o.association : nil, timeOffset: o.format.hasTimestamps ? offset : nil,
                         estimatedOffset: estimatedOffset, warnings: warnings, alignmentMatrix: alignmentMatrix)
     }
 

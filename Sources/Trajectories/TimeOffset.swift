@@ -4,8 +4,9 @@ import Statistics
 
 /// Estimates a constant time offset between two trajectories (clocks of two devices or a
 /// logging delay): the offset added to the estimate's stamps that minimises the RMS of the
-/// translation error after SE(3) Umeyama alignment, with the estimate interpolated at the
-/// reference stamps. A coarse scan over ±`range` seconds, then golden-section refinement.
+/// translation error after SE(3) Umeyama alignment (or, not `aligned`, without alignment:
+/// for references whose rotation Umeyama cannot determine, such as a collinear stage), with
+/// the estimate interpolated at the reference stamps. A coarse scan over ±`range` seconds, then golden-section refinement.
 public enum TimeOffset {
     public struct Estimate: Sendable, Codable, Equatable {
         public var offset: Double
@@ -14,13 +15,16 @@ public enum TimeOffset {
     }
 
     public static func estimate(reference: Trajectory, estimate: Trajectory, range: Double = 0.5, maxDiff: Double = 0.01,
-                                tolerance: Double = 1e-4) throws -> Estimate {
+                                tolerance: Double = 1e-4, aligned: Bool = true) throws -> Estimate {
         func cost(_ offset: Double) -> (Double, Int)? {
             guard let r = try? Association.interpolated(reference, estimate, maxDiff: max(maxDiff, 0.5 * medianGap(estimate)), offset: offset),
-                  r.first.count >= 10,
-                  let a = try? Umeyama.align(r.second.positions, onto: r.first.positions, withScale: false) else { return nil }
-            let aligned = r.second.applying(scale: 1, then: a.pose)
-            let e = zip(aligned.positions, r.first.positions).map { length($0 - $1) }
+                  r.first.count >= 10 else { return nil }
+            var moved = r.second
+            if aligned {
+                guard let a = try? Umeyama.align(r.second.positions, onto: r.first.positions, withScale: false) else { return nil }
+                moved = r.second.applying(scale: 1, then: a.pose)
+            }
+            let e = zip(moved.positions, r.first.positions).map { length($0 - $1) }
             return (ErrorStatistics(e).rmse, e.count)
         }
         let steps = 100

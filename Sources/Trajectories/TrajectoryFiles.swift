@@ -1,6 +1,7 @@
 import Foundation
 import Geometry
 import Diagnostics
+import FileIO
 import TextNumbers
 
 /// Trajectory file formats, read and written with evo's conventions.
@@ -11,6 +12,15 @@ public enum TrajectoryFormat: String, Sendable, Codable, CaseIterable {
     case kitti
     /// EuRoC ground-truth CSV: `#timestamp [ns], p_x, p_y, p_z, q_w, q_x, q_y, q_z, ...`.
     case euroc
+    /// ARKit-Data-Logger's `ARKit_camera_pose.txt`: `timestamp_ns r11 r12 r13 tx r21 r22 r23
+    /// ty r31 r32 r33 tz` (ARKit's camera-to-world transform, row-major 3x4), `#` comments.
+    case arkitLogger = "arkit-logger"
+    /// Open3D's `PinholeCameraTrajectory` `.log` (Redwood's format): per pose a line of
+    /// three integers (ids) and four lines of the camera-to-world 4x4 matrix; no timestamps.
+    case open3dLog = "open3d-log"
+
+    /// Whether the format carries timestamps (KITTI and Open3D's `.log` only order poses).
+    public var hasTimestamps: Bool { self != .kitti && self != .open3dLog }
 }
 
 public enum TrajectoryFiles {
@@ -26,8 +36,10 @@ public enum TrajectoryFiles {
         var st = stat()
         if stat(path, &st) == 0 {
             let guess = min(Int(st.st_size) / 40, 1 << 20)
-            poses.reserveCapacity(guess); stamps.reserveCapacity(format == .kitti ? 0 : guess)
+            poses.reserveCapacity(guess); stamps.reserveCapacity(format.hasTimestamps ? guess : 0)
         }
+        // Open3D's .log: the line of ids, then the matrix's rows, each checked as it comes.
+        var matrixRows: [Double] = [], headerLine = 0
         do {
             try NumberLines.parseFile(path, what: "trajectory file", separator: format == .euroc ? UInt8(ascii: ",") : UInt8(ascii: " ")) { line, v in
                 let loc = InputLocation(file: path, line: line)
@@ -46,6 +58,30 @@ public enum TrajectoryFiles {
                     guard v.count >= 8 else { throw TrajectoryError.malformed(loc, "\(v.count) values; EuRoC lines hold at least 8 (timestamp [ns], p xyz, q wxyz)") }
                     let q = try quaternion(x: v[5], y: v[6], z: v[7], w: v[4], loc)
                     stamps.append(v[0] / 1e9); poses.append(Pose(translation: Vec3(v[1], v[2], v[3]), quaternion: q))
+                case .arkitLogger:
+                    guard v.count == 13 else { throw TrajectoryError.malformed(loc, "\(v.count) values; ARKit logger lines hold 13 (timestamp [ns], 3x4 row-major)") }
+                    let p = Pose(rowMajor: Array(v[1...]))
+                    // The logger writes 6 decimals: rotations are orthonormal to about 1e-6.
+                    if let problem = p.rigidityProblem(tolerance: 1e-3) { throw TrajectoryError.malformed(loc, "pose \(problem)") }
+                    stamps.append(v[0] / 1e9); poses.append(p)
+                case .open3dLog:
+                    if matrixRows.isEmpty && headerLine == 0 {
+                        guard v.count == 3, v.allSatisfy({ $0 == $0.rounded() }) else {
+                            throw TrajectoryError.malformed(loc, "\(v.count) values; an Open3D .log pose starts with a line of 3 integers (ids)")
+                        }
+                        headerLine = line
+                        return
+                    }
+                    guard v.count == 4 else { throw TrajectoryError.malformed(loc, "\(v.count) values; an Open3D .log matrix row holds 4") }
+                    matrixRows.append(contentsOf: v)
+                    guard matrixRows.count == 16 else { return }
+                    if zip(matrixRows[12...], [0.0, 0, 0, 1]).contains(where: { abs($0 - $1) > 1e-6 }) {
+                        throw TrajectoryError.malformed(loc, "last matrix row is \(Array(matrixRows[12...])); expected 0 0 0 1")
+                    }
+                    let p = Pose(rowMajor: Array(matrixRows[..<12]))
+                    if let problem = p.rigidityProblem(tolerance: 1e-3) { throw TrajectoryError.malformed(InputLocation(file: path, line: headerLine), "pose \(problem)") }
+                    poses.append(p)
+                    matrixRows.removeAll(keepingCapacity: true); headerLine = 0
                 }
             }
         } catch let bad as NumberLines.BadToken {
@@ -55,14 +91,44 @@ public enum TrajectoryFiles {
         } catch let e as IOError {
             throw TrajectoryError.malformed(InputLocation(file: path), "\(e)")
         }
+        if headerLine > 0 {
+            throw TrajectoryError.malformed(InputLocation(file: path, line: headerLine), "the file ends inside this pose: \(matrixRows.count / 4) of its 4 matrix rows")
+        }
         guard !poses.isEmpty else { throw TrajectoryError.malformed(InputLocation(file: path), "no poses") }
-        return Trajectory(poses: poses, stamps: format == .kitti ? nil : stamps, name: name)
+        return Trajectory(poses: poses, stamps: format.hasTimestamps ? stamps : nil, name: name)
     }
 
     private static func quaternion(x: Double, y: Double, z: Double, w: Double, _ loc: InputLocation) throws -> Quaternion {
         let q = Quaternion(x: x, y: y, z: z, w: w)
         guard abs(q.norm - 1) <= 0.01 else { throw TrajectoryError.malformed(loc, "quaternion norm is \(q.norm); expected 1") }
         return q
+    }
+
+    /// The format of a pose file, told from its first data line (and `.log` for Open3D's):
+    /// 8 numbers TUM, 12 KITTI, 13 the ARKit logger, commas with 8 or more EuRoC, a line of
+    /// 3 integers followed by 4 numbers Open3D's `.log`. Nil when none fits.
+    public static func detect(_ path: String) throws -> TrajectoryFormat? {
+        let bytes = try readBytes(path)
+        var lines = String(decoding: bytes.prefix(1 << 16), as: UTF8.self).split(whereSeparator: \.isNewline).lazy
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }.makeIterator()
+        guard let first = lines.next() else { return nil }
+        if first.contains(",") { return first.split(separator: ",").count >= 8 ? .euroc : nil }
+        let fields = first.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        switch fields.count {
+        case 8: return .tum
+        case 12: return .kitti
+        case 13: return .arkitLogger
+        case 3 where fields.allSatisfy({ Int($0) != nil }):
+            return lines.next().map { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).count == 4 } == true ? .open3dLog : nil
+        default: return nil
+        }
+    }
+
+    private static func readBytes(_ path: String) throws -> [UInt8] {
+        do { return try InputFile.read(path, what: "trajectory file") } catch {
+            if case IOError.missing = error { throw TrajectoryError.missing(path: path) }
+            throw error
+        }
     }
 
     /// KITTI text: the top three rows of each pose, row-major, 12 numbers a line.
@@ -86,6 +152,15 @@ public enum TrajectoryFiles {
         case .tum: return tumText(t)
         case .kitti: return kittiText(t)
         case .euroc: return eurocText(t)
+        case .arkitLogger:
+            return "# timestamp_ns r11 r12 r13 tx r21 r22 r23 ty r31 r32 r33 tz\n" + t.poses.enumerated().map { i, p in
+                String(format: "%.0f ", ((t.stamps?[i] ?? Double(i)) * 1e9).rounded()) + p.rowMajor3x4.map { String(format: "%.9f", $0) }.joined(separator: " ")
+            }.joined(separator: "\n") + "\n"
+        case .open3dLog:
+            return t.poses.enumerated().map { i, p in
+                let m = p.rowMajor3x4 + [0, 0, 0, 1]
+                return "\(i) \(i) \(i + 1)\n" + (0..<4).map { r in m[4 * r ..< 4 * r + 4].map { String(format: "%.9f", $0) }.joined(separator: " ") }.joined(separator: "\n")
+            }.joined(separator: "\n") + "\n"
         }
     }
 

@@ -15,6 +15,7 @@ extension DepthImageFormat: ExpressibleByArgument {}
 extension CloudFrame: ExpressibleByArgument {}
 extension CloudExtra: ExpressibleByArgument {}
 extension TrajectoryFormat: ExpressibleByArgument {}
+extension ReferenceAlignment: ExpressibleByArgument {}
 extension PoseRelation: ExpressibleByArgument {}
 extension PoseMetrics.DeltaUnit: ExpressibleByArgument {}
 extension Evaluation.Plane: ExpressibleByArgument {}

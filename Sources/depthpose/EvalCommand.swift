@@ -79,10 +79,10 @@ struct EvalArguments: ParsableArguments {
         if let u = changeUnit, !ErrorUnit.convertible.contains(u) {
             throw ValidationError("--change_unit must be one of \(ErrorUnit.convertible.map(\.rawValue).joined(separator: ", "))")
         }
-        if format == .kitti {
+        if !format.hasTimestamps {
             let timed = association.given + [("--t_start", tStart != nil), ("--t_end", tEnd != nil), ("--motion_filter", !reduction.motionFilter.isEmpty),
                                              ("--estimate-offset", estimateOffset)].filter(\.1).map(\.0)
-            if let flag = timed.first { throw ValidationError("\(flag) needs timestamps: KITTI files have none and pair line by line") }
+            if let flag = timed.first { throw ValidationError("\(flag) needs timestamps: \(format.rawValue) files have none and pair line by line") }
         }
     }
 

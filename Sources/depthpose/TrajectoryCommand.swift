@@ -9,15 +9,18 @@ struct TrajectoryArguments: StageArguments {
     private static let defaults = TrajectoryStage.Options()
     @Option(help: "Reference trajectory file (ground truth; default: none).") var reference: String?
     @Option(help: "Reference format.") var referenceFormat = defaults.referenceFormat
-    @Flag(help: "Sim(3) alignment to the reference (scale too).") var correctScale = defaults.correctScale
-    @Option(help: "Stationary below this speed (m/s)...") var stationarySpeed = defaults.stationarySpeed
+    @Option(help: "Alignment to the reference before APE: none, se3, sim3 (scale too), origin.") var alignment = defaults.alignment
+    @Option(help: "Format of a pose file given instead of a scan (default: told from the file).") var format: TrajectoryFormat?
+    @Option(help: "Poses per second, for poses without timestamps (KITTI, Open3D .log).") var frameRate = defaults.frameRate
+    @Option(help: "Stationary: speed over the window below this (m/s)...") var stationarySpeed = defaults.stationarySpeed
+    @Option(help: "...the window's length (s)...") var stationaryWindow = defaults.stationaryWindow
     @Option(help: "...for at least this long (s).") var stationaryMinimum = defaults.stationaryMinimum
     @Option(help: "A step faster than this (m/s, and 10x the median) is a jump.") var jumpSpeed = defaults.jumpSpeed
 
     var value: TrajectoryStage.Options {
         var o = TrajectoryStage.Options()
-        o.reference = reference; o.referenceFormat = referenceFormat; o.correctScale = correctScale
-        o.stationarySpeed = stationarySpeed; o.stationaryMinimum = stationaryMinimum; o.jumpSpeed = jumpSpeed
+        o.reference = reference; o.referenceFormat = referenceFormat; o.alignment = alignment; o.format = format; o.frameRate = frameRate
+        o.stationarySpeed = stationarySpeed; o.stationaryWindow = stationaryWindow; o.stationaryMinimum = stationaryMinimum; o.jumpSpeed = jumpSpeed
         return o
     }
 

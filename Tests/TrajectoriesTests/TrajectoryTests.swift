@@ -104,8 +104,27 @@ final class TrajectoryWriterTests: XCTestCase {
                 XCTAssertLessThan(length(a.translation - b.translation), 1e-8, "\(format)")
                 XCTAssertLessThan(zip(a.rotation.rowMajor, b.rotation.rowMajor).map { abs($0 - $1) }.max()!, 1e-8, "\(format)")
             }
-            if format != .kitti { XCTAssertEqual(back.stamps!, t.stamps!, "\(format)") }
+            if format.hasTimestamps { XCTAssertEqual(back.stamps!, t.stamps!, "\(format)") } else { XCTAssertNil(back.stamps, "\(format)") }
+            XCTAssertEqual(try TrajectoryFiles.detect(path), format, "each format is told from its own text")
         }
+    }
+
+    /// Open3D's `.log` as Open3D writes it (ids line, 4x4 camera-to-world), and its errors.
+    func testOpen3DLogIsReadAndItsErrorsNamed() throws {
+        let dir = TestSupport.temporaryDirectory("o3d")
+        TestSupport.writeText("0 0 2\n1 0 0 0.5\n0 1 0 0\n0 0 1 0\n0 0 0 1\n1 1 2\n0 -1 0 1\n1 0 0 2\n0 0 1 3\n0 0 0 1\n", dir + "/a.log")
+        let t = try TrajectoryFiles.read(dir + "/a.log", format: .open3dLog)
+        XCTAssertEqual(t.positions, [Vec3(0.5, 0, 0), Vec3(1, 2, 3)])
+        XCTAssertEqual(t.poses[1].rotation.rowMajor, [0, -1, 0, 1, 0, 0, 0, 0, 1])
+        for (text, expected) in [("0 0 1\n1 0 0 0\n0 1 0 0\n", "a.log:1: the file ends inside this pose: 2 of its 4 matrix rows"),
+                                 ("0 0 1\n1 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 1 1\n", "a.log:5: last matrix row"),
+                                 ("1 0 0 0\n", "a.log:1: 4 values; an Open3D .log pose starts with a line of 3 integers"),
+                                 ("0 0 1\n2 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 0 1\n", "a.log:1: pose")] {
+            TestSupport.writeText(text, dir + "/a.log")
+            XCTAssertThrowsError(try TrajectoryFiles.read(dir + "/a.log", format: .open3dLog)) { XCTAssertTrue("\($0)".contains(expected), "\($0)") }
+        }
+        TestSupport.writeText("# only a comment\n", dir + "/b.txt")
+        XCTAssertNil(try TrajectoryFiles.detect(dir + "/b.txt"))
     }
 
     func testUnorderedAndDuplicateStampsAreReported() {
