@@ -88,6 +88,7 @@ public final class ARKitScan: DepthBinScan {
         } else {
             problems.append(ScanProblem(.warning, "trans.json", "missing: frames have no poses"))
         }
+        problems += TimedPose.markTrackingArtefacts(&poses, file: "trans.json")
         self.poses = poses
         posesKeyedByFrameNumber = byFrame
         let stream = depthBin
@@ -139,7 +140,7 @@ public final class ARKitScan: DepthBinScan {
     public func frameInfo(_ index: Int) -> FrameInfo {
         let slot = poseSlot(forFrame: index)
         let tp = slot.map { poses[$0] }
-        var info = FrameInfo(index: index, timestamp: tp?.time, pose: tp?.problem == nil ? tp?.pose : nil,
+        var info = FrameInfo(index: index, timestamp: tp?.time, pose: tp?.isUsable == true ? tp?.pose : nil,
                              intrinsics: intrinsics, imu: nil, imuOffset: nil)
         if let tp, !perFrameIntrinsics.isEmpty, let k = perFrameIntrinsics[Self.canonicalKey(tp.key)] { info.intrinsics = k }
         if let t = info.timestamp, !posesKeyedByFrameNumber, let (i, off) = imuAssociation.nearest(to: t) {

@@ -1,3 +1,4 @@
+import Diagnostics
 import Geometry
 
 /// The capture layouts depthpose reads.
@@ -18,6 +19,30 @@ public struct TimedPose: Sendable, Equatable {
     /// Why the pose is unusable (NaN, not rigid), or nil. Unusable poses keep their slot
     /// so later frames are never shifted; frames paired with them count as "no pose".
     public var problem: String?
+    /// A tracking artefact (initialising, frozen): a well-formed pose that is not where the
+    /// camera was. Kept out like an unusable pose, counted under its own reason.
+    public var artefact: TrackingArtefact?
+
+    public init(time: Double?, key: String, pose: Pose, problem: String? = nil) {
+        self.time = time; self.key = key; self.pose = pose; self.problem = problem
+    }
+
+    /// Neither unusable nor an artefact.
+    public var isUsable: Bool { problem == nil && artefact == nil }
+
+    /// Marks the tracking artefacts among `poses` (see `TrackingArtefact`); one warning per
+    /// kind found, naming `file` and the frame keys.
+    static func markTrackingArtefacts(_ poses: inout [TimedPose], file: String) -> [ScanProblem] {
+        let found = TrackingArtefact.detect(poses.map { $0.problem == nil ? $0.pose : nil })
+        var problems: [ScanProblem] = []
+        for kind in TrackingArtefact.allCases {
+            let slots = found.indices.filter { found[$0] == kind }
+            guard let first = slots.first else { continue }
+            for k in slots { poses[k].artefact = kind }
+            problems.append(ScanProblem(.warning, file, "\(slots.count) poses \(kind.rawValue), first key \(quoted(poses[first].key)): left out like missing poses"))
+        }
+        return problems
+    }
 }
 
 /// One IMU sample, converted to Core Motion's device frame and units (g, rad/s, rad).
@@ -136,7 +161,7 @@ extension Scan {
 
     /// The usable pose of frame `index`, if paired and valid.
     public func pose(forFrame index: Int) -> Pose? {
-        guard let s = poseSlot(forFrame: index), poses[s].problem == nil else { return nil }
+        guard let s = poseSlot(forFrame: index), poses[s].isUsable else { return nil }
         return poses[s].pose
     }
 }

@@ -87,7 +87,9 @@ public final class ScanNetPPScan: DepthBinScan {
         for (a, b) in zip(entries, entries.dropFirst()) where a.frame == b.frame {
             throw ScanFormatError.malformed(InputLocation(file: jsonPath), "two entries for frame \(a.frame) (keys differing only in zero padding); expected one per frame")
         }
-        poses = entries.map(\.pose)
+        var poses = entries.map(\.pose)
+        problems += TimedPose.markTrackingArtefacts(&poses, file: Self.poseFile)
+        self.poses = poses
         frameToSlot = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.frame, $0) })
         perFrameIntrinsics = Dictionary(uniqueKeysWithValues: entries.compactMap { e in e.k.map { (e.frame, $0) } })
         intrinsics = firstK
@@ -112,7 +114,7 @@ public final class ScanNetPPScan: DepthBinScan {
 
     public func frameInfo(_ index: Int) -> FrameInfo {
         let tp = poseSlot(forFrame: index).map { poses[$0] }
-        return FrameInfo(index: index, timestamp: tp?.time, pose: tp?.problem == nil ? tp?.pose : nil,
+        return FrameInfo(index: index, timestamp: tp?.time, pose: tp?.isUsable == true ? tp?.pose : nil,
                          intrinsics: perFrameIntrinsics[index] ?? intrinsics, imu: nil, imuOffset: nil)
     }
 

@@ -145,7 +145,9 @@ public final class StrayScan: Scan {
         if zip(times, times.dropFirst()).contains(where: { $0 >= $1 }) {
             problems.append(ScanProblem(.warning, "odometry.csv", "timestamps are not strictly increasing with frame number"))
         }
-        poses = rows.map(\.pose)
+        var poses = rows.map(\.pose)
+        problems += TimedPose.markTrackingArtefacts(&poses, file: "odometry.csv")
+        self.poses = poses
         frameNumberToSlot = slots
 
         // Intrinsics: per-frame columns preferred, camera_matrix.csv otherwise.
@@ -217,7 +219,7 @@ public final class StrayScan: Scan {
     public func frameInfo(_ index: Int) -> FrameInfo {
         let slot = poseSlot(forFrame: index)
         let tp = slot.map { poses[$0] }
-        var info = FrameInfo(index: index, timestamp: tp?.time, pose: tp?.problem == nil ? tp?.pose : nil,
+        var info = FrameInfo(index: index, timestamp: tp?.time, pose: tp?.isUsable == true ? tp?.pose : nil,
                              intrinsics: intrinsics, imu: nil, imuOffset: nil)
         if index < depthFrameNumbers.count, let k = perFrameIntrinsics[depthFrameNumbers[index]] { info.intrinsics = k }
         if let t = info.timestamp, let (i, off) = imuAssociation.nearest(to: t) { info.imu = imu[i]; info.imuOffset = off }

@@ -49,7 +49,7 @@ public enum DecodeExporter {
         try AtomicOutput.write(imuCSV(scan.imu), to: staged.staging + "/imu.csv")
         try AtomicOutput.write(framesCSV(scan, frames: frames), to: staged.staging + "/frames.csv")
         try staged.commit()
-        return Summary(output: out, frames: frames, poses: scan.poses.filter { $0.problem == nil }.count, imuSamples: scan.imu.count)
+        return Summary(output: out, frames: frames, poses: scan.poses.filter(\.isUsable).count, imuSamples: scan.imu.count)
     }
 
     private static func write(_ batch: DepthBatch, _ k: Int, into dir: String, _ o: Options, scratch: inout [UInt16]) throws {

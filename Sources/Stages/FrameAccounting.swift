@@ -1,3 +1,4 @@
+import Geometry
 import ScanFormats
 import Statistics
 
@@ -14,6 +15,8 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
     public var depthWithoutPose: [IndexRange]
     /// Depth frames whose pose entry is unusable (NaN, not rigid).
     public var depthWithInvalidPose: [IndexRange]
+    /// Depth frames whose pose is a tracking artefact, by reason (initialising, frozen).
+    public var depthWithTrackingArtefact: [String: [IndexRange]]
     /// Pose entries (by position in sorted order) with no depth frame.
     public var posesWithoutDepth: [IndexRange]
     public var imuSamples: Int
@@ -32,7 +35,7 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case pairingRule = "pairing_rule", depthFrames = "depth_frames", poses, matched
-        case depthWithoutPose = "depth_without_pose", depthWithInvalidPose = "depth_with_invalid_pose"
+        case depthWithoutPose = "depth_without_pose", depthWithInvalidPose = "depth_with_invalid_pose", depthWithTrackingArtefact = "depth_with_tracking_artefact"
         case posesWithoutDepth = "poses_without_depth", imuSamples = "imu_samples", framesWithIMU = "frames_with_imu"
         case framesWithoutIMU = "frames_without_imu", framesWithoutTimestamp = "frames_without_timestamp", imuSamplesUsed = "imu_samples_used", imuSamplesShared = "imu_samples_shared"
         case imuTolerance = "imu_tolerance_s", imuMaxAbsOffset = "imu_max_abs_offset_s", imuMedianAbsOffset = "imu_median_abs_offset_s"
@@ -43,7 +46,7 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
         self.depthFrames = depthFrames
         poses = scan.poses.count
         pairingRule = scan.pairingRule
-        var noPose: [Int] = [], invalid: [Int] = [], used = Set<Int>()
+        var noPose: [Int] = [], invalid: [Int] = [], used = Set<Int>(), artefacts: [TrackingArtefact: [Int]] = [:]
         var withoutIMU: [Int] = [], withoutTime: [Int] = [], offsets: [Double] = []
         var imuUse: [Int: Int] = [:]
         var matched = 0
@@ -51,7 +54,7 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
         for i in 0..<depthFrames {
             if let s = scan.poseSlot(forFrame: i) {
                 used.insert(s)
-                if scan.poses[s].problem == nil { matched += 1 } else { invalid.append(i) }
+                if scan.poses[s].problem != nil { invalid.append(i) } else if let a = scan.poses[s].artefact { artefacts[a, default: []].append(i) } else { matched += 1 }
             } else { noPose.append(i) }
             let info = scan.frameInfo(i)
             if let sample = info.imu, let off = info.imuOffset {
@@ -64,6 +67,7 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
         self.matched = matched
         depthWithoutPose = IndexRange.ranges(noPose)
         depthWithInvalidPose = IndexRange.ranges(invalid)
+        depthWithTrackingArtefact = Dictionary(uniqueKeysWithValues: artefacts.map { ($0.rawValue, IndexRange.ranges($1)) })
         posesWithoutDepth = IndexRange.ranges((0..<scan.poses.count).filter { !used.contains($0) })
         imuSamples = scan.imu.count
         framesWithIMU = offsets.count
@@ -85,6 +89,7 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
         var detail: [String] = []
         if noPose > 0 { detail.append("no pose: frames \(list(depthWithoutPose))") }
         if bad > 0 { detail.append("unusable pose: frames \(list(depthWithInvalidPose))") }
+        for (reason, frames) in depthWithTrackingArtefact.sorted(by: { $0.key < $1.key }) { detail.append("\(reason): frames \(list(frames))") }
         rows.append(["depth frames", "\(depthFrames)", "\(matched)", "\(depthFrames - matched)", detail.joined(separator: "; ")])
         let orphan = IndexRange.total(posesWithoutDepth)
         rows.append(["poses", "\(poses)", "\(poses - orphan)", "\(orphan)", orphan > 0 ? "no depth frame: entries \(list(posesWithoutDepth))" : ""])

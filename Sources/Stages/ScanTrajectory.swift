@@ -13,7 +13,7 @@ public enum ScanTrajectory {
     /// keyed by frame number (no capture time) are timed at frame number / `frameRate`.
     public static func poses(_ scan: any Scan, frameRate: Double = assumedFrameRate) -> (Trajectory, notes: [String]) {
         var notes: [String] = []
-        let usable = scan.poses.filter { $0.problem == nil }
+        let usable = scan.poses.filter(\.isUsable)
         if usable.count < scan.poses.count { notes.append("\(scan.poses.count - usable.count) unusable poses (NaN, not rigid) left out") }
         var stamps = usable.map { $0.time }
         if stamps.contains(where: { $0 == nil }) {
@@ -23,14 +23,16 @@ public enum ScanTrajectory {
         return (Trajectory(poses: usable.map(\.pose), stamps: stamps.map { $0 ?? 0 }, name: scan.name), notes)
     }
 
-    /// The gravity (or, without it, the total acceleration) of the IMU sample nearest each
-    /// stamp, in Core Motion's device frame; nil where no sample is close enough.
-    public static func gravity(_ scan: any Scan, at stamps: [Double]) -> [Vec3?] {
+    /// The IMU gravity (device frame) of the sample nearest each pose of `t`, nil where no
+    /// sample is close enough; and how it was obtained. Scans that record only the raw
+    /// accelerometer (Stray Scanner) get `MotionCompensatedGravity`'s estimate instead.
+    public static func gravity(_ scan: any Scan, _ t: Trajectory) -> (gravity: [Vec3?], source: String?) {
         let assoc = IMUAssociation(times: scan.imu.map(\.time))
-        return stamps.map { time in
-            guard let (i, _) = assoc.nearest(to: time) else { return nil }
-            return scan.imu[i].gravity ?? scan.imu[i].acceleration
-        }
+        let nearest = t.stamps!.map { time in assoc.nearest(to: time).map { scan.imu[$0.0] } }
+        if nearest.contains(where: { $0?.gravity != nil }) { return (nearest.map { $0?.gravity }, "IMU gravity") }
+        guard nearest.contains(where: { $0?.acceleration != nil }) else { return (nearest.map { _ in nil }, nil) }
+        return (MotionCompensatedGravity.estimate(t, acceleration: nearest.map { $0?.acceleration }),
+                "raw accelerometer: averaged over \(MotionCompensatedGravity.window) s in the world frame, the poses' own acceleration taken away")
     }
 
     /// The trajectory as TUM text with a header naming the scan, the convention and the notes.

@@ -93,6 +93,15 @@ public enum TrajectoryReporter {
                 t.stamps = (0..<t.count).map { Double($0) / o.frameRate }
                 notes.append("\(format.rawValue) poses carry no timestamps: timed at \(o.frameRate) poses per second")
             }
+            let artefacts = TrackingArtefact.detect(t.poses)
+            for kind in TrackingArtefact.allCases {
+                let n = artefacts.filter { $0 == kind }.count
+                if n > 0 { notes.append("\(n) poses \(kind.rawValue) left out") }
+            }
+            if artefacts.contains(where: { $0 != nil }) {
+                let keep = artefacts.indices.filter { artefacts[$0] == nil }
+                t = Trajectory(poses: keep.map { t.poses[$0] }, stamps: t.stamps.map { s in keep.map { s[$0] } }, name: t.name)
+            }
             notes.append("pose file: no IMU, so no gravity tilt error; no depth, so no gestures")
             let tum = TrajectoryFiles.tumText(t, header: "\(t.name): poses as read from \(format.rawValue)\ntimestamp tx ty tz qx qy qz qw")
             return Input(name: t.name, trajectory: t, notes: notes, gravity: [], tum: tum, scan: nil)
@@ -101,7 +110,9 @@ public enum TrajectoryReporter {
         let (traj, poseNotes) = ScanTrajectory.poses(scan, frameRate: o.frameRate)
         var notes = poseNotes
         if scan.imu.isEmpty { notes.append("no IMU: no gravity tilt error") }
-        return Input(name: scan.name, trajectory: traj, notes: notes, gravity: ScanTrajectory.gravity(scan, at: traj.stamps!),
+        let (gravity, source) = ScanTrajectory.gravity(scan, traj)
+        if let source { notes.append("gravity for the tilt error: \(source)") }
+        return Input(name: scan.name, trajectory: traj, notes: notes, gravity: gravity,
                      tum: ScanTrajectory.tumText(scan, traj, notes: poseNotes), scan: scan)
     }
 
@@ -187,7 +198,7 @@ public enum TrajectoryReporter {
         ]
         if let g = r.gestures { rows.append(("gestures", g.text)) }
         if let t = a.tilt {
-            rows.append(("gravity tilt error", "mean \(f(t.meanDegrees, 3))°, max \(f(t.maxDegrees, 3))°, trend \(t.trendDegreesPerMinute.map { f($0, 4) + "°/min" } ?? "none (no time span)") over \(t.frames) poses"))
+            rows.append(("gravity tilt error", "mean \(f(t.meanDegrees, 3))°, max \(f(t.maxDegrees, 3))°, trend \(t.trendDegreesPerMinute.map { f($0, 4) + "°/min" } ?? "none (needs \(Int(TrajectoryAnalytics.Tilt.trendMinimumSpan)) s and \(TrajectoryAnalytics.Tilt.trendMinimumFrames) poses)"), from \(t.frames) poses"))
         } else { rows.append(("gravity tilt error", "no IMU gravity")) }
         if let ref = r.reference {
             rows.append(("reference", "\(ref.file) (\(ref.format)), \(ref.poses) associated poses, \(ref.alignmentKind), scale \(f(ref.alignment.scale, 6))"))

@@ -21,14 +21,20 @@ public struct TrajectoryAnalytics: Sendable, Codable {
         /// Frames with IMU gravity.
         public var frames: Int
         public var meanDegrees: Double, maxDegrees: Double
-        /// Least-squares slope of the tilt error over time (LAPACK dgels), degrees per minute.
-        /// Least-squares slope of the tilt error over time; nil when the samples span no time.
+        /// Least-squares slope of the tilt error over time (LAPACK dgels), degrees per minute;
+        /// nil unless the frames span `trendMinimumSpan` seconds and number `trendMinimumFrames`.
         public var trendDegreesPerMinute: Double?
+        /// A trend is fitted only to tilt errors spanning 30 s or more, from 100 frames or
+        /// more: a short walk's tilt wanders with the motion (a "trend" of 3°/min appeared
+        /// over 15 s of a real capture) and a slope over seconds extrapolated to minutes says
+        /// nothing about drift.
+        public static let trendMinimumSpan = 30.0, trendMinimumFrames = 100
         enum CodingKeys: String, CodingKey { case frames, meanDegrees = "mean_deg", maxDegrees = "max_deg", trendDegreesPerMinute = "trend_deg_per_min" }
     }
 
     public var poses: Int
     public var duration: Double
+    /// Path length and speeds leave out the steps across jumps (relocalisations).
     public var pathLength: Double
     public var meanSpeed: Double, medianSpeed: Double, maxSpeed: Double
     public var stationary: [Segment]
@@ -81,7 +87,10 @@ public struct TrajectoryAnalytics: Sendable, Codable {
             let spin = dt > 0 && turns[i] / dt > o.jumpTurn
             if fast || spin { jumps.append(Jump(time: s[i + 1], index: i + 1, distance: steps[i], angleDegrees: turns[i], speed: speeds[i])) }
         }
-        let path = steps.reduce(0, +), duration = s.last! - s.first!
+        // A jump is a relocalisation, not motion: its step counts in neither the path nor the speeds.
+        let jumped = Set(jumps.map { $0.index - 1 })
+        let path = steps.indices.filter { !jumped.contains($0) }.map { steps[$0] }.reduce(0, +), duration = s.last! - s.first!
+        let fastest = speeds.indices.filter { !jumped.contains($0) && speeds[$0].isFinite }.map { speeds[$0] }.max()
         let gap = length(t.poses.last!.translation - t.poses.first!.translation)
         var tilt: Tilt?
         let errors = zip(t.poses, s).enumerated().compactMap { i, ps -> (Double, Double)? in
@@ -90,16 +99,16 @@ public struct TrajectoryAnalytics: Sendable, Codable {
         }
         if errors.count >= 2 {
             let a = Matrix(errors.map { [1, ($0.0 - s[0]) / 60] }), b = Matrix(errors.map { [$0.1] })
-            // No trend without time to fit it over; a failed solve is an error, never a trend of 0.
+            // No trend without the time and frames to fit it over; a failed solve is an error, never a trend of 0.
             var trend: Double?
-            if errors.last!.0 > errors.first!.0 {
+            if errors.last!.0 - errors.first!.0 >= Tilt.trendMinimumSpan && errors.count >= Tilt.trendMinimumFrames {
                 do { trend = try LAPACK.leastSquares(a, b)[1, 0] } catch { throw TrajectoryError.degenerate("tilt trend: \(error)") }
             }
             tilt = Tilt(frames: errors.count, meanDegrees: errors.map(\.1).reduce(0, +) / Double(errors.count),
                         maxDegrees: errors.map(\.1).max()!, trendDegreesPerMinute: trend)
         }
         return TrajectoryAnalytics(poses: t.count, duration: duration, pathLength: path,
-                                   meanSpeed: duration > 0 ? path / duration : 0, medianSpeed: median, maxSpeed: finite.last ?? 0,
+                                   meanSpeed: duration > 0 ? path / duration : 0, medianSpeed: median, maxSpeed: fastest ?? 0,
                                    stationary: stationary, jumps: jumps, loopGap: gap, returnsToStart: gap < 0.1 * path, tilt: tilt)
     }
 
