@@ -14,7 +14,12 @@ public enum ScanTrajectory {
     public static func poses(_ scan: any Scan, frameRate: Double = assumedFrameRate) -> (Trajectory, notes: [String]) {
         var notes: [String] = []
         let usable = scan.poses.filter(\.isUsable)
-        if usable.count < scan.poses.count { notes.append("\(scan.poses.count - usable.count) unusable poses (NaN, not rigid) left out") }
+        let unusable = scan.poses.filter { $0.problem != nil }.count
+        if unusable > 0 { notes.append("\(unusable) unusable poses (NaN, not rigid) left out") }
+        for kind in TrackingArtefact.allCases {
+            let n = scan.poses.filter { $0.problem == nil && $0.artefact == kind }.count
+            if n > 0 { notes.append("\(n) poses \(kind.rawValue) left out") }
+        }
         var stamps = usable.map { $0.time }
         if stamps.contains(where: { $0 == nil }) {
             notes.append("poses carry frame numbers, not timestamps: times are frame numbers / \(frameRate) fps")

@@ -23,6 +23,22 @@ public struct SynthOptions: Sendable {
     public var threads = ProcessStats.cores
     /// A gesture-free situation that fools naive detectors (see `Confounder`).
     public var confounder: Confounder?
+
+    // Real-capture artefacts (all off by default: scans without them are unchanged).
+    /// Stops of 3 s, evenly spread: the operator stands still (see `HandheldPath.holds`).
+    public var holds = 0
+    /// Walking dynamics of a hand-held phone (see `HandheldPath.walking`).
+    public var walking = false
+    /// Written poses jitter as ARKit's do (see `PoseJitter`).
+    public var jitter = false
+    /// The first N written poses have translation exactly (0, 0, 0), as ARKit reports
+    /// while it initialises (the rotation is live).
+    public var startupFrames = 0
+    /// The written world is tilted by this many degrees about x: the gravity tilt error's
+    /// truth (the IMU keeps the true gravity).
+    public var tiltDegrees = 0.0
+    /// Stray layout: acceleration written in m/s^2 (newer exports) or g (older ones).
+    public var strayAccelerationInG = false
     public init() {}
 
     var variant: DepthVariant? {
@@ -60,6 +76,22 @@ public struct DriftModel: Sendable {
     }
 }
 
+/// ARKit-like jitter of written poses: 0.15 mm per axis, white, so the frame-to-frame
+/// speed of a held phone has a 90th percentile of about 0.03 m/s at 60 fps — the
+/// 0.027–0.038 m/s measured on real Stray Scanner captures held still — and 0.01° of rotation.
+public struct PoseJitter: Sendable {
+    private var rng: SeededRandom
+    public static let sigma = 0.00015, rotationSigma = 0.01 * .pi / 180
+    public init(seed: UInt64) { rng = SeededRandom(seed: seed, stream: 0x717) }
+
+    public mutating func apply(_ p: Pose) -> Pose {
+        let t = Vec3(rng.gaussian(), rng.gaussian(), rng.gaussian()) * Self.sigma
+        let axis = Vec3(rng.gaussian(), rng.gaussian(), rng.gaussian())
+        let turn = Matrix3.rotation(axis: length(axis) > 0 ? normalize(axis) : Vec3(0, 1, 0), angle: rng.gaussian() * Self.rotationSigma)
+        return Pose(rotation: p.rotation * turn, translation: p.translation + t)
+    }
+}
+
 /// What `synth` wrote.
 public struct SynthSummary: Sendable {
     public var directory: String
@@ -78,7 +110,11 @@ public enum Synthesizer {
         let staged = try AtomicOutput.StagedDirectory(target: directory)
         let dir = staged.staging
         let duration = Double(o.frames) / o.fps
-        let path = HandheldPath(seed: o.seed, duration: duration)
+        let holds = (0..<o.holds).map { k -> (start: Double, end: Double) in
+            let centre = duration * Double(k + 1) / Double(o.holds + 1)
+            return (centre - 1.5, centre + 1.5)
+        }
+        let path = HandheldPath(seed: o.seed, duration: duration, holds: holds, walking: o.walking)
         var scene = RoomScene.furnished(seed: o.seed)
         let mid = duration / 2, window = 4.0
         var poseAt: @Sendable (Double) -> Pose = { path.pose(at: $0) }
@@ -112,7 +148,15 @@ public enum Synthesizer {
         let times = (0..<o.frames).map { Double($0) / o.fps }
         let truth = times.map(poseAt)
         let distances = Trajectory.distanceTravelled(truth)
-        let written = zip(truth, distances).map { drift.apply($0, travelled: $1) }
+        var jitter = PoseJitter(seed: o.seed)
+        let tilt = Pose(rotation: Matrix3.rotation(axis: Vec3(1, 0, 0), angle: o.tiltDegrees * .pi / 180), translation: .zero)
+        let written = zip(truth, distances).enumerated().map { i, td -> Pose in
+            var p = drift.apply(td.0, travelled: td.1)
+            if o.tiltDegrees != 0 { p = tilt * p }
+            if o.jitter { p = jitter.apply(p) }
+            if i < o.startupFrames { p = Pose(rotation: p.rotation, translation: .zero) }
+            return p
+        }
         let travelled = distances.last!
 
         // Depth, in parallel batches appended in order.
@@ -154,7 +198,8 @@ public enum Synthesizer {
                              colourIntrinsics: colourIntrinsics, poses: zip(keys, written).map { ($0, $1) },
                              perFrameIntrinsics: nil, imu: imu)
         } else {
-            try stray!.finish(colourIntrinsics: colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu)
+            try stray!.finish(colourIntrinsics: colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu,
+                              accelerationUnit: o.strayAccelerationInG ? 1 : DeviceMotion.g)
         }
 
         // Ground truth.
@@ -170,7 +215,10 @@ public enum Synthesizer {
                                  driftYawPerMetre: DriftModel.yawPerMetre, pathLength: travelled,
                                  noiseSigma: [renderer.noise.a, renderer.noise.b, renderer.noise.c], noise: o.noise,
                                  maxRange: renderer.maxRange, dropoutRate: renderer.dropoutRate,
-                                 depthIntrinsics: kDepth, scene: scene), to: dir + "/scene.json")
+                                 depthIntrinsics: kDepth, scene: scene,
+                                 holds: holds.isEmpty ? nil : holds.map { [$0.start + HandheldPath.holdEase, $0.end] },
+                                 startupFrames: o.startupFrames == 0 ? nil : o.startupFrames,
+                                 tiltDegrees: o.tiltDegrees == 0 ? nil : o.tiltDegrees), to: dir + "/scene.json")
         try staged.commit()
         return SynthSummary(directory: directory, frames: o.frames, pathLength: travelled, gestureEvents: events)
     }
@@ -187,6 +235,13 @@ public enum Synthesizer {
         public var noiseSigma: [Double], noise: Bool, maxRange: Double, dropoutRate: Double
         public var depthIntrinsics: Intrinsics
         public var scene: RoomScene
+        /// Seconds since the first frame during which the operator stood still (walk
+        /// stopped; hand sway goes on), when the scan has holds.
+        public var holds: [[Double]]?
+        /// Leading frames whose written translation is exactly 0 (tracking initialising).
+        public var startupFrames: Int?
+        /// The true gravity tilt error of the written poses (degrees).
+        public var tiltDegrees: Double?
     }
 
     static func writeJSON<T: Encodable>(_ value: T, to path: String) throws {

@@ -26,6 +26,12 @@ struct SynthCommand: ParsableCommand {
     @Option(help: "A gesture-free confounder mid-scan: wall (walk up to a wall and back) or furniture (walk past a close shelf).")
     var confounder: Confounder?
     @Flag(help: "Perfect depth: no noise, no random dropouts.") var noNoise = !defaults.noise
+    @Option(help: "Real-capture artefact: this many 3 s stops where the operator stands still (truth in scene.json).") var holds = defaults.holds
+    @Flag(help: "Real-capture artefact: walking dynamics of a hand-held phone (about 1 m/s^2 RMS per axis).") var walking = defaults.walking
+    @Flag(help: "Real-capture artefact: written poses jitter as ARKit's do (0.15 mm, 0.01 degrees).") var jitter = defaults.jitter
+    @Option(help: "Real-capture artefact: the first N written poses have translation exactly 0 (ARKit initialising).") var startupFrames = defaults.startupFrames
+    @Option(help: "Real-capture artefact: the written world tilted by this many degrees (the true gravity tilt error).") var tilt = defaults.tiltDegrees
+    @Flag(help: "Stray layout: acceleration in g (older exports) instead of m/s^2.") var strayAccelerationInG = defaults.strayAccelerationInG
     @OptionGroup var threads: ThreadOptions
 
     func validate() throws {
@@ -35,6 +41,8 @@ struct SynthCommand: ParsableCommand {
             throw ValidationError("--width and --height must be 4...\(DepthFrameLayout.maxSide)")
         }
         guard gestures >= 0, drift.isFinite, drift >= 0 else { throw ValidationError("--gestures and --drift must be >= 0") }
+        guard holds >= 0, startupFrames >= 0, tilt.isFinite, abs(tilt) < 90 else { throw ValidationError("--holds and --startup-frames must be >= 0, --tilt within (-90, 90)") }
+        guard Double(frames) / fps >= 4 * Double(holds) else { throw ValidationError("--holds: each 3 s stop needs 4 s of scan") }
     }
 
     func run() throws {
@@ -43,6 +51,8 @@ struct SynthCommand: ParsableCommand {
         o.layout = layout
         o.width = width; o.height = height; o.startTime = startTime; o.noise = !noNoise; o.threads = threads.threads
         o.confounder = confounder
+        o.holds = holds; o.walking = walking; o.jitter = jitter; o.startupFrames = startupFrames; o.tiltDegrees = tilt
+        o.strayAccelerationInG = strayAccelerationInG
         let s = try Synthesizer.write(o, to: out)
         emit(String(format: "wrote %d frames (%@) to %@: path %.2f m, %d gestures", s.frames, layout.rawValue, out, s.pathLength, s.gestureEvents.count))
     }
