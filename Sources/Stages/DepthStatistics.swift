@@ -12,6 +12,10 @@ public struct DepthStatistics {
         var nan = 0, infinite = 0, negative = 0
         /// Frames of the current batch with no valid pixel (batch-relative).
         var empty: [Int] = []
+        /// Valid pixels by confidence level (0 low, 1 medium, 2 high), when maps exist; the
+        /// frame with the largest share of low-confidence valid pixels.
+        var levels = [0, 0, 0]
+        var worst: (frame: Int, low: Double)?
     }
     private var workers: PerWorker<Counts>?
     public private(set) var frames = 0
@@ -48,6 +52,16 @@ public struct DepthStatistics {
                         }
                     }
                     if validHere == 0 { c.empty.append(k) }
+                    if let conf = batch.confidenceMap(k), batch.format == .uint16Millimetres {
+                        // Only pixels with depth count: a map also grades pixels without any.
+                        var l = (0, 0, 0)
+                        for (i, v) in batch.millimetres(k).enumerated() where v != 0 {
+                            switch conf[i] { case 0: l.0 += 1; case 1: l.1 += 1; default: l.2 += 1 }
+                        }
+                        c.levels[0] += l.0; c.levels[1] += l.1; c.levels[2] += l.2
+                        let low = validHere > 0 ? Double(l.0) / Double(validHere) : 0
+                        if low > (c.worst?.low ?? -1) { c.worst = (batch.firstIndex + k, low) }
+                    }
                 }
             }
         }
@@ -74,6 +88,13 @@ public struct DepthStatistics {
         var s = DepthSummary(frames: frames, validFraction: pixels > 0 ? Double(validPixels) / Double(pixels) : 0,
                              nanPixels: nanPixels, infinitePixels: infinitePixels, negativePixels: negativePixels,
                              emptyFrames: emptyFrames.count)
+        if let all = workers?.all {
+            let levels = (0..<3).map { l in all.reduce(0) { $0 + $1.levels[l] } }, graded = levels.reduce(0, +)
+            if graded > 0, let worst = all.compactMap(\.worst).max(by: { ($0.low, -$0.frame) < ($1.low, -$1.frame) }) {
+                s.confidence = ConfidenceSummary(low: Double(levels[0]) / Double(graded), medium: Double(levels[1]) / Double(graded),
+                                                 high: Double(levels[2]) / Double(graded), worstFrame: worst.frame, worstFrameLow: worst.low)
+            }
+        }
         guard validPixels > 0 else { return s }
         s.min = Double(histogram.indices.first { $0 > 0 && histogram[$0] > 0 }!) / 1000
         s.max = Double(histogram.indices.last { histogram[$0] > 0 }!) / 1000
@@ -99,9 +120,20 @@ public struct DepthSummary: Sendable, Codable, Equatable {
     public var nanPixels: Int, infinitePixels: Int, negativePixels: Int
     public var emptyFrames: Int
     public var min: Double?, max: Double?, mean: Double?, median: Double?, p05: Double?, p95: Double?
+    /// Confidence of the valid pixels, when the scan has confidence maps.
+    public var confidence: ConfidenceSummary?
 
     enum CodingKeys: String, CodingKey {
         case frames, validFraction = "valid_fraction", nanPixels = "nan_pixels", infinitePixels = "infinite_pixels"
-        case negativePixels = "negative_pixels", emptyFrames = "empty_frames", min, max, mean, median, p05, p95
+        case negativePixels = "negative_pixels", emptyFrames = "empty_frames", min, max, mean, median, p05, p95, confidence
     }
+}
+
+/// Shares of the valid depth pixels at each ARKit confidence level, and the frame with the
+/// largest low-confidence share: "valid" says only that a pixel has a depth, and on real
+/// captures 38% of a frame's pixels can have confidence 0.
+public struct ConfidenceSummary: Sendable, Codable, Equatable {
+    public var low: Double, medium: Double, high: Double
+    public var worstFrame: Int, worstFrameLow: Double
+    enum CodingKeys: String, CodingKey { case low, medium, high, worstFrame = "worst_frame", worstFrameLow = "worst_frame_low" }
 }

@@ -72,7 +72,7 @@ public enum Inspector {
         var gestureStream = GestureStream(options: gestureOptions, threads: threads)
         var streamProblem: ScanProblem?, streamError: (any Error)?
         do {
-            try scan.forEachFrameBatch(threads: threads, onFrame: gestureStream.frameHook(batchFrames: scan.depthBatchFrames)) {
+            try scan.forEachFrameBatch(threads: threads, confidence: scan.hasConfidenceMaps, onFrame: gestureStream.frameHook(batchFrames: scan.depthBatchFrames)) {
                 stats.add($0.depth, threads: threads)
                 gestureStream.consume($0)
             }
@@ -138,6 +138,9 @@ extension InspectReport {
         }
         let d = depthStatistics
         s += "depth stats valid \(f(d.validFraction * 100, 1))%, min \(f(d.min)) m, median \(f(d.median)) m, mean \(f(d.mean)) m, p95 \(f(d.p95)) m, max \(f(d.max)) m\n"
+        if let c = d.confidence {
+            s += "confidence  of valid pixels: low \(f(c.low * 100, 1))%, medium \(f(c.medium * 100, 1))%, high \(f(c.high * 100, 1))%; most low: frame \(c.worstFrame) (\(f(c.worstFrameLow * 100, 1))% low)\n"
+        }
         if let g = gestures { s += "gestures    \(g.text)\n" }
         s += "\nframe accounting\n" + accounting.table + "\n"
         s += "\nproblems    " + (problems.isEmpty ? "none\n" : "\(problems.count)\n" + problems.map { "  - \($0)" }.joined(separator: "\n") + "\n")

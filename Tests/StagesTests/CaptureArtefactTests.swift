@@ -73,3 +73,31 @@ final class CaptureArtefactTests: XCTestCase {
         XCTAssertLessThan(try XCTUnwrap(r.reference?.ape.max), 0.002, "only jitter left: the zero poses would be 1 m off")
     }
 }
+
+/// `inspect` reports the confidence of the valid pixels, not only that they are valid.
+final class ConfidenceReportTests: XCTestCase {
+    func testConfidenceSharesAreThoseOfTheMaps() throws {
+        let dir = try TestSupport.synthScan(layout: .stray, frames: 20, seed: 8, width: 32, height: 24)
+        let scan = try XCTUnwrap(try ScanOpener.open(dir) as? StrayScan)
+        // Counted here from the PNGs, pixel by pixel, where depth is non-zero.
+        var levels = [0, 0, 0], worst = (frame: -1, low: -1.0)
+        for f in 0..<20 {
+            let conf = try XCTUnwrap(try scan.confidence(frame: f))
+            var depth = [UInt16]()
+            try scan.forEachDepthBatch(threads: 1) { b in if f >= b.firstIndex && f < b.firstIndex + b.count { depth = Array(b.millimetres(f - b.firstIndex)) } }
+            var l = [0, 0, 0]
+            for (d, c) in zip(depth, conf) where d != 0 { l[Int(c)] += 1 }
+            for i in 0..<3 { levels[i] += l[i] }
+            let low = Double(l[0]) / Double(l.reduce(0, +))
+            if low > worst.low { worst = (f, low) }
+        }
+        XCTAssertGreaterThan(levels[0] + levels[1], 0, "the generator grades some pixels below high")
+        let total = Double(levels.reduce(0, +))
+        let c = try XCTUnwrap(try Inspector.inspect(dir, threads: 2).depthStatistics.confidence)
+        XCTAssertEqual(c.low, Double(levels[0]) / total, accuracy: 1e-12)
+        XCTAssertEqual(c.medium, Double(levels[1]) / total, accuracy: 1e-12)
+        XCTAssertEqual(c.high, Double(levels[2]) / total, accuracy: 1e-12)
+        XCTAssertEqual(c.worstFrame, worst.frame)
+        XCTAssertTrue(try Inspector.inspect(dir).text.contains("confidence  of valid pixels: low"))
+    }
+}
