@@ -228,7 +228,7 @@ public final class StrayScan: Scan {
 
     /// Confidence maps are `confidence/NNNNNN.png`; frames without one get all-high confidence.
     public var hasConfidenceMaps: Bool { true }
-    public var pairingRule: String { "depth/NNNNNN.png <-> odometry.csv row with frame NNNNNN" }
+    public var pairingRule: String { "depth/NNNNNN.\(usesNPY ? "npy" : "png") <-> odometry.csv row with frame NNNNNN" }
     public var depthFramesWithoutDecoding: Int? { depthFrameNumbers.count }
 
     /// 64 frames, fewer when frames are large: a batch holds at most 64 MiB of depth.
