@@ -114,13 +114,21 @@ public final class StrayScan: Scan {
         // odometry.csv
         let odoPath = path + "/odometry.csv"
         let odo = try CSVTable(path: odoPath, what: "odometry.csv (camera poses)")
-        let cT = try odo.requireColumn("timestamp"), cF = try odo.requireColumn("frame")
+        // Exports before August 2021 have neither `timestamp` nor `frame`: row i is frame i.
+        let cT = odo.column("timestamp"), cF = odo.column("frame")
+        if (cT == nil) != (cF == nil) {
+            throw ScanFormatError.malformed(InputLocation(file: odoPath, line: 1), "a \(cT == nil ? "frame" : "timestamp") column but no \(cT == nil ? "timestamp" : "frame") column; expected both, or neither (exports before August 2021)")
+        }
+        if cT == nil {
+            problems.append(ScanProblem(.warning, "odometry.csv", "no timestamp and frame columns (a Stray export from before August 2021): row i is depth frame i, and frames have no capture time"))
+        }
         let cols = try ["x", "y", "z", "qx", "qy", "qz", "qw"].map { (c) throws(ScanFormatError) in try odo.requireColumn(c) }
         let kCols = ["fx", "fy", "cx", "cy"].compactMap { odo.column($0) }
         var rows: [(frame: Int, line: Int, pose: TimedPose, k: [Double]?)] = []
-        for (r, line) in zip(odo.rows, odo.lines) {
-            guard let f = Int(exactly: r[cF]), f >= 0 else {
-                throw ScanFormatError.malformed(InputLocation(file: odoPath, line: line), "frame is \(r[cF]); expected a non-negative integer")
+        for (row, (r, line)) in zip(odo.rows, odo.lines).enumerated() {
+            let frameValue = cF.map { r[$0] } ?? Double(row)
+            guard let f = Int(exactly: frameValue), f >= 0 else {
+                throw ScanFormatError.malformed(InputLocation(file: odoPath, line: line), "frame is \(frameValue); expected a non-negative integer")
             }
             let q = Quaternion(x: r[cols[3]], y: r[cols[4]], z: r[cols[5]], w: r[cols[6]])
             var problem: String?
@@ -128,7 +136,7 @@ public final class StrayScan: Scan {
             let cvPose = Pose(translation: Vec3(r[cols[0]], r[cols[1]], r[cols[2]]), quaternion: q)
             problem = problem ?? cvPose.rigidityProblem()
             if let problem { problems.append(ScanProblem(.error, "odometry.csv:\(line)", "frame \(f): pose \(problem); the frame counts as having no pose")) }
-            rows.append((f, line, TimedPose(time: r[cT], key: String(f), pose: cvPose.flippingCameraYZ, problem: problem),
+            rows.append((f, line, TimedPose(time: cT.map { r[$0] }, key: String(f), pose: cvPose.flippingCameraYZ, problem: problem),
                          kCols.count == 4 ? kCols.map { r[$0] } : nil))
         }
         if zip(rows, rows.dropFirst()).contains(where: { $0.frame >= $1.frame }) {

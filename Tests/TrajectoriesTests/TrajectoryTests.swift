@@ -146,7 +146,15 @@ final class AnalyticsTests: XCTestCase {
         let a = try TrajectoryAnalytics.analyse(still, gravity: [down, down])
         XCTAssertEqual(a.tilt?.frames, 2)
         XCTAssertNil(a.tilt?.trendDegreesPerMinute)
-        let moving = try TrajectoryAnalytics.analyse(Trajectory(poses: [p, q], stamps: [5, 6], name: "one second"), gravity: [down, down])
-        XCTAssertNotNil(moving.tilt?.trendDegreesPerMinute)
+        // One second, or 29 s, is too short for a trend; 30 s over 100 poses is enough, and a
+        // world turning by 1°/min about x gives a trend of 1°/min.
+        let short = try TrajectoryAnalytics.analyse(Trajectory(poses: [p, q], stamps: [5, 6], name: "one second"), gravity: [down, down])
+        XCTAssertNil(short.tilt?.trendDegreesPerMinute)
+        for (span, expected) in [(29.0, false), (30.0, true)] {
+            let n = 121, times = (0..<n).map { 5 + span * Double($0) / Double(n - 1) }
+            let poses = times.map { t in Pose(rotation: Matrix3.rotation(axis: Vec3(0, 0, 1), angle: (t - 5) / 60 * .pi / 180), translation: Vec3(t, 0, 0)) }
+            let a = try TrajectoryAnalytics.analyse(Trajectory(poses: poses, stamps: times, name: "\(span) s"), gravity: Array(repeating: down, count: n))
+            if expected { XCTAssertEqual(try XCTUnwrap(a.tilt?.trendDegreesPerMinute), 1, accuracy: 1e-6) } else { XCTAssertNil(a.tilt?.trendDegreesPerMinute) }
+        }
     }
 }
