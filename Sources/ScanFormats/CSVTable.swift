@@ -12,14 +12,19 @@ public struct CSVTable: Sendable {
     public let rows: [[Double]]
     public let lines: [Int]
 
+    /// Whether the file had no header row and `defaultHeader` was used.
+    public let headerless: Bool
+
     /// Reads `path`; every field after the header must be a number (parsed by `NumberLines`).
-    public init(path: String, what: String) throws(ScanFormatError) {
+    /// A first row of numbers as many as `defaultHeader` names is data under that header
+    /// (files an older writer left without a header).
+    public init(path: String, what: String, defaultHeader: [String]? = nil) throws(ScanFormatError) {
         let data: Data
         do { data = Data(try InputFile.read(path, what: what)) } catch { throw .from(error) }
         self.path = path
         // The header is the first non-blank line; the numbers follow it.
         var start = data.startIndex, headerLine = 0
-        var header: [String]?
+        var header: [String]?, headerless = false
         while header == nil && start < data.endIndex {
             let end = data[start...].firstIndex(of: 10) ?? data.endIndex
             headerLine += 1
@@ -28,7 +33,12 @@ public struct CSVTable: Sendable {
             }
             let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
             if !line.isEmpty {
-                header = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                let fields = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                if let d = defaultHeader, fields.count == d.count, fields.allSatisfy({ Double($0) != nil }) {
+                    header = d.map { $0.lowercased() }; headerless = true; headerLine -= 1
+                    break  // this line is data
+                }
+                header = fields
             }
             start = min(end + 1, data.endIndex)
         }
@@ -49,7 +59,7 @@ public struct CSVTable: Sendable {
         } catch {
             throw .malformed(InputLocation(file: path), "\(error)")
         }
-        self.header = header; self.rows = rows; self.lines = lines
+        self.header = header; self.rows = rows; self.lines = lines; self.headerless = headerless
     }
 
     /// Index of the column named `name` (case-insensitive), if present.

@@ -96,16 +96,43 @@ public final class ARKitScanWriter {
     }
 }
 
+/// The export generations of the Stray Scanner app, read from its public source history
+/// (github.com/strayrobots/scanner, `StrayScanner/Helpers/*Encoder.swift`). Each changes
+/// what `StrayScanWriter` writes and `StrayScan` reads.
+public enum StrayGeneration: String, Sendable, CaseIterable, Comparable {
+    /// 2021-02-27 (1ccec0d) to 2021-03-13: `odometry.csv` without a header, `x, y, z, qx, qy,
+    /// qz, qw` with ARKit's camera axes; depth `.npy` (uint16 mm); no confidence, no IMU.
+    case feb2021 = "2021-02"
+    /// 2021-03-13 (550fea8): a header `x, y, z, qx, qy, qz, qw`, OpenCV camera axes (the
+    /// app's q_AC, 180 degrees about x); confidence PNGs.
+    case mar2021 = "2021-03"
+    /// 2021-08-24 (4947d46): `timestamp, frame, x, ...` (frame written %06d); `imu.csv`
+    /// from Core Motion's device motion, (userAcceleration + gravity) x 9.81, m/s^2.
+    case aug2021 = "2021-08"
+    /// 2022-02-15 (4fc3954, 9e470db): depth as 16-bit PNG (mm); a frame-rate divider.
+    case feb2022 = "2022-02"
+    /// 2025-02-23 (86cf234): `imu.csv` from the raw accelerometer (g, not converted) and the
+    /// raw gyro, a row when both have a new sample.
+    case feb2025 = "2025-02"
+
+    public static func < (a: Self, b: Self) -> Bool { allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)! }
+    var depthIsNPY: Bool { self < .feb2022 }
+}
+
 /// Writes a scan in the Stray Scanner layout: `camera_matrix.csv`, `odometry.csv` (with
 /// per-frame fx, fy, cx, cy; OpenCV camera axes), `imu.csv`, `depth/`, `confidence/`.
 public final class StrayScanWriter {
     public let directory: String
     public let layout: DepthFrameLayout
+    /// The app generation written; nil: the newest layout plus per-frame `fx, fy, cx, cy`
+    /// odometry columns (which depthpose reads when present; the public app source never
+    /// wrote them).
+    public let generation: StrayGeneration?
 
-    public init(directory: String, layout: DepthFrameLayout) throws {
-        self.directory = directory; self.layout = layout
+    public init(directory: String, layout: DepthFrameLayout, generation: StrayGeneration? = nil) throws {
+        self.directory = directory; self.layout = layout; self.generation = generation
         try AtomicOutput.makeDirectory(directory + "/depth")
-        try AtomicOutput.makeDirectory(directory + "/confidence")
+        if generation != .feb2021 { try AtomicOutput.makeDirectory(directory + "/confidence") }
     }
 
     /// Writes depth (metres, converted to mm PNG) and confidence of frame `index`; thread-safe.
@@ -113,24 +140,43 @@ public final class StrayScanWriter {
         var mm = [UInt16](repeating: 0, count: metres.count)
         mm.withUnsafeMutableBufferPointer { DepthConversion.millimetres(fromMetres: metres, into: $0) }
         let name = String(format: "%06d.png", index)
-        let png = try mm.withUnsafeBufferPointer { try PNGImage.encode(gray16: $0, width: layout.width, height: layout.height) }
-        try png.write(to: URL(fileURLWithPath: directory + "/depth/" + name))
+        if generation?.depthIsNPY == true {
+            let npy = mm.withUnsafeBytes { NPYArray.file(dtype: .uint16, rows: layout.height, cols: layout.width, elements: $0) }
+            try npy.write(to: URL(fileURLWithPath: directory + "/depth/" + String(format: "%06d.npy", index)))
+        } else {
+            let png = try mm.withUnsafeBufferPointer { try PNGImage.encode(gray16: $0, width: layout.width, height: layout.height) }
+            try png.write(to: URL(fileURLWithPath: directory + "/depth/" + name))
+        }
+        if generation == .feb2021 { return }
         let conf = try confidence.withUnsafeBufferPointer { try PNGImage.encode(gray8: $0, width: layout.width, height: layout.height) }
         try conf.write(to: URL(fileURLWithPath: directory + "/confidence/" + name))
     }
 
     /// Writes the CSVs. `poses` are in depthpose's convention (ARKit camera axes) and are
-    /// converted to Stray's OpenCV camera axes. `accelerationUnit` is 1 (g) or 9.80665 (m/s^2).
-    public func finish(colourIntrinsics k: Intrinsics, frames: [(time: Double, pose: Pose)], imu: [IMUSample],
-                       accelerationUnit: Double = 9.80665) throws {
+    /// converted to Stray's OpenCV camera axes (from the March 2021 generation on).
+    /// Acceleration is written in m/s^2, or in g by the 2025 generation (raw accelerometer).
+    public func finish(colourIntrinsics k: Intrinsics, frames: [(time: Double, pose: Pose)], imu: [IMUSample]) throws {
         let km = "\(k.fx), 0.0, \(k.cx)\n0.0, \(k.fy), \(k.cy)\n0.0, 0.0, 1.0\n"
         try Data(km.utf8).write(to: URL(fileURLWithPath: directory + "/camera_matrix.csv"))
-        var odo = "timestamp, frame, x, y, z, qx, qy, qz, qw, fx, fy, cx, cy\n"
+        var odo: String
+        switch generation {
+        case nil: odo = "timestamp, frame, x, y, z, qx, qy, qz, qw, fx, fy, cx, cy\n"
+        case .feb2021?: odo = ""
+        case .mar2021?: odo = "x, y, z, qx, qy, qz, qw\n"
+        case _?: odo = "timestamp, frame, x, y, z, qx, qy, qz, qw\n"
+        }
         for (i, f) in frames.enumerated() {
-            let cv = f.pose.flippingCameraYZ, q = cv.quaternion, t = cv.translation
-            odo += String(format: "%.6f", f.time) + ", \(i), \(t.x), \(t.y), \(t.z), \(q.x), \(q.y), \(q.z), \(q.w), \(k.fx), \(k.fy), \(k.cx), \(k.cy)\n"
+            let written = generation == .feb2021 ? f.pose : f.pose.flippingCameraYZ, q = written.quaternion, t = written.translation
+            let pose = "\(t.x), \(t.y), \(t.z), \(q.x), \(q.y), \(q.z), \(q.w)"
+            switch generation {
+            case nil: odo += String(format: "%.6f", f.time) + ", \(i), " + pose + ", \(k.fx), \(k.fy), \(k.cx), \(k.cy)\n"
+            case .feb2021?, .mar2021?: odo += pose + "\n"
+            case _?: odo += String(format: "%.6f, %06d, ", f.time, i) + pose + "\n"
+            }
         }
         try Data(odo.utf8).write(to: URL(fileURLWithPath: directory + "/odometry.csv"))
+        guard generation.map({ $0 >= .aug2021 }) ?? true else { return }
+        let accelerationUnit = generation == .feb2025 ? 1 : 9.80665
         var csv = "timestamp, a_x, a_y, a_z, alpha_x, alpha_y, alpha_z\n"
         for s in imu {
             let a = (s.acceleration ?? .zero) * accelerationUnit, r = s.rotationRate ?? .zero

@@ -113,7 +113,13 @@ public final class StrayScan: Scan {
 
         // odometry.csv
         let odoPath = path + "/odometry.csv"
-        let odo = try CSVTable(path: odoPath, what: "odometry.csv (camera poses)")
+        let poseColumns = ["x", "y", "z", "qx", "qy", "qz", "qw"]
+        let odo = try CSVTable(path: odoPath, what: "odometry.csv (camera poses)", defaultHeader: poseColumns)
+        // February-March 2021 exports wrote no header and ARKit's own camera axes; later
+        // ones a header and OpenCV camera axes (the app's q_AC, 180 degrees about x).
+        if odo.headerless {
+            problems.append(ScanProblem(.warning, "odometry.csv", "no header (a Stray export from February-March 2021): columns x, y, z, qx, qy, qz, qw in ARKit camera axes"))
+        }
         // Exports before August 2021 have neither `timestamp` nor `frame`: row i is frame i.
         let cT = odo.column("timestamp"), cF = odo.column("frame")
         if (cT == nil) != (cF == nil) {
@@ -122,7 +128,7 @@ public final class StrayScan: Scan {
         if cT == nil {
             problems.append(ScanProblem(.warning, "odometry.csv", "no timestamp and frame columns (a Stray export from before August 2021): row i is depth frame i, and frames have no capture time"))
         }
-        let cols = try ["x", "y", "z", "qx", "qy", "qz", "qw"].map { (c) throws(ScanFormatError) in try odo.requireColumn(c) }
+        let cols = try poseColumns.map { (c) throws(ScanFormatError) in try odo.requireColumn(c) }
         let kCols = ["fx", "fy", "cx", "cy"].compactMap { odo.column($0) }
         var rows: [(frame: Int, line: Int, pose: TimedPose, k: [Double]?)] = []
         for (row, (r, line)) in zip(odo.rows, odo.lines).enumerated() {
@@ -133,10 +139,10 @@ public final class StrayScan: Scan {
             let q = Quaternion(x: r[cols[3]], y: r[cols[4]], z: r[cols[5]], w: r[cols[6]])
             var problem: String?
             if !(q.norm.isFinite) || abs(q.norm - 1) > 1e-3 { problem = "quaternion norm is \(q.norm); expected 1" }
-            let cvPose = Pose(translation: Vec3(r[cols[0]], r[cols[1]], r[cols[2]]), quaternion: q)
-            problem = problem ?? cvPose.rigidityProblem()
+            let filePose = Pose(translation: Vec3(r[cols[0]], r[cols[1]], r[cols[2]]), quaternion: q)
+            problem = problem ?? filePose.rigidityProblem()
             if let problem { problems.append(ScanProblem(.error, "odometry.csv:\(line)", "frame \(f): pose \(problem); the frame counts as having no pose")) }
-            rows.append((f, line, TimedPose(time: cT.map { r[$0] }, key: String(f), pose: cvPose.flippingCameraYZ, problem: problem),
+            rows.append((f, line, TimedPose(time: cT.map { r[$0] }, key: String(f), pose: odo.headerless ? filePose : filePose.flippingCameraYZ, problem: problem),
                          kCols.count == 4 ? kCols.map { r[$0] } : nil))
         }
         if zip(rows, rows.dropFirst()).contains(where: { $0.frame >= $1.frame }) {

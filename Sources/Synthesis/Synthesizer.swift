@@ -37,8 +37,9 @@ public struct SynthOptions: Sendable {
     /// The written world is tilted by this many degrees about x: the gravity tilt error's
     /// truth (the IMU keeps the true gravity).
     public var tiltDegrees = 0.0
-    /// Stray layout: acceleration written in m/s^2 (newer exports) or g (older ones).
-    public var strayAccelerationInG = false
+    /// Stray layout: the app generation to write (see `StrayGeneration`); nil: the newest
+    /// plus per-frame intrinsics columns.
+    public var strayGeneration: StrayGeneration?
     public init() {}
 
     var variant: DepthVariant? {
@@ -161,7 +162,7 @@ public enum Synthesizer {
 
         // Depth, in parallel batches appended in order.
         let arkit = try o.variant.map { try ARKitScanWriter(directory: dir, variant: $0, layout: layout) }
-        let stray = o.variant == nil ? try StrayScanWriter(directory: dir, layout: layout) : nil
+        let stray = o.variant == nil ? try StrayScanWriter(directory: dir, layout: layout, generation: o.strayGeneration) : nil
         let batch = 32
         for start in stride(from: 0, to: o.frames, by: batch) {
             // Each frame is rendered and encoded (ARKit: to bytes appended in order below;
@@ -198,8 +199,7 @@ public enum Synthesizer {
                              colourIntrinsics: colourIntrinsics, poses: zip(keys, written).map { ($0, $1) },
                              perFrameIntrinsics: nil, imu: imu)
         } else {
-            try stray!.finish(colourIntrinsics: colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu,
-                              accelerationUnit: o.strayAccelerationInG ? 1 : DeviceMotion.g)
+            try stray!.finish(colourIntrinsics: colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu)
         }
 
         // Ground truth.

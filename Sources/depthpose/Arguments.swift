@@ -7,6 +7,7 @@ import Trajectories
 import Execution
 import FileIO
 import ResultFiles
+import ScanFormats
 
 // The library's domain values as command-line values: each enum's raw values are its
 // spellings, and `--help` lists them.
@@ -16,6 +17,7 @@ extension CloudFrame: ExpressibleByArgument {}
 extension CloudExtra: ExpressibleByArgument {}
 extension TrajectoryFormat: ExpressibleByArgument {}
 extension ReferenceAlignment: ExpressibleByArgument {}
+extension StrayGeneration: ExpressibleByArgument {}
 extension PoseRelation: ExpressibleByArgument {}
 extension PoseMetrics.DeltaUnit: ExpressibleByArgument {}
 extension Evaluation.Plane: ExpressibleByArgument {}

@@ -31,7 +31,7 @@ struct SynthCommand: ParsableCommand {
     @Flag(help: "Real-capture artefact: written poses jitter as ARKit's do (0.15 mm, 0.01 degrees).") var jitter = defaults.jitter
     @Option(help: "Real-capture artefact: the first N written poses have translation exactly 0 (ARKit initialising).") var startupFrames = defaults.startupFrames
     @Option(help: "Real-capture artefact: the written world tilted by this many degrees (the true gravity tilt error).") var tilt = defaults.tiltDegrees
-    @Flag(help: "Stray layout: acceleration in g (older exports) instead of m/s^2.") var strayAccelerationInG = defaults.strayAccelerationInG
+    @Option(help: "Stray layout: write this app generation (2021-02, 2021-03, 2021-08, 2022-02, 2025-02; default: the newest plus per-frame intrinsics).") var strayGeneration: StrayGeneration?
     @OptionGroup var threads: ThreadOptions
 
     func validate() throws {
@@ -52,7 +52,7 @@ struct SynthCommand: ParsableCommand {
         o.width = width; o.height = height; o.startTime = startTime; o.noise = !noNoise; o.threads = threads.threads
         o.confounder = confounder
         o.holds = holds; o.walking = walking; o.jitter = jitter; o.startupFrames = startupFrames; o.tiltDegrees = tilt
-        o.strayAccelerationInG = strayAccelerationInG
+        o.strayGeneration = strayGeneration
         let s = try Synthesizer.write(o, to: out)
         emit(String(format: "wrote %d frames (%@) to %@: path %.2f m, %d gestures", s.frames, layout.rawValue, out, s.pathLength, s.gestureEvents.count))
     }

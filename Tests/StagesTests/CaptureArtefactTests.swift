@@ -40,8 +40,9 @@ final class CaptureArtefactTests: XCTestCase {
     /// error is the truth within 0.3°, in either unit the app has written, and the figure
     /// says what it rests on. The raw reading used directly (the old way) is off by far more.
     func testTiltFromTheRawAccelerometerWhileWalkingIsTheTruth() throws {
-        for inG in [false, true] {
-            let (dir, truth) = try scan(frames: 600, fps: 30) { $0.walking = true; $0.jitter = true; $0.layout = .stray; $0.tiltDegrees = 1.5; $0.strayAccelerationInG = inG }
+        for generation in [StrayGeneration.aug2021, .feb2025] {  // m/s^2 (device motion), g (raw accelerometer)
+            let inG = generation == .feb2025
+            let (dir, truth) = try scan(frames: 600, fps: 30) { $0.walking = true; $0.jitter = true; $0.layout = .stray; $0.tiltDegrees = 1.5; $0.strayGeneration = generation }
             let (r, _) = try TrajectoryReporter.report(scan: dir, options: .init())
             let tilt = try XCTUnwrap(r.analytics.tilt)
             XCTAssertEqual(tilt.meanDegrees, try XCTUnwrap(truth.tiltDegrees), accuracy: 0.3, "in g: \(inG)")
@@ -99,5 +100,37 @@ final class ConfidenceReportTests: XCTestCase {
         XCTAssertEqual(c.high, Double(levels[2]) / total, accuracy: 1e-12)
         XCTAssertEqual(c.worstFrame, worst.frame)
         XCTAssertTrue(try Inspector.inspect(dir).text.contains("confidence  of valid pixels: low"))
+    }
+}
+
+/// Every export generation the Stray Scanner app has written (its public source history,
+/// see `StrayGeneration`) is read, and gives the same cloud as the newest layout.
+final class StrayGenerationTests: XCTestCase {
+    func testEveryStrayGenerationIsReadWithTheSameCloud() throws {
+        func cloud(_ g: StrayGeneration?, minConfidence: UInt8) throws -> (PointCloud, any Scan) {
+            let dir = try TestSupport.synthScan(layout: .stray, frames: 30, seed: 9, width: 32, height: 24) { $0.strayGeneration = g }
+            var o = CloudOptions(); o.voxelSize = 0.03; o.filters.minConfidence = minConfidence
+            return (try CloudBuilder.build(scan: dir, options: o).0, try ScanOpener.open(dir))
+        }
+        let (newest, _) = try cloud(nil, minConfidence: 0)
+        let (newestFiltered, _) = try cloud(nil, minConfidence: 1)
+        XCTAssertGreaterThan(newest.count, 100)
+        for g in StrayGeneration.allCases {
+            let (c, scan) = try cloud(g, minConfidence: 0)
+            XCTAssertEqual(c.positions, newest.positions, "\(g.rawValue): same points")
+            XCTAssertEqual(scan.poses.count, 30)
+            XCTAssertEqual(scan.depthEncoding, g < .feb2022 ? "npy-uint16" : "png-uint16", g.rawValue)
+            XCTAssertEqual(scan.pairingRule.contains(".npy"), g < .feb2022, g.rawValue)
+            XCTAssertEqual(scan.poses.allSatisfy { $0.time != nil }, g >= .aug2021, "\(g.rawValue): capture times")
+            XCTAssertEqual(scan.imu.isEmpty, g < .aug2021, g.rawValue)
+            if g >= .aug2021 {
+                // m/s^2 until 2025, g after: both read as g.
+                let mean = scan.imu.map { length($0.acceleration!) }.reduce(0, +) / Double(scan.imu.count)
+                XCTAssertEqual(mean, 1, accuracy: 0.05, g.rawValue)
+            }
+            if g >= .mar2021 {  // confidence maps exist: the default filter gives the same cloud too
+                XCTAssertEqual(try cloud(g, minConfidence: 1).0, newestFiltered, g.rawValue)
+            }
+        }
     }
 }
