@@ -21,6 +21,9 @@ public struct GestureDetector: Sendable {
         var lastCamera: Vec3?
         /// Camera path length, and the re-projection agreement counts of the start points.
         var moved = 0.0, agreeing = 0, compared = 0
+        /// The start points re-projected into a frame from before the event (onset test),
+        /// and how long before.
+        var onsetAgreeing = 0, onsetCompared = 0, onsetBefore = 0.0
 
         mutating func track(_ pose: Pose?) {
             guard let pose else { return }
@@ -77,6 +80,12 @@ public struct GestureDetector: Sendable {
         active?.agreeing += agreeing; active?.compared += compared
     }
 
+    /// Records the onset test of the event in progress: how many of its start points,
+    /// re-projected into a frame `before` seconds earlier, agreed with that frame's depth.
+    public mutating func noteOnset(agreeing: Int, compared: Int, before: Double) {
+        active?.onsetAgreeing = agreeing; active?.onsetCompared = compared; active?.onsetBefore = before
+    }
+
     /// Ends the stream (closes an open event).
     public mutating func finish() { if active != nil { close() } }
 
@@ -102,6 +111,13 @@ public struct GestureDetector: Sendable {
         if a.moved > options.cameraMotion && a.compared >= 20 && agreement >= options.staticAgreement {
             rejected.append(String(format: "frames %d-%d: the camera moved %.2f m and %.0f%% of the near surface re-projects onto the measured depth: static structure, not a gesture",
                                    a.startFrame, a.lastNearFrame, a.moved, 100 * agreement))
+            return
+        }
+        // Static structure the camera eased toward: the surface was already there before.
+        let onset = a.onsetCompared > 0 ? Double(a.onsetAgreeing) / Double(a.onsetCompared) : 0
+        if a.onsetCompared >= 20 && onset >= options.staticAgreement {
+            rejected.append(String(format: "frames %d-%d: %.0f%% of the near surface was already there %.2f s before, at the depth the camera's motion predicts: static structure approached, not a gesture",
+                                   a.startFrame, a.lastNearFrame, 100 * onset, a.onsetBefore))
             return
         }
         let kind: GestureKind = duration <= options.pushMaximum ? .push : .hold

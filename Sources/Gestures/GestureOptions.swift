@@ -30,6 +30,13 @@ public struct GestureOptions: Sendable, Codable, Equatable {
     /// up to, furniture walked past — not a gesture: a hand or a head moves with the camera.
     public var cameraMotion = 0.15
     public var staticAgreement = 0.7
+    /// Onset test (needs poses), for when the camera barely moves: the near points of an
+    /// event's first frame are re-projected into a frame from about `onsetLookback` seconds
+    /// earlier. A static surface the camera eased toward was already there, at the depth the
+    /// camera's motion predicts (within 3 cm + 3%); a hand that came in front of the camera
+    /// was not — the earlier frame saw the farther background, or the hand farther away. When
+    /// at least `staticAgreement` of them agree, the event is static structure.
+    public var onsetLookback = 0.4
 
     public init() {}
 
@@ -38,8 +45,9 @@ public struct GestureOptions: Sendable, Codable, Equatable {
         guard roi > 0, roi <= 1, nearAbsolute > 0, nearRelative > 0, nearRelative < 1 else { return "need 0 < roi <= 1, near_absolute > 0, 0 < near_relative < 1" }
         guard exitCoverage > 0, exitCoverage <= enterCoverage, enterCoverage <= 1 else { return "need 0 < exit_coverage <= enter_coverage <= 1" }
         guard minimumDuration >= 0, pushMaximum > minimumDuration, refractory >= 0 else { return "durations must be >= 0 and push_maximum > minimum_duration" }
-        guard minimumValid >= 0, minimumValid <= 1, maximumDropout >= 0, baselineWindow > 0, cameraMotion >= 0, staticAgreement >= 0, staticAgreement <= 1 else {
-            return "need 0 <= minimum_valid <= 1, maximum_dropout >= 0, baseline_window > 0, camera_motion >= 0, 0 <= static_agreement <= 1"
+        guard minimumValid >= 0, minimumValid <= 1, maximumDropout >= 0, baselineWindow > 0, cameraMotion >= 0, staticAgreement >= 0, staticAgreement <= 1,
+              onsetLookback > 0, onsetLookback <= 5 else {
+            return "need 0 <= minimum_valid <= 1, maximum_dropout >= 0, baseline_window > 0, camera_motion >= 0, 0 <= static_agreement <= 1, 0 < onset_lookback <= 5"
         }
         return nil
     }
@@ -49,5 +57,6 @@ public struct GestureOptions: Sendable, Codable, Equatable {
         case roi, nearAbsolute = "near_absolute", nearRelative = "near_relative", enterCoverage = "enter_coverage", exitCoverage = "exit_coverage"
         case minimumDuration = "minimum_duration", pushMaximum = "push_maximum", refractory, minimumValid = "minimum_valid"
         case maximumDropout = "maximum_dropout", baselineWindow = "baseline_window", cameraMotion = "camera_motion", staticAgreement = "static_agreement"
+        case onsetLookback = "onset_lookback"
     }
 }

@@ -16,6 +16,9 @@ public struct GestureStream {
     private var eventPoints: [Vec3] = []
     /// Per-frame ROI histograms of the current batch.
     private let scratch = ROIScratch()
+    /// Recent frames kept for the onset test (see `GestureOptions.onsetLookback`): one every
+    /// tenth of a second over the last lookback + 0.2 s, depth in metres (a few frames).
+    private var recent: [(time: Double, pose: Pose, intrinsics: Intrinsics, width: Int, height: Int, depth: [Float])] = []
 
     public init(options: GestureOptions = GestureOptions(), threads: Int = ProcessStats.cores) {
         self.options = options
@@ -58,6 +61,20 @@ public struct GestureStream {
         detector.add(frame: info.index, time: time, stats: s, pose: info.pose)
         if !wasActive, detector.activeStartFrame == info.index, let pose = info.pose {
             eventPoints = Self.nearPoints(fb.depth, k, pose: pose, intrinsics: info.intrinsics, nearDepth: near, roi: options.roi)
+            // The kept frame nearest the lookback, if it is at least half of it earlier.
+            if let earlier = recent.filter({ time - $0.time >= options.onsetLookback / 2 }).min(by: { abs(time - $0.time - options.onsetLookback) < abs(time - $1.time - options.onsetLookback) }) {
+                let (agree, total) = Self.reprojection(eventPoints, pose: earlier.pose, intrinsics: earlier.intrinsics, width: earlier.width, height: earlier.height) {
+                    Double(earlier.depth[$0])
+                }
+                detector.noteOnset(agreeing: agree, compared: total, before: time - earlier.time)
+            }
+        }
+        if let pose = info.pose, time - (recent.last?.time ?? -.infinity) >= 0.1 {
+            recent.removeAll { time - $0.time > options.onsetLookback + 0.2 }
+            let layout = fb.depth.layout
+            var depth = [Float](repeating: 0, count: layout.pixels)
+            for i in 0..<layout.pixels { depth[i] = Float(Self.depth(fb.depth, k, i)) }
+            recent.append((time, pose, info.intrinsics, layout.width, layout.height, depth))
         }
         frames += 1
         if s.validFraction < options.minimumValid { blind += 1; blindRun += 1; longestBlind = max(longestBlind, blindRun) } else { blindRun = 0 }
@@ -93,7 +110,13 @@ public struct GestureStream {
     /// How many of `points` project into frame `k` onto measured depth within 3 cm + 3%,
     /// out of those that project inside the image onto valid depth.
     static func reprojection(_ points: [Vec3], into b: DepthBatch, _ k: Int, pose: Pose, intrinsics kk: Intrinsics) -> (Int, Int) {
-        let rt = pose.rotation.transposed, w = b.layout.width, h = b.layout.height
+        reprojection(points, pose: pose, intrinsics: kk, width: b.layout.width, height: b.layout.height) { depth(b, k, $0) }
+    }
+
+    /// The same against any depth image of `width` x `height`, read by pixel index.
+    static func reprojection(_ points: [Vec3], pose: Pose, intrinsics kk: Intrinsics, width w: Int, height h: Int,
+                             depthAt: (Int) -> Double) -> (Int, Int) {
+        let rt = pose.rotation.transposed
         var agree = 0, total = 0
         for p in points {
             let c = rt * (p - pose.translation)
@@ -103,7 +126,7 @@ public struct GestureStream {
             let ru = u.rounded(), rv = v.rounded()
             guard ru >= 0, ru < Double(w), rv >= 0, rv < Double(h) else { continue }
             let iu = Int(ru), iv = Int(rv)
-            let d = depth(b, k, iv * w + iu)
+            let d = depthAt(iv * w + iu)
             guard d > 0 else { continue }
             total += 1
             if abs(d - z) < 0.03 + 0.03 * z { agree += 1 }

@@ -59,6 +59,11 @@ public enum Confounder: String, Sendable, CaseIterable {
     case wall
     /// A tall shelf stands 0.45 m in front of the path mid-scan; the operator walks past it.
     case furniture
+    /// Mid-scan the operator stops 0.9 m in front of a tall shelf (a 4 s hold) and slowly
+    /// leans 0.15 m toward it and back (3 s): the shelf comes within the near threshold
+    /// while the camera barely moves — the situation that made a false "push" on real-like
+    /// scans from an independent generator.
+    case approach
 }
 
 /// The drift injected into written poses: after `s` metres of travel the written pose is
@@ -115,9 +120,10 @@ public enum Synthesizer {
             let centre = duration * Double(k + 1) / Double(o.holds + 1)
             return (centre - 1.5, centre + 1.5)
         }
-        let path = HandheldPath(seed: o.seed, duration: duration, holds: holds, walking: o.walking)
-        var scene = RoomScene.furnished(seed: o.seed)
         let mid = duration / 2, window = 4.0
+        let lingering = o.confounder == .approach ? [(start: mid - 2, end: mid + 2)] : []
+        let path = HandheldPath(seed: o.seed, duration: duration, holds: (holds + lingering).sorted { $0.start < $1.start }, walking: o.walking)
+        var scene = RoomScene.furnished(seed: o.seed)
         var poseAt: @Sendable (Double) -> Pose = { path.pose(at: $0) }
         switch o.confounder {
         case .wall:
@@ -130,6 +136,16 @@ public enum Synthesizer {
                 guard abs(t - mid) < window / 2 else { return p }
                 let w = pow(sin(.pi * (t - mid + window / 2) / window), 2)  // 0 → 1 → 0
                 return Pose(translation: p.translation + forward * (reach * w), quaternion: p.quaternion.slerp(to: q0, w))
+            }
+        case .approach:
+            let centre = path.pose(at: mid)
+            let forward = centre.rotation * Vec3(0, 0, -1)
+            let c = centre.translation + forward * (0.9 + 0.15)
+            scene.boxes.append(RoomScene.Box(name: "shelf", min: [c.x - 0.15, scene.roomMin[1], c.z - 0.15], max: [c.x + 0.15, scene.roomMin[1] + 2.0, c.z + 0.15]))
+            poseAt = { t in
+                let p = path.pose(at: t)
+                guard abs(t - mid) < 1.5 else { return p }
+                return Pose(rotation: p.rotation, translation: p.translation + forward * (0.15 * pow(sin(.pi * (t - mid + 1.5) / 3), 2)))
             }
         case .furniture:
             let centre = path.pose(at: mid)
