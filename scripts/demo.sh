@@ -35,6 +35,11 @@ $dp synth --out "$out/synth-gestures" --frames 900 --gestures 5 --seed 11 > /dev
 $dp gestures "$out/synth-gestures" --out "$out/synth-gestures/gestures.json" | tee "$out/gestures.txt"
 $dp synth --out "$out/synth-wall" --frames 600 --confounder wall --seed 11 > /dev/null
 $dp gestures "$out/synth-wall" --out "$out/synth-wall/gestures.json" | tee -a "$out/gestures.txt"
+echo "== real ARKit trajectories (Notebooks-data/real): a phone on a motion stage, and a hand-held logger file"
+real=Notebooks-data/real
+$dp trajectory $real/arexp-case0/arkit.tum --out "$out/real-arexp-trajectory" --reference $real/arexp-case0/groundtruth.tum --alignment none | tee "$out/real-arexp.trajectory.txt"
+$dp trajectory $real/arkit-data-logger/ARKit_camera_pose.txt --out "$out/real-logger-trajectory" | tee "$out/real-logger.trajectory.txt"
+
 echo "== trajectory evaluation on evo's reference data (same numbers as evo_ape/evo_rpe)"
 evo=Notebooks-data/evo
 $dp eval ape tum $evo/fr2_desk_groundtruth.txt $evo/fr2_desk_ORB.txt --align | tee "$out/eval-ape-fr2desk.txt"
