@@ -16,6 +16,15 @@ public struct DepthRenderer: Sendable {
     /// Surfaces seen at more than this angle from their normal return nothing (radians).
     public var grazingLimit = 80.0 * .pi / 180
     public var addNoise = true
+    /// Depth as real iPhone captures have it: dense (no random dropouts), confidence 0
+    /// beyond 4.5 m, over 47° from the surface normal and at depth edges, 1 beyond 2.5 m or
+    /// over 37°, else 2; at a depth edge (a 4-neighbour more than 8% nearer or farther) half
+    /// the pixels become flying pixels, somewhere between the two surfaces. Tuned so the
+    /// apartment walk matches what a real 942-frame Stray export measured (every 10th frame,
+    /// confidence >= 1, 2 cm voxels): 31,981 samples a frame (real 30,656) over 15,589
+    /// distinct voxels (real 18,735), median depth 2.17 m (real 2.34), 35% of the pixels at
+    /// confidence 0 (real about 35%).
+    public var realLike = false
 
     public init(scene: RoomScene, intrinsics: Intrinsics, seed: UInt64) {
         self.scene = scene; self.intrinsics = intrinsics; self.seed = seed
@@ -53,7 +62,34 @@ public struct DepthRenderer: Sendable {
                 }
                 if addNoise { d += sigma(d) * noiseSample }
                 depth[i] = Float(max(d, 0.001))
-                confidence[i] = d < 2.5 && cosIncidence > 0.5 ? 2 : (d < 4 ? 1 : 0)
+                if realLike {
+                    confidence[i] = d > 4.5 || cosIncidence < 0.68 ? 0 : (d > 2.5 || cosIncidence < 0.8 ? 1 : 2)
+                } else {
+                    confidence[i] = d < 2.5 && cosIncidence > 0.5 ? 2 : (d < 4 ? 1 : 0)
+                }
+            }
+        }
+        if realLike { flyingPixels(width: w, height: h, rng: &rng, depth: depth, confidence: confidence) }
+    }
+
+    /// Depth edges of a rendered frame: confidence 0, and half of them flying pixels.
+    private func flyingPixels(width w: Int, height h: Int, rng: inout SeededRandom,
+                              depth: UnsafeMutableBufferPointer<Float>, confidence: UnsafeMutableBufferPointer<UInt8>) {
+        let original = Array(depth[0 ..< w * h])
+        for v in 0..<h {
+            for u in 0..<w {
+                let i = v * w + u, d = original[i]
+                guard d > 0 else { continue }
+                var other: Float = 0
+                for (du, dv) in [(1, 0), (-1, 0), (0, 1), (0, -1)] {
+                    let uu = u + du, vv = v + dv
+                    guard uu >= 0, uu < w, vv >= 0, vv < h else { continue }
+                    let n = original[vv * w + uu]
+                    if n > 0 && abs(n - d) > 0.08 * d && abs(n - d) > abs(other - d) { other = n }
+                }
+                guard other > 0 else { continue }
+                confidence[i] = 0
+                if rng.unit() < 0.5 { depth[i] = d + (other - d) * Float(rng.unit()) }
             }
         }
     }

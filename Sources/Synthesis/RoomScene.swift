@@ -39,6 +39,56 @@ public struct RoomScene: Sendable, Codable, Equatable {
             cylinders: [Cylinder(name: "pillar", base: [-1.7 + bin, 0, -1.6], radius: 0.22, height: 2.6)])
     }
 
+    /// A bench space shaped like the real captures it stands in for (issue 18's 942-frame
+    /// Stray walk spanned 5.6 x 3.2 x 7.5 m): a 5.6 x 2.7 x 7.5 m flat split by partition
+    /// walls with doorways into a living room, a hall and two back rooms, each furnished,
+    /// so a walk keeps reaching new space. Positions jittered by `seed`.
+    public static func apartment(seed: UInt64) -> RoomScene {
+        var rng = SeededRandom(seed: seed, stream: 0xF1A7)
+        func j(_ s: Double = 0.1) -> Double { rng.uniform(-s ... s) }
+        let walls = (0..<6).map { _ in j(0.009) }
+        let t = 0.12  // partition thickness
+        var boxes = [
+            // Partition across the flat at z = 0.5, a doorway at x 0.3...1.3.
+            Box(name: "partition west", min: [-2.8, 0, 0.5], max: [0.3, 2.7, 0.5 + t]),
+            Box(name: "partition east", min: [1.3, 0, 0.5], max: [2.8, 2.7, 0.5 + t]),
+            // Between the back rooms, open toward the hall for z > -1.6.
+            Box(name: "back partition", min: [-0.06, 0, -3.75], max: [0.06, 2.7, -1.6]),
+            // Living room (z > 0.6).
+            Box(name: "sofa", min: [-2.8, 0, 1.6 + j()], max: [-1.9, 0.45, 3.4]),
+            Box(name: "sofa back", min: [-2.8, 0.45, 1.6], max: [-2.55, 0.9, 3.4]),
+            Box(name: "low table", min: [-1.4 + j(), 0, 2.0], max: [-0.6, 0.42, 2.9]),
+            Box(name: "shelf", min: [2.35, 0, 1.2 + j()], max: [2.8, 2.1, 2.6]),
+            Box(name: "tv bench", min: [-0.8 + j(), 0, 3.35], max: [1.2, 0.5, 3.75]),
+            // Back rooms (z < 0.5).
+            Box(name: "bed", min: [-2.8, 0, -3.6], max: [-1.2 + j(), 0.55, -1.6]),
+            Box(name: "wardrobe", min: [-2.8, 0, -1.2], max: [-2.2, 2.2, 0.4 + j(0.05)]),
+            Box(name: "desk", min: [1.2 + j(), 0.72, -3.75], max: [2.6, 0.76, -3.05]),
+            Box(name: "desk leg", min: [1.25, 0, -3.7], max: [1.3, 0.72, -3.1]),
+            Box(name: "cabinet", min: [2.3, 0, -2.6 + j()], max: [2.8, 1.2, -1.4]),
+            Box(name: "boxes", min: [0.4, 0, -3.6], max: [0.9 + j(0.05), 0.6, -3.0]),
+        ]
+        boxes.append(Box(name: "chair", min: [1.6, 0, -2.9], max: [2.0, 0.45, -2.5]))
+        // Clutter along the walls, as real rooms have it (bags, bins, stacked things).
+        for k in 0..<48 {
+            let side = k % 4, along = rng.uniform(0.05 ... 0.95), size = rng.uniform(0.15 ... 0.45), height = rng.uniform(0.1 ... 0.9)
+            let x: Double, z: Double
+            switch side {
+            case 0: x = -2.8 + size / 2 + 0.02; z = -3.75 + 7.5 * along
+            case 1: x = 2.8 - size / 2 - 0.02; z = -3.75 + 7.5 * along
+            case 2: x = -2.8 + 5.6 * along; z = -3.75 + size / 2 + 0.02
+            default: x = -2.8 + 5.6 * along; z = 3.75 - size / 2 - 0.02
+            }
+            boxes.append(Box(name: "clutter \(k)", min: [x - size / 2, 0, z - size / 2], max: [x + size / 2, height, z + size / 2]))
+        }
+        return RoomScene(
+            roomMin: [-2.8 + walls[0], walls[1], -3.75 + walls[2]], roomMax: [2.8 + walls[3], 2.7 + walls[4], 3.75 + walls[5]],
+            boxes: boxes,
+            spheres: [Sphere(name: "ball", centre: [0.9 + j(0.05), 0.25, 1.8], radius: 0.25)],
+            cylinders: [Cylinder(name: "lamp", base: [-2.4 + j(0.05), 0, 0.9], radius: 0.15, height: 1.6),
+                        Cylinder(name: "plant", base: [2.3, 0, 0.9 + j(0.05)], radius: 0.25, height: 1.1)])
+    }
+
     /// Distance along `dir` (not necessarily unit) from `origin` to the first surface, in
     /// units of |dir|, and the surface normal there (unit, facing any way).
     public func cast(origin o: Vec3, direction d: Vec3) -> (t: Double, normal: Vec3) {

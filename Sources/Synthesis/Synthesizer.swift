@@ -40,6 +40,18 @@ public struct SynthOptions: Sendable {
     /// Stray layout: the app generation to write (see `StrayGeneration`); nil: the newest
     /// plus per-frame intrinsics columns.
     public var strayGeneration: StrayGeneration?
+    /// The scene and walk: the furnished room (default) or the real-like apartment tour
+    /// with real-like depth (see `Scene`).
+    public var scene = Scene.room
+
+    public enum Scene: String, Sendable, CaseIterable {
+        /// One furnished room, walked around on an ellipse at 0.3 m/s (`HandheldPath`).
+        case room
+        /// A 5.6 x 7.5 m flat of four rooms walked through at 0.43 m/s (`TourPath`), with
+        /// depth as real captures have it (`DepthRenderer.realLike`): dense to 6 m, flying
+        /// pixels at depth edges, about a third of the pixels at confidence 0.
+        case apartment
+    }
     public init() {}
 
     var variant: DepthVariant? {
@@ -123,32 +135,35 @@ public enum Synthesizer {
         let mid = duration / 2, window = 4.0
         let lingering = o.confounder == .approach ? [(start: mid - 2, end: mid + 2)] : []
         let path = HandheldPath(seed: o.seed, duration: duration, holds: (holds + lingering).sorted { $0.start < $1.start }, walking: o.walking)
-        var scene = RoomScene.furnished(seed: o.seed)
-        var poseAt: @Sendable (Double) -> Pose = { path.pose(at: $0) }
+        let apartment = o.scene == .apartment
+        var scene = apartment ? RoomScene.apartment(seed: o.seed) : RoomScene.furnished(seed: o.seed)
+        let tour = TourPath(seed: o.seed)
+        let walk: @Sendable (Double) -> Pose = { t in apartment ? tour.pose(at: t) : path.pose(at: t) }
+        var poseAt: @Sendable (Double) -> Pose = walk
         switch o.confounder {
         case .wall:
-            let centre = path.pose(at: mid)
+            let centre = walk(mid)
             let forward = centre.rotation * Vec3(0, 0, -1)
             let reach = max(0, scene.cast(origin: centre.translation, direction: forward).t - 0.35)
             let q0 = centre.quaternion
             poseAt = { t in
-                let p = path.pose(at: t)
+                let p = walk(t)
                 guard abs(t - mid) < window / 2 else { return p }
                 let w = pow(sin(.pi * (t - mid + window / 2) / window), 2)  // 0 → 1 → 0
                 return Pose(translation: p.translation + forward * (reach * w), quaternion: p.quaternion.slerp(to: q0, w))
             }
         case .approach:
-            let centre = path.pose(at: mid)
+            let centre = walk(mid)
             let forward = centre.rotation * Vec3(0, 0, -1)
             let c = centre.translation + forward * (0.9 + 0.15)
             scene.boxes.append(RoomScene.Box(name: "shelf", min: [c.x - 0.15, scene.roomMin[1], c.z - 0.15], max: [c.x + 0.15, scene.roomMin[1] + 2.0, c.z + 0.15]))
             poseAt = { t in
-                let p = path.pose(at: t)
+                let p = walk(t)
                 guard abs(t - mid) < 1.5 else { return p }
                 return Pose(rotation: p.rotation, translation: p.translation + forward * (0.15 * pow(sin(.pi * (t - mid + 1.5) / 3), 2)))
             }
         case .furniture:
-            let centre = path.pose(at: mid)
+            let centre = walk(mid)
             let c = centre.translation + centre.rotation * Vec3(0, 0, -0.45 - 0.15)
             scene.boxes.append(RoomScene.Box(name: "shelf", min: [c.x - 0.15, scene.roomMin[1], c.z - 0.15], max: [c.x + 0.15, scene.roomMin[1] + 2.0, c.z + 0.15]))
         case nil: break
@@ -156,6 +171,7 @@ public enum Synthesizer {
         let kDepth = colourIntrinsics.scaled(toWidth: o.width, height: o.height)
         var renderer = DepthRenderer(scene: scene, intrinsics: kDepth, seed: o.seed)
         renderer.addNoise = o.noise
+        if apartment { renderer.realLike = true; renderer.maxRange = 6; renderer.dropoutRate = 0 }
         if !o.noise { renderer.dropoutRate = 0 }
         let gestures = GestureScript(count: o.gestures, duration: duration, seed: o.seed)
         let drift = DriftModel(rate: o.drift)

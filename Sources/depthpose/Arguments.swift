@@ -18,6 +18,7 @@ extension CloudExtra: ExpressibleByArgument {}
 extension TrajectoryFormat: ExpressibleByArgument {}
 extension ReferenceAlignment: ExpressibleByArgument {}
 extension StrayGeneration: ExpressibleByArgument {}
+extension SynthOptions.Scene: ExpressibleByArgument {}
 extension PoseRelation: ExpressibleByArgument {}
 extension PoseMetrics.DeltaUnit: ExpressibleByArgument {}
 extension Evaluation.Plane: ExpressibleByArgument {}

@@ -31,6 +31,7 @@ struct SynthCommand: ParsableCommand {
     @Flag(help: "Real-capture artefact: written poses jitter as ARKit's do (0.15 mm, 0.01 degrees).") var jitter = defaults.jitter
     @Option(help: "Real-capture artefact: the first N written poses have translation exactly 0 (ARKit initialising).") var startupFrames = defaults.startupFrames
     @Option(help: "Real-capture artefact: the written world tilted by this many degrees (the true gravity tilt error).") var tilt = defaults.tiltDegrees
+    @Option(help: "Scene: room (one furnished room, default) or apartment (a real-like four-room walk with real-like depth; the bench scene).") var scene = defaults.scene
     @Option(help: "Stray layout: write this app generation (2021-02, 2021-03, 2021-08, 2022-02, 2025-02; default: the newest plus per-frame intrinsics).") var strayGeneration: StrayGeneration?
     @OptionGroup var threads: ThreadOptions
 
@@ -43,6 +44,7 @@ struct SynthCommand: ParsableCommand {
         guard gestures >= 0, drift.isFinite, drift >= 0 else { throw ValidationError("--gestures and --drift must be >= 0") }
         guard holds >= 0, startupFrames >= 0, tilt.isFinite, abs(tilt) < 90 else { throw ValidationError("--holds and --startup-frames must be >= 0, --tilt within (-90, 90)") }
         guard Double(frames) / fps >= 4 * Double(holds) else { throw ValidationError("--holds: each 3 s stop needs 4 s of scan") }
+        if scene == .apartment && (holds > 0 || walking) { throw ValidationError("--holds and --walking shape the room's walk; the apartment has its own") }
     }
 
     func run() throws {
@@ -52,7 +54,7 @@ struct SynthCommand: ParsableCommand {
         o.width = width; o.height = height; o.startTime = startTime; o.noise = !noNoise; o.threads = threads.threads
         o.confounder = confounder
         o.holds = holds; o.walking = walking; o.jitter = jitter; o.startupFrames = startupFrames; o.tiltDegrees = tilt
-        o.strayGeneration = strayGeneration
+        o.strayGeneration = strayGeneration; o.scene = scene
         let s = try Synthesizer.write(o, to: out)
         emit(String(format: "wrote %d frames (%@) to %@: path %.2f m, %d gestures", s.frames, layout.rawValue, out, s.pathLength, s.gestureEvents.count))
     }

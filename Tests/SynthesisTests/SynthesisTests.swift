@@ -97,6 +97,33 @@ final class SynthesisTests: XCTestCase {
         XCTAssertLessThan(length(first - Vec3(truth[0][1], truth[0][2], truth[0][3])), 1e-9)  // no drift before moving
     }
 
+    /// The real-like bench scene keeps the figures it was tuned to (a real 942-frame Stray
+    /// export: median depth 2.34 m, about 35% of pixels at confidence 0, 30,656 samples a
+    /// frame at confidence >= 1), within what a short stretch of the walk can show; and its
+    /// depth is dense and has flying pixels at edges, graded confidence 0.
+    func testApartmentDepthLooksLikeRealCaptures() throws {
+        // A quarter of the pixels (128 x 96), 10 s of the walk at 30 fps, every 10th frame.
+        let dir = try TestSupport.synthScan(layout: .stray, frames: 300, seed: 3, width: 128, height: 96) { $0.scene = .apartment; $0.fps = 30 }
+        let scan = try XCTUnwrap(try ScanOpener.open(dir) as? StrayScan)
+        var depths: [Double] = [], zero = 0, all = 0, kept = 0, frames = 0
+        try scan.forEachDepthBatch(threads: 2) { b in
+            for k in 0..<b.count where (b.firstIndex + k) % 10 == 0 {
+                let conf = try! scan.confidence(frame: b.firstIndex + k)!
+                for (i, v) in b.millimetres(k).enumerated() {
+                    all += 1
+                    if conf[i] == 0 { zero += 1 }
+                    if v > 0 { depths.append(Double(v) / 1000); if conf[i] >= 1 { kept += 1 } }
+                }
+                frames += 1
+            }
+        }
+        depths.sort()
+        XCTAssertGreaterThan(Double(depths.count) / Double(all), 0.95, "dense")
+        XCTAssertEqual(depths[depths.count / 2], 2.34, accuracy: 0.5)
+        XCTAssertEqual(Double(zero) / Double(all), 0.35, accuracy: 0.1)
+        XCTAssertEqual(Double(kept) / Double(frames) * 4, 30_656, accuracy: 6_000)
+    }
+
     func testGestureTruth() throws {
         let script = GestureScript(count: 4, duration: 40, seed: 2)
         let events = script.events(fps: 30, startTime: 100, frames: 1200)
