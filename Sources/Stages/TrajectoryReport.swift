@@ -138,8 +138,7 @@ public enum TrajectoryReporter {
             var e = Evaluation.Options()
             e.format = o.referenceFormat
             o.alignment.apply(to: &e)
-            var ref = try TrajectoryFiles.read(refPath, format: o.referenceFormat)
-            if ref.stamps == nil && traj.stamps != nil && !e.format.hasTimestamps { ref.stamps = traj.stamps.map { Array($0.prefix(ref.count)) } }
+            let ref = try TrajectoryFiles.read(refPath, format: o.referenceFormat)
             let prepared = try Evaluation.prepare(reference: ref, estimate: traj, options: e, referencePath: refPath, estimatePath: path)
             var offset: TimeOffset.Estimate?
             if ref.stamps != nil && e.format.hasTimestamps {
