@@ -96,8 +96,8 @@ public struct CloudSummary: Sendable, Codable {
 /// voxel fusion, support filter, optional normals and gravity levelling.
 ///
 /// Parallelism without nondeterminism: each thread fuses a contiguous share of every batch
-/// of frames into its own `ActiveVoxels` and sorts the voxels it evicted; those sorted runs
-/// are merged into one `VoxelGrid` after the batch. Accumulators are exact integers and
+/// of frames into its own `ActiveVoxels` and sorts the voxels it evicted; after the batch
+/// the `VoxelStore` takes those sorted runs, shard by shard on every thread. Sums are exact integers and
 /// each voxel's normal is oriented by the camera of the first frame that saw it (a
 /// minimum), so neither the partition nor the eviction timing changes a byte: `-j 1` and
 /// `-j 2` write the same file. Memory is one frame of scratch and one set of recent bricks
@@ -110,7 +110,7 @@ public enum CloudBuilder {
         var summary = CloudSummary(scan: path, voxelSize: o.voxelSize, frame: o.frame)
         let threads = max(1, o.threads)
         let layout = scan.depthLayout
-        let grid = VoxelGrid(voxelSize: o.voxelSize, threads: threads)
+        let store = VoxelStore(voxelSize: o.voxelSize, threads: threads)
         let actives = (0..<threads).map { _ in ActiveVoxels() }
         let projectors = (0..<threads).map { _ in BackProjector(width: layout.width, height: layout.height) }
         let points = (0..<threads).map { _ in PointBuffer(pixels: layout.pixels) }
@@ -149,31 +149,26 @@ public enum CloudBuilder {
                 return n
             }
             for t in 0..<threads { samples[t] += fused[t] }
-            for active in actives { active.drain(into: grid) }
+            store.absorb(actives)
         }
-        for active in actives {
-            active.flush()
-            active.drain(into: grid)
-        }
+        for active in actives { active.flush() }
+        store.absorb(actives)
         summary.samples = samples.reduce(0, +)
         summary.gravity = gravity.report
 
-        // The voxels in key order (deterministic output), those with enough support kept.
-        var kept = grid.takeSortedVoxels()
-        summary.voxels = kept.count
-        let minSupport = UInt32(o.minSupport)
-        kept.removeAll { $0.count < minSupport }
-        summary.voxelsRemovedLowSupport = summary.voxels - kept.count
-
-        // Each point is its voxel's centre plus the mean offset (in parallel: millions at 1 cm).
+        // The voxels in key order (deterministic output), those with enough support kept;
+        // each point is its voxel's centre plus the mean offset.
+        let fused = store.readOut(minSupport: UInt32(o.minSupport), confidence: hasConfidence, keysAndFrames: o.normals)
+        summary.voxels = fused.occupied
+        summary.voxelsRemovedLowSupport = fused.occupied - fused.kept
         var cloud = PointCloud()
-        cloud.positions = grid.meanPositions(of: kept, threads: o.threads)
-        cloud.counts = kept.map(\.count)
-        if hasConfidence { cloud.confidence = kept.map { Float($0.confidenceSum) / Float($0.count) } }
-        if o.normals {
-            cloud.normals = try NormalEstimator.estimate(keys: kept.map(\.key), positions: cloud.positions,
-                                                     towardCamera: kept.enumerated().map { i, v in
-                                                         let c = cameras[Int(v.firstFrame)]
+        cloud.positions = fused.positions
+        cloud.counts = fused.counts
+        cloud.confidence = fused.confidence
+        if o.normals, let keys = fused.keys, let firstFrames = fused.firstFrames {
+            cloud.normals = try NormalEstimator.estimate(keys: keys, positions: cloud.positions,
+                                                     towardCamera: firstFrames.enumerated().map { i, f in
+                                                         let c = cameras[Int(f)]
                                                          return SIMD3(Float(c.x) - cloud.positions[3 * i], Float(c.y) - cloud.positions[3 * i + 1], Float(c.z) - cloud.positions[3 * i + 2])
                                                      },
                                                      radius: o.normalRadius, threads: o.threads)
@@ -206,3 +201,4 @@ extension CloudSummary {
          "frame \(frame.rawValue)" + (frame == .gravity ? " (levelled by IMU gravity, +z up)" : " (recording world, +y up)")]
     }
 }
+

@@ -4,8 +4,8 @@
 /// only on a miss); inside the brick its voxel is an array index, so the per-sample work
 /// is a handful of adds with no probing and no unpredictable branch, and neighbouring
 /// pixels touch neighbouring memory. A brick unseen for `evictionAge` of the set's own
-/// frames is written back to `outbox`, which the owner sorts and merges into the
-/// `VoxelGrid`. Sums are exact integers, so when voxels move does not change the result.
+/// frames is written back to `outbox`, which the owner sorts and `VoxelStore.absorb`
+/// takes. Sums are exact integers, so when voxels move does not change the result.
 /// One per thread.
 public final class ActiveVoxels {
     /// One voxel's sums: 16 bytes, four to a cache line, no key (the brick and the index
@@ -24,9 +24,9 @@ public final class ActiveVoxels {
     public static let brickBits = 2, brickVoxels = 1 << (3 * brickBits)
     /// Bits per axis of a brick coordinate (a voxel coordinate is 21 bits, offset binary).
     static let brickAxisBits = 21 - brickBits
-    /// A voxel's entry is written back when its count reaches this, before its 16-bit
-    /// confidence sum or its Int32 sums (at most 32768 a sample) could overflow.
-    public static let maxCount: UInt16 = 32767
+    /// A voxel's entry is written back when its count reaches what one stored record
+    /// holds, before its 16-bit confidence sum or its Int32 sums could overflow.
+    public static let maxCount = VoxelSums.maxCount
     /// The brick key of points outside the representable range (`VoxelKey.outside`): their
     /// samples go to a scratch brick and are only counted.
     static let outsideBrick = VoxelKey.outside >> UInt64(3 * brickBits)
@@ -50,8 +50,11 @@ public final class ActiveVoxels {
     private var indexCapacity: Int
     private var liveBricks = 0
     private var outsideSamples = 0
-    /// Voxels written back since the last `drain`.
-    public private(set) var outbox: [VoxelAccumulator] = []
+    /// Voxels written back since the store last took them (its capacity is kept: no
+    /// fresh pages for each batch).
+    public private(set) var outbox: [VoxelSums] = []
+    /// The radix sort's scratch space, kept across batches for the same reason.
+    private var scratch = UnsafeMutableBufferPointer<VoxelSums>(start: nil, count: 0)
     /// Whether `outbox` is a sorted run (`sortOutbox`) with nothing added since.
     private var outboxSorted = false
     /// Frames fused so far: a brick's age counts this set's own frames, so the frames other
@@ -91,6 +94,7 @@ public final class ActiveVoxels {
 
     deinit {
         entries.deallocate(); firstFrames.deallocate(); index.deallocate(); brickKeys.deallocate(); lastFrames.deallocate()
+        scratch.deallocate()
         chunkLow.deallocate(); chunkHigh.deallocate(); chunkX.deallocate(); chunkY.deallocate(); chunkZ.deallocate(); chunkEntry.deallocate(); cacheKeys.deallocate(); cacheOffsets.deallocate()
     }
 
@@ -244,8 +248,8 @@ public final class ActiveVoxels {
         if slot == 0 { outsideSamples &+= Int(v.count); return }
         let key = Self.voxelKey(brick: brickKeys[slot], local: offset % Self.brickVoxels)
         outboxSorted = false
-        outbox.append(VoxelAccumulator(key: key, count: UInt32(v.count), confidenceSum: UInt32(v.confidenceSum),
-                                       sumX: Int64(v.sumX), sumY: Int64(v.sumY), sumZ: Int64(v.sumZ), firstFrame: firstFrames[offset]))
+        outbox.append(VoxelSums(key: key, count: v.count, confidenceSum: v.confidenceSum, sumX: v.sumX, sumY: v.sumY, sumZ: v.sumZ,
+                                firstFrame: firstFrames[offset]))
     }
 
     /// Samples outside the representable range since the last call.
@@ -261,17 +265,37 @@ public final class ActiveVoxels {
         rebuildIndex(capacity: indexCapacity) { _ in false }
     }
 
-    /// Sorts the outbox into a run for `VoxelGrid.merge(sortedRun:)` (each thread sorts its
-    /// own, in parallel).
+    /// Sorts the outbox by key and sums the records of each voxel (while one record holds
+    /// them): a run for `VoxelStore.absorb`. Each thread sorts its own, in parallel.
     public func sortOutbox() {
-        if !outboxSorted { outbox = VoxelGrid.sortedRun(outbox); outboxSorted = true }
+        guard !outboxSorted else { return }
+        outboxSorted = true
+        let n = outbox.count
+        if scratch.count < n {
+            scratch.deallocate()
+            scratch = .allocate(capacity: max(n, 2 * scratch.count))
+        }
+        let s = scratch
+        var m = 0
+        outbox.withUnsafeMutableBufferPointer { r in
+            KeySort.sort(r, scratch: s, by: \.key)
+            for i in 0..<n {
+                if m > 0 && r[m &- 1].key == r[i].key && r[m &- 1].absorb(r[i]) { continue }
+                r[m] = r[i]; m &+= 1
+            }
+        }
+        outbox.removeLast(n - m)
     }
 
-    /// Merges the outbox into `grid` and empties it (sorting it first unless `sortOutbox`
-    /// already did).
-    public func drain(into grid: VoxelGrid) {
-        sortOutbox()
-        grid.merge(sortedRun: outbox)
-        outbox = []
+    /// Puts `records` in the outbox as if they had been written back (tests of the store).
+    func appendForTesting(_ records: [VoxelSums]) {
+        outbox.append(contentsOf: records)
+        outboxSorted = false
+    }
+
+    /// Empties the outbox, keeping its capacity (after the store took its records).
+    public func clearOutbox() {
+        outbox.removeAll(keepingCapacity: true)
+        outboxSorted = false
     }
 }

@@ -60,7 +60,7 @@ public enum Fusion {
         typealias F = SIMD8<Float>
         typealias I = SIMD8<Int32>
         typealias U = SIMD8<UInt32>
-        let limit = F(repeating: Float(VoxelKey.limit)), scale = F(repeating: VoxelAccumulator.offsetScale)
+        let limit = F(repeating: Float(VoxelKey.limit)), scale = F(repeating: VoxelSums.offsetScale)
         let magic = F(repeating: 12_582_912), magicBits = I(repeating: 0x4B40_0000), bias = I(repeating: Int32(VoxelKey.bias))
         let inverse = F(repeating: inverseVoxel), half = F(repeating: 0.5), three = U(repeating: 3)
         let absMask = I(repeating: 0x7FFF_FFFF), zero = I()

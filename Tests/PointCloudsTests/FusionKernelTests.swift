@@ -31,26 +31,28 @@ final class FusionKernelTests: XCTestCase {
                 }
                 let f = s.map { $0.rounded(.down) }
                 XCTAssertEqual(ActiveVoxels.voxelKey(brick: key >> 6, local: Int(key & 63)), VoxelKey.pack(Int64(f[0]), Int64(f[1]), Int64(f[2])), "\(s)")
-                XCTAssertEqual([ox[i], oy[i], oz[i]], (0..<3).map { Int32(((s[$0] - f[$0]) - 0.5) * VoxelAccumulator.offsetScale) }, "\(s)")
+                XCTAssertEqual([ox[i], oy[i], oz[i]], (0..<3).map { Int32(((s[$0] - f[$0]) - 0.5) * VoxelSums.offsetScale) }, "\(s)")
             }
         }
     }
 
-    /// More samples in one voxel than an active entry's Int32 sums hold: entries are
-    /// written back before they overflow, and the grid's Int64 sums come out exact.
+    /// More samples in one voxel than an active entry's or a stored record's Int32 sums
+    /// hold: entries are written back before they overflow, the store keeps several
+    /// records of the voxel, and its Int64 totals come out exact.
     func testOneVoxelWithMoreSamplesThanAnEntryHolds() {
-        let active = ActiveVoxels(), grid = VoxelGrid(voxelSize: 1)
+        let active = ActiveVoxels(), store = VoxelStore(voxelSize: 1)
         let n = 100_000
         let points = PointBuffer(pixels: n)
         for i in 0..<n { points.x[i] = 0.25; points.y[i] = 0.5; points.z[i] = -0.75; points.confidence[i] = 2 }
         points.count = n; points.hasConfidence = true
         for frame in UInt32(0)..<3 {
             XCTAssertEqual(Fusion.fuse(points, frame: frame, inverseVoxel: 1, into: active), n)
-            active.drain(into: grid)
+            store.absorb([active])
         }
         active.flush()
-        active.drain(into: grid)
-        let voxels = grid.sortedVoxels()
+        store.absorb([active])
+        XCTAssertEqual(store.records, (3 * n + Int(VoxelSums.maxCount) - 1) / Int(VoxelSums.maxCount), "full records stay apart")
+        let voxels = store.totals()
         XCTAssertEqual(voxels.count, 1)
         let v = voxels[0]
         XCTAssertEqual(v.key, VoxelKey.pack(0, 0, -1))
@@ -59,6 +61,19 @@ final class FusionKernelTests: XCTestCase {
         XCTAssertEqual([v.sumX, v.sumY, v.sumZ], [-16384, 0, -16384].map { Int64($0) * Int64(3 * n) })
         XCTAssertEqual(v.firstFrame, 0)
         XCTAssertEqual(MemoryLayout<ActiveVoxels.Entry>.stride, 16, "a brick of 64 voxels in 16 cache lines")
+        XCTAssertEqual(MemoryLayout<VoxelSums>.stride, 28, "the store's cost per record")
+        let cloud = VoxelStore(voxelSize: 1)
+        active.flush()
+        XCTAssertEqual(Fusion.fuse(points, frame: 9, inverseVoxel: 1, into: active), n)
+        active.flush()
+        cloud.absorb([active])
+        let out = cloud.readOut(minSupport: 1, confidence: true, keysAndFrames: true)
+        XCTAssertEqual(out.counts, [UInt32(n)])
+        XCTAssertEqual(out.positions, [0.25, 0.5, -0.75])
+        XCTAssertEqual(out.confidence, [2])
+        XCTAssertEqual(out.keys, [VoxelKey.pack(0, 0, -1)])
+        XCTAssertEqual(out.firstFrames, [9])
+        XCTAssertEqual(cloud.records, 0, "read out empties the store")
     }
 
     /// A brick's age counts the frames its own set fused, not frame numbers: another
@@ -85,22 +100,22 @@ final class FusionKernelTests: XCTestCase {
         // own frames 1, 2 saw brick a; frames 3… did not. At the first sweep (frame 16) it is
         // still cached, so counted as seen; it goes at the second (frame 32).
         XCTAssertEqual(frame - 100_001, 2 * ActiveVoxels.sweepInterval - 2)
-        let grid = VoxelGrid(voxelSize: 1)
-        active.drain(into: grid)
-        let voxels = grid.sortedVoxels()
+        let store = VoxelStore(voxelSize: 1)
+        store.absorb([active])
+        let voxels = store.totals()
         XCTAssertEqual(voxels.map(\.key), [VoxelKey.pack(0, 0, -1), VoxelKey.pack(1, 0, -1), VoxelKey.pack(2, 0, -1), VoxelKey.pack(3, 0, -1)])
         XCTAssertEqual(voxels.map(\.count), [4, 4, 4, 4])
         XCTAssertEqual(voxels.map(\.firstFrame), [7, 7, 7, 7])
         XCTAssertEqual(voxels.map(\.sumX), [Int64](repeating: -16384 * 4, count: 4))
         active.flush()
-        active.drain(into: grid)
-        XCTAssertEqual(grid.count, 5, "the far brick's voxel comes with the final flush")
+        store.absorb([active])
+        XCTAssertEqual(store.totals().count, 5, "the far brick's voxel comes with the final flush")
         // fusing on after a flush (every slot freed, the brick cache emptied) starts afresh
         XCTAssertEqual(Fusion.fuse(b, frame: 200_000, inverseVoxel: 1, into: active), 8)
         XCTAssertEqual(Fusion.fuse(a, frame: 200_001, inverseVoxel: 1, into: active), 8)
         active.flush()
-        active.drain(into: grid)
-        XCTAssertEqual(grid.sortedVoxels().map(\.count), [6, 6, 6, 6, 8 * (frame - 100_000)] as [UInt32])
+        store.absorb([active])
+        XCTAssertEqual(store.totals().map(\.count), [6, 6, 6, 6, 8 * (frame - 100_000)] as [UInt32])
     }
 }
 
@@ -159,54 +174,64 @@ final class KeySortTests: XCTestCase {
     }
 }
 
-/// The sorted-runs voxel grid against a dictionary: many runs and merges, repeated keys.
-final class VoxelGridTests: XCTestCase {
-    func testMergesLikeADictionaryInKeyOrder() {
-        var rng = SeededRandom(seed: 3)
-        let grid = VoxelGrid(voxelSize: 0.01)
-        var reference: [UInt64: VoxelAccumulator] = [:]
-        for _ in 0..<40 {
-            let batch = (0..<Int.random(in: 1...400, using: &rng)).map { _ in
-                VoxelAccumulator(key: VoxelKey.pack(Int64.random(in: -20...20, using: &rng), Int64.random(in: -3...3, using: &rng), Int64.random(in: -20...20, using: &rng)),
-                                 count: UInt32.random(in: 1...9, using: &rng), confidenceSum: UInt32.random(in: 0...18, using: &rng),
-                                 sumX: Int64.random(in: -9999...9999, using: &rng), sumY: Int64.random(in: -9999...9999, using: &rng),
-                                 sumZ: Int64.random(in: -9999...9999, using: &rng), firstFrame: UInt32.random(in: 0...500, using: &rng))
-            }
-            grid.merge(sortedRun: VoxelGrid.sortedRun(batch))
-            for v in batch { reference[v.key, default: VoxelAccumulator(key: v.key, count: 0, confidenceSum: 0, sumX: 0, sumY: 0, sumZ: 0, firstFrame: .max)].merge(v) }
-        }
-        let voxels = grid.sortedVoxels()
-        XCTAssertEqual(voxels.map(\.key), reference.keys.sorted())
-        for v in voxels {
-            let r = reference[v.key]!
-            XCTAssertEqual([UInt64(v.count), UInt64(v.confidenceSum), UInt64(v.firstFrame)], [UInt64(r.count), UInt64(r.confidenceSum), UInt64(r.firstFrame)])
-            XCTAssertEqual([v.sumX, v.sumY, v.sumZ], [r.sumX, r.sumY, r.sumZ])
-        }
-        XCTAssertEqual(grid.count, reference.count)
+/// The sharded voxel store against a dictionary: many batches from several sets, keys
+/// across many shards, repeated keys, records too full to merge.
+final class VoxelStoreTests: XCTestCase {
+    /// Records as `ActiveVoxels` writes them back, fed through its outbox.
+    private func set(_ records: [VoxelSums]) -> ActiveVoxels {
+        let a = ActiveVoxels()
+        a.appendForTesting(records)
+        return a
     }
 
-    /// Merging two runs in parts on several threads gives the same run as in one part:
-    /// cuts at the larger run's quantiles, equal keys on both sides of a cut, empty runs.
-    func testMergeJoinInPartsEqualsOnePart() {
-        var rng = SeededRandom(seed: 8)
-        func run(_ n: Int, _ keys: ClosedRange<Int64>) -> [VoxelAccumulator] {
-            VoxelGrid.sortedRun((0..<n).map { _ in
-                VoxelAccumulator(key: VoxelKey.pack(Int64.random(in: keys, using: &rng), 0, 0), count: 1, confidenceSum: 2,
-                                 sumX: Int64.random(in: -99...99, using: &rng), sumY: 1, sumZ: -1, firstFrame: UInt32.random(in: 0...99, using: &rng))
-            })
-        }
-        for (a, b) in [(run(5000, 0...3000), run(3000, 0...3000)), (run(100, 0...50), run(4000, 0...5000)), (run(10, 0...9), run(10, 20...29)),
-                       (run(0, 0...1), run(50, 0...99)), (run(7, 0...9), run(0, 0...1))] {
-            let one = VoxelGrid.mergeJoin(a, b, parts: 1)
-            XCTAssertEqual(one.map(\.key), Set((a + b).map(\.key)).sorted())
-            XCTAssertEqual(one.reduce(0) { $0 + Int($1.count) }, (a + b).reduce(0) { $0 + Int($1.count) })
-            for parts in [2, 3, 4, 64] {
-                let split = VoxelGrid.mergeJoin(a, b, parts: parts)
-                XCTAssertEqual(split.map(\.key), one.map(\.key), "\(parts) parts")
-                XCTAssertEqual(split.map(\.count), one.map(\.count))
-                XCTAssertEqual(split.map(\.sumX), one.map(\.sumX))
-                XCTAssertEqual(split.map(\.firstFrame), one.map(\.firstFrame))
+    private func random(_ rng: inout SeededRandom, count: ClosedRange<UInt16>) -> VoxelSums {
+        VoxelSums(key: VoxelKey.pack(Int64.random(in: -40...40, using: &rng), Int64.random(in: -3...3, using: &rng), Int64.random(in: -20...20, using: &rng)),
+                  count: UInt16.random(in: count, using: &rng), confidenceSum: UInt16.random(in: 0...18, using: &rng),
+                  sumX: Int32.random(in: -9999...9999, using: &rng), sumY: Int32.random(in: -9999...9999, using: &rng),
+                  sumZ: Int32.random(in: -9999...9999, using: &rng), firstFrame: UInt32.random(in: 0...500, using: &rng))
+    }
+
+    func testAbsorbsLikeADictionaryInKeyOrder() {
+        var rng = SeededRandom(seed: 3)
+        for threads in [1, 2, 3] {
+            let store = VoxelStore(voxelSize: 0.01, threads: threads)
+            var reference: [UInt64: VoxelTotals] = [:]
+            for batch in 0..<40 {
+                // every tenth batch brings records near the limit: merges must keep them apart
+                let sets = (0..<threads).map { _ in
+                    (0..<Int.random(in: 0...400, using: &rng)).map { _ in random(&rng, count: batch % 10 == 9 ? 20000...32767 : 1...9) }
+                }
+                for r in sets.joined() { reference[r.key, default: VoxelTotals(key: r.key)].add(r) }
+                store.absorb(sets.map(set))
             }
+            let totals = store.totals()
+            XCTAssertEqual(totals.map(\.key), reference.keys.sorted())
+            XCTAssertEqual(totals, reference.keys.sorted().map { reference[$0]! }, "\(threads) threads")
+            XCTAssertGreaterThan(store.records, totals.count, "full records are kept apart")
+            // read out with a support filter: the same voxels, in the same order
+            let out = store.readOut(minSupport: 30, confidence: true, keysAndFrames: true)
+            let kept = totals.filter { $0.count >= 30 }
+            XCTAssertEqual(out.occupied, totals.count)
+            XCTAssertEqual(out.keys, kept.map(\.key))
+            XCTAssertEqual(out.counts, kept.map(\.count))
+            XCTAssertEqual(out.firstFrames, kept.map(\.firstFrame))
+            XCTAssertEqual(out.confidence, kept.map { Float($0.confidenceSum) / Float($0.count) })
         }
+    }
+
+    /// Two runs merge into their sorted union, full records kept apart, empty runs allowed.
+    func testMergeJoinSumsWhatFitsAndKeepsTheRest() {
+        let full = VoxelSums(key: 5, count: VoxelSums.maxCount, confidenceSum: 1, sumX: 1, sumY: 1, sumZ: 1, firstFrame: 9)
+        let one = VoxelSums(key: 5, count: 1, confidenceSum: 2, sumX: 3, sumY: 4, sumZ: 5, firstFrame: 2)
+        let other = VoxelSums(key: 7, count: 2, confidenceSum: 0, sumX: 0, sumY: 0, sumZ: 0, firstFrame: 1)
+        func merge(_ a: [VoxelSums], _ b: [VoxelSums]) -> [VoxelSums] {
+            a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in VoxelStore.mergeJoin(a[...], b[...]) } }
+        }
+        XCTAssertEqual(merge([one], [one, other]).map(\.count), [2, 2])
+        XCTAssertEqual(merge([one], [one]).first?.sumY, 8)
+        XCTAssertEqual(merge([full], [one]).map(\.count), [VoxelSums.maxCount, 1])
+        XCTAssertEqual(merge([full, other], [one]).map(\.key), [5, 5, 7])
+        XCTAssertEqual(merge([], [other]).map(\.key), [7])
+        XCTAssertEqual(merge([other], []).map(\.key), [7])
     }
 }
