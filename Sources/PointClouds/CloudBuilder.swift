@@ -95,13 +95,16 @@ public struct CloudSummary: Sendable, Codable {
 /// Builds a fused point cloud from a scan: back-projection, pose transform, streaming
 /// voxel fusion, support filter, optional normals and gravity levelling.
 ///
-/// Parallelism without nondeterminism: each thread fuses a contiguous share of every batch
-/// of frames into its own `ActiveVoxels` and sorts the voxels it evicted; after the batch
-/// the `VoxelStore` takes those sorted runs, shard by shard on every thread. Sums are exact integers and
-/// each voxel's normal is oriented by the camera of the first frame that saw it (a
-/// minimum), so neither the partition nor the eviction timing changes a byte: `-j 1` and
-/// `-j 2` write the same file. Memory is one frame of scratch and one set of recent bricks
-/// per thread plus the occupied voxels.
+/// Parallelism without nondeterminism: each thread fuses its own band of image rows of
+/// every frame into its own `ActiveVoxels` and sorts the voxels it evicted; after each
+/// batch of frames the `VoxelStore` takes those sorted runs, shard by shard on every
+/// thread. Bands rather than shares of the frames: the camera moves little from one frame
+/// to the next, so what a band sees stays mostly in that band, and each thread's recent
+/// bricks are its own (with frame shares both threads held, and wrote back, nearly every
+/// brick). Sums are exact integers and each voxel's normal is oriented by the camera of the
+/// first frame that saw it (a minimum), so neither the partition nor the eviction timing
+/// changes a byte: `-j 1` and `-j 2` write the same file. Memory is one frame of scratch
+/// and one set of recent bricks per thread plus the occupied voxels.
 public enum CloudBuilder {
     public static func build(scan path: String, options o: CloudOptions) throws -> (PointCloud, CloudSummary) {
         if let p = o.problem { throw CloudError.options(p) }
@@ -135,14 +138,14 @@ public enum CloudBuilder {
                 gravity.add(pose: pose, imu: info.imu)
             }
             summary.framesUsed += selected.count
-            // Each thread fuses a contiguous share of the batch's frames into its own active
-            // voxels (exact sums: the partition does not change the result).
+            // Each thread fuses its band of rows of every frame of the batch into its own
+            // active voxels (exact sums: the partition does not change the result).
             let fused = parallelMap(threads, threads: o.threads) { t -> Int in
-                let share = selected.count * t / threads ..< selected.count * (t + 1) / threads
+                let band = layout.height * t / threads ..< layout.height * (t + 1) / threads
                 let active = actives[t]
                 var n = 0
-                for f in selected[share] {
-                    projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters, into: points[t])
+                for f in selected {
+                    projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters, rows: band, into: points[t])
                     n += Fusion.fuse(points[t], frame: UInt32(truncatingIfNeeded: f.frame), inverseVoxel: inverseVoxel, into: active)
                 }
                 active.sortOutbox()

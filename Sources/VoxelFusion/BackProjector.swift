@@ -83,26 +83,27 @@ public final class BackProjector {
         raysFor = k
     }
 
-    /// Frame `k` of `batch` as metres, with NaN, Inf and values outside
+    /// Rows `rows` of frame `k` of `batch` as metres, with NaN, Inf and values outside
     /// [minDepth, maxDepth] (and so 0 and negatives) set to 0.
-    private func loadDepth(_ batch: DepthBatch, _ k: Int, _ f: PixelFilters) {
-        let n = width &* height, d = depth
+    private func loadDepth(_ batch: DepthBatch, _ k: Int, _ f: PixelFilters, rows: Range<Int>) {
+        let first = rows.lowerBound &* width, n = rows.count &* width, d = depth + first
         let lo = max(f.minDepth, Float.leastNonzeroMagnitude), hi = f.maxDepth
         switch batch.format {
         case .uint16Millimetres:
-            let s = batch.millimetres(k).baseAddress!
+            let s = batch.millimetres(k).baseAddress! + first
             for i in 0..<n { let v = Float(s[i]) * 0.001; d[i] = (v >= lo && v <= hi) ? v : 0 }
         case .float32Metres:
-            let s = batch.metres(k).baseAddress!
+            let s = batch.metres(k).baseAddress! + first
             for i in 0..<n { let v = s[i]; d[i] = (v >= lo && v <= hi) ? v : 0 }  // NaN fails both tests
         }
     }
 
-    /// Copies `depth` to `masked`, zeroing pixels with a valid 4-neighbour whose depth
-    /// differs by more than `tau` times their own (a neighbour of 0, no depth, never counts).
-    /// The interior runs over three row pointers with selects only, so it vectorises;
-    /// border pixels take the general path.
-    private func maskFlyingPixels(_ tau: Float) {
+    /// Copies rows `rows` of `depth` to `masked`, zeroing pixels with a valid 4-neighbour
+    /// whose depth differs by more than `tau` times their own (a neighbour of 0, no depth,
+    /// never counts); `depth` must hold the rows either side too. The interior runs over
+    /// three row pointers with selects only, so it vectorises; border pixels take the
+    /// general path.
+    private func maskFlyingPixels(_ tau: Float, rows: Range<Int>) {
         let w = width, h = height, d = depth, m = masked
         @inline(__always) func gap(_ n: Float, _ z: Float) -> Float { n != 0 ? abs(n - z) : 0 }
         func general(_ u: Int, _ v: Int) {
@@ -114,15 +115,16 @@ public final class BackProjector {
             if v &+ 1 < h { g = max(g, gap(d[i &+ w], z)) }
             m[i] = g > tau * z ? 0 : z
         }
-        for u in 0..<w { general(u, 0); if h > 1 { general(u, h &- 1) } }
-        guard h > 2 && w > 2 else { for v in 0..<h { for u in 0..<w { general(u, v) } }; return }
+        let top = max(rows.lowerBound, 1), interior = top ..< max(top, min(rows.upperBound, h &- 1))
+        for v in rows where !interior.contains(v) || w <= 2 { for u in 0..<w { general(u, v) } }
+        guard w > 2 else { return }
         typealias F = SIMD8<Float>
         let zero = F(), tau8 = F(repeating: tau)
         @inline(__always) func load(_ p: UnsafeMutablePointer<Float>) -> F { UnsafeRawPointer(p).loadUnaligned(as: F.self) }
         /// Where neighbour `n` has depth and differs from `z` by more than `t` (|n − z| > t as
         /// two compares: n − z and z − n are exact negations).
         @inline(__always) func far(_ n: F, _ z: F, _ t: F) -> SIMDMask<SIMD8<Int32>> { (n .!= zero) .& ((n - z .> t) .| (z - n .> t)) }
-        for v in 1..<(h &- 1) {
+        for v in interior {
             general(0, v); general(w &- 1, v)
             let up = d + (v &- 1) &* w, row = d + v &* w, down = d + (v &+ 1) &* w, out = m + v &* w
             // Eight pixels at a time: flying when any neighbour is far (max of the gaps > t).
@@ -141,14 +143,20 @@ public final class BackProjector {
     /// float compare: integer arithmetic on the bits never branches.
     @inline(__always) static func hasDepth(_ z: Float) -> Int { Int((z.bitPattern &+ 0x7FFF_FFFF) >> 31) }
 
-    /// Back-projects frame `k` of `batch` seen from `pose` with intrinsics `intrinsics` into
-    /// `out` (world points and, when the batch has confidence maps, their levels; otherwise
-    /// the levels stay 0). Returns the number of points, also left in `out.count`.
+    /// Back-projects rows `rows` (all by default) of frame `k` of `batch` seen from `pose`
+    /// with intrinsics `intrinsics` into `out` (world points and, when the batch has
+    /// confidence maps, their levels; otherwise the levels stay 0). Returns the number of
+    /// points, also left in `out.count`. The filters see the whole frame: a pixel on the
+    /// first or last row of `rows` is tested against its neighbours outside them.
     @discardableResult
-    public func project(_ batch: DepthBatch, _ k: Int, pose: Pose, intrinsics: Intrinsics, filters f: PixelFilters, into out: PointBuffer) -> Int {
+    public func project(_ batch: DepthBatch, _ k: Int, pose: Pose, intrinsics: Intrinsics, filters f: PixelFilters,
+                        rows: Range<Int>? = nil, into out: PointBuffer) -> Int {
         guard batch.layout.width == width && batch.layout.height == height && out.capacity >= width * height else {
             fatalError("frame size differs from the projector's")
         }
+        let rows = rows ?? 0 ..< height
+        precondition(rows.lowerBound >= 0 && rows.upperBound <= height, "rows outside the frame")
+        let loaded = max(rows.lowerBound &- 1, 0) ..< min(rows.upperBound &+ 1, height)
         let px = out.x, py = out.y, pz = out.z, confidence = out.confidence
         prepareRays(intrinsics)
         let conf = batch.confidenceMap(k)
@@ -156,11 +164,11 @@ public final class BackProjector {
         let needsMasks = f.flyingPixelThreshold > 0 || (conf != nil && f.minConfidence > 0)
         var d = depth
         if needsMasks || batch.format == .float32Metres {
-            loadDepth(batch, k, f)
-            if f.flyingPixelThreshold > 0 { maskFlyingPixels(f.flyingPixelThreshold); d = masked }
+            loadDepth(batch, k, f, rows: f.flyingPixelThreshold > 0 ? loaded : rows)
+            if f.flyingPixelThreshold > 0 { maskFlyingPixels(f.flyingPixelThreshold, rows: rows); d = masked }
             if let conf, f.minConfidence > 0 {
                 let minConf = f.minConfidence
-                for i in 0..<(width &* height) where conf[i] < minConf { d[i] = 0 }
+                for i in rows.lowerBound &* width ..< rows.upperBound &* width where conf[i] < minConf { d[i] = 0 }
             }
         }
         // Without masks, millimetre rows are converted and range-tested inside the row loop.
@@ -176,7 +184,7 @@ public final class BackProjector {
         var n = 0
         rx.withUnsafeBufferPointer { rxb in
             let rxp = rxb.baseAddress!
-            for v in 0..<height {
+            for v in rows {
                 let yv = ry[v], row = d + v &* w
                 let bx = yv * c1x - c2x, by = yv * c1y - c2y, bz = yv * c1z - c2z
                 if let direct {

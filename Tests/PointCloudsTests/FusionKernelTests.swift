@@ -148,6 +148,20 @@ final class FlyingPixelTests: XCTestCase {
                                       pose: .identity, intrinsics: Intrinsics(fx: 30, fy: 30, cx: 18, cy: 11, width: w, height: h), filters: f, into: points)
                 }
                 XCTAssertEqual((0..<n).map { -points.z[$0] }, expected, "tau \(tau)")  // the camera looks along −z
+                // Bands of rows (how the cloud splits a frame between threads) give the
+                // same points: the filter looks across a band's edge.
+                for cuts in [[0, 1, h], [0, 11, 12, h], [0, h - 1, h], [0, 5, 9, 17, 22, h]] {
+                    var banded: [Float] = []
+                    for (lo, hi) in zip(cuts, cuts.dropFirst()) {
+                        let m = depth.withUnsafeBytes { raw in
+                            projector.project(DepthBatch(firstIndex: 0, count: 1, layout: DepthFrameLayout(width: w, height: h), format: .float32Metres, bytes: raw), 0,
+                                              pose: .identity, intrinsics: Intrinsics(fx: 30, fy: 30, cx: 18, cy: 11, width: w, height: h), filters: f,
+                                              rows: lo ..< hi, into: points)
+                        }
+                        banded += (0..<m).map { -points.z[$0] }
+                    }
+                    XCTAssertEqual(banded, expected, "bands \(cuts)")
+                }
             }
         }
     }
