@@ -114,9 +114,9 @@ public enum CloudBuilder {
         let threads = max(1, o.threads)
         let layout = scan.depthLayout
         let store = VoxelStore(voxelSize: o.voxelSize, threads: threads)
-        let actives = (0..<threads).map { _ in ActiveVoxels() }
-        let projectors = (0..<threads).map { _ in BackProjector(width: layout.width, height: layout.height) }
-        let points = (0..<threads).map { _ in PointBuffer(pixels: layout.pixels) }
+        var actives = (0..<threads).map { _ in ActiveVoxels() }
+        var projectors = (0..<threads).map { _ in BackProjector(width: layout.width, height: layout.height) }
+        var points = (0..<threads).map { _ in PointBuffer(pixels: layout.pixels) }
         var samples = [Int](repeating: 0, count: threads)
         var gravity = GravityEstimate()
         /// Camera position of every frame (for normal orientation): 24 bytes a frame.
@@ -138,24 +138,32 @@ public enum CloudBuilder {
                 gravity.add(pose: pose, imu: info.imu)
             }
             summary.framesUsed += selected.count
-            // Each thread fuses its band of rows of every frame of the batch into its own
-            // active voxels (exact sums: the partition does not change the result).
-            let fused = parallelMap(threads, threads: o.threads) { t -> Int in
-                let band = layout.height * t / threads ..< layout.height * (t + 1) / threads
-                let active = actives[t]
-                var n = 0
-                for f in selected {
-                    projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters, rows: band, into: points[t])
-                    n += Fusion.fuse(points[t], frame: UInt32(truncatingIfNeeded: f.frame), inverseVoxel: inverseVoxel, into: active)
+            // Each thread fuses its band of rows of every frame into its own active voxels
+            // (exact sums: the partition does not change the result), a sweep's worth of
+            // frames at a time, after which the store takes what they wrote back: an outbox
+            // holds one sweep's voxels, not a batch's.
+            for part in stride(from: 0, to: selected.count, by: Int(ActiveVoxels.sweepInterval)) {
+                let frames = selected[part ..< min(part + Int(ActiveVoxels.sweepInterval), selected.count)]
+                let fused = parallelMap(threads, threads: o.threads) { t -> Int in
+                    let band = layout.height * t / threads ..< layout.height * (t + 1) / threads
+                    let active = actives[t]
+                    var n = 0
+                    for f in frames {
+                        projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters, rows: band, into: points[t])
+                        n += Fusion.fuse(points[t], frame: UInt32(truncatingIfNeeded: f.frame), inverseVoxel: inverseVoxel, into: active)
+                    }
+                    active.sortOutbox()
+                    return n
                 }
-                active.sortOutbox()
-                return n
+                for t in 0..<threads { samples[t] += fused[t] }
+                store.absorb(actives)
             }
-            for t in 0..<threads { samples[t] += fused[t] }
-            store.absorb(actives)
         }
         for active in actives { active.flush() }
         store.absorb(actives)
+        // The recent bricks, outboxes and frame scratch go before the store is read out,
+        // so the output can take their memory.
+        actives = []; projectors = []; points = []
         summary.samples = samples.reduce(0, +)
         summary.gravity = gravity.report
 
@@ -204,4 +212,5 @@ extension CloudSummary {
          "frame \(frame.rawValue)" + (frame == .gravity ? " (levelled by IMU gravity, +z up)" : " (recording world, +y up)")]
     }
 }
+
 

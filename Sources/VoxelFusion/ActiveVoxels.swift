@@ -61,7 +61,7 @@ public final class ActiveVoxels {
     /// threads take in between do not age it.
     private var tick: UInt32 = 0
     /// Frames between sweeps, and how many of this set's frames unseen evicts a brick.
-    public static let sweepInterval: UInt32 = 16, evictionAge: UInt32 = 8
+    public static let sweepInterval: UInt32 = 8, evictionAge: UInt32 = 4
     /// Points per fusion chunk (a multiple of 8), and the chunk's keys (low and high
     /// halves: brick key << 6 | index in the brick) and offsets (see `Fusion.fuse`).
     static let chunk = 256
@@ -79,10 +79,12 @@ public final class ActiveVoxels {
 
     public init(bricks: Int = 1024) {
         poolBricks = bricks
+        // A slot's entries are initialised when it is first used (`insert`): pages of the
+        // pool no brick has reached yet stay untouched, so not resident.
         entries = .allocate(capacity: bricks * Self.brickVoxels)
-        entries.initialize(repeating: .empty, count: bricks * Self.brickVoxels)
+        entries.initialize(repeating: .empty, count: Self.brickVoxels)
         firstFrames = .allocate(capacity: bricks * Self.brickVoxels)
-        firstFrames.initialize(repeating: 0, count: bricks * Self.brickVoxels)
+        firstFrames.initialize(repeating: 0, count: Self.brickVoxels)
         brickKeys = .allocate(capacity: bricks)
         lastFrames = .allocate(capacity: bricks)
         indexCapacity = 2 * bricks
@@ -175,6 +177,8 @@ public final class ActiveVoxels {
             if usedSlots == poolBricks { growPool() }
             s = usedSlots
             usedSlots &+= 1
+            (entries + s &* Self.brickVoxels).initialize(repeating: .empty, count: Self.brickVoxels)
+            (firstFrames + s &* Self.brickVoxels).initialize(repeating: 0, count: Self.brickVoxels)
         }
         index[i] = (key, Int32(s))
         liveBricks &+= 1
@@ -186,8 +190,7 @@ public final class ActiveVoxels {
     private func growPool() {
         let n = poolBricks * 2, v = Self.brickVoxels
         let grown = UnsafeMutablePointer<Entry>.allocate(capacity: n * v)
-        grown.moveInitialize(from: entries, count: poolBricks * v)
-        (grown + poolBricks * v).initialize(repeating: .empty, count: (n - poolBricks) * v)
+        grown.moveInitialize(from: entries, count: poolBricks * v)  // every slot is in use when the pool grows
         entries.deallocate()
         entries = grown
         firstFrames = Self.grown(firstFrames, from: poolBricks * v, to: n * v)
