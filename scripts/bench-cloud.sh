@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Side-by-side cloud figures on one generated 3,000-frame LZ4 scan: Open3D's whole-scan
-# route (scripts/peers/open3d_cloud.py) against `depthpose bench cloud`, numpy/Open3D
-# back-projection (scripts/peers/backproject.py) against `depthpose bench backproject`,
-# and depthpose's peak RSS at 300 vs 3,000 frames. Rounds alternate the tools so both see
-# the same machine load. usage: scripts/bench-cloud.sh [ROUNDS=3] [VOXEL=0.02] [SCENE=room]
-# SCENE=apartment: the real-like bench scene instead (synth --scene apartment, 942 frames at
-# 60 fps like the real Stray capture it stands in for; 300 frames for the memory figure).
+# Side-by-side cloud figures on one generated scan: Open3D's whole-scan route against
+# `depthpose cloud` (whole processes, wall time and peak RSS from /usr/bin/time), with the
+# filters matched to Open3D's route and with depthpose's defaults, on 2 threads and on 1;
+# then depthpose's peak RSS on a shorter scan of the same scene, and back-projection alone.
+# Rounds alternate the tools so both see the same machine load.
+# usage: scripts/bench-cloud.sh [ROUNDS=3] [VOXEL=0.02] [SCENE=room]
+# SCENE=room: one room walked around for 3,000 frames (LZ4; scripts/peers/open3d_cloud.py,
+#   filters off on both sides). SCENE=apartment: the real-like scene (synth --scene
+#   apartment, 942 frames at 60 fps like the real Stray capture it stands in for). SCENE=stray:
+#   the same scene in the Stray layout (depth and confidence PNGs), against the
+#   StrayVisualizer route (scripts/peers/open3d_cloud_stray.py: confidence >= 1, nothing else).
 # Installs the peers' venv (scripts/setup.sh --bench; or set DEPTHPOSE_BENCH_PYTHON).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,26 +19,35 @@ peers=scripts/peers
 py=${DEPTHPOSE_BENCH_PYTHON:-$(scripts/setup.sh --bench | tail -n 1)}
 swift build -c release 2>&1 | grep -v '^\[' || true
 dp=.build/release/depthpose
-if [ "$scene" = apartment ]; then sizes="942 300"; synth_args="--scene apartment --fps 60"; else sizes="3000 300"; synth_args=""; fi
+case $scene in
+  room) sizes="3000 300"; synth_args="--layout lz4"; peer=open3d_cloud.py; match="--no-filters" ;;
+  apartment) sizes="942 300"; synth_args="--layout lz4 --scene apartment --fps 60"; peer=open3d_cloud.py; match="--no-filters" ;;
+  stray) sizes="942 300"; synth_args="--layout stray --scene apartment --fps 60"; peer=open3d_cloud_stray.py
+         match="--flying-pixel 0 --min-confidence 1 --min-support 1 --min-depth 0 --max-depth 100" ;;
+  *) echo "scene: room, apartment or stray" >&2; exit 64 ;;
+esac
 for n in $sizes; do
-  [ -f "$data/$scene-$n/depth.bin" ] || $dp synth --out "$data/$scene-$n" --frames "$n" --layout lz4 --seed 3 $synth_args >/dev/null
+  [ -d "$data/$scene-$n" ] || $dp synth --out "$data/$scene-$n" --frames "$n" --seed 3 $synth_args >/dev/null
 done
 big=${sizes%% *}
 scan=$data/$scene-$big
-field() { python3 -c "import json,sys; d=json.load(sys.stdin); print(d$1)"; }
-o3dfig() {  # total seconds, peak MiB, voxels of an open3d_cloud.py JSON line
+o3dfig() {  # total seconds, peak MiB, voxels of an Open3D peer's JSON line
   python3 -c "import json,sys; d=json.loads(sys.argv[1]); v=sys.argv[2]
-print('%.2f s, peak %.0f MiB, %d voxels' % (sum(d['phases'].values()), d['mem_after_voxel_'+v+'_MiB']['VmHWM'], d['points_after_voxel_'+v]))" "$1" "$voxel"
+print('%.2f s in-process, peak %.0f MiB, %d voxels' % (sum(d['phases'].values()), d['mem_after_voxel_'+v+'_MiB']['VmHWM'], d['points_after_voxel_'+v]))" "$1" "$voxel"
+}
+run() {  # wall seconds and peak MiB of one depthpose cloud process
+  /usr/bin/time -f '%e s, peak %M KiB' "$dp" cloud "$@" --voxel "$voxel" --out /tmp/bench-cloud.ply 2>&1 >/dev/null | tail -1
 }
 for r in $(seq "$rounds"); do
-  o3d=$("$py" "$peers/open3d_cloud.py" "$scan" --voxel "$voxel" | tail -1)
-  two=$($dp bench cloud "$scan" --voxel "$voxel" --runs 3 --json)
-  one=$($dp bench cloud "$scan" --voxel "$voxel" --runs 1 --threads 1 --json)
-  echo "round $r: Open3D $(o3dfig "$o3d");" \
-       "depthpose 2 threads $(echo "$two" | field "['seconds']") s (peak $(echo "$two" | field "['peak_rss_mb']") MB), 1 thread $(echo "$one" | field "['seconds']") s"
+  start=$(date +%s.%N)
+  o3d=$("$py" "$peers/$peer" "$scan" --voxel "$voxel" | tail -1)
+  o3dwall=$(python3 -c "import sys,time; print('%.2f' % (time.time() - float(sys.argv[1])))" "$start")
+  echo "round $r: Open3D $o3dwall s as a process ($(o3dfig "$o3d"));" \
+       "depthpose matched $(run "$scan" $match), defaults $(run "$scan"), matched on 1 thread $(run "$scan" $match -j 1)"
 done
-echo "depthpose peak RSS, 300 frames: $($dp bench cloud "$data/$scene-300" --voxel "$voxel" --runs 1 --json | field "['peak_rss_mb']") MB"
-echo "depthpose voxels with filters off: $($dp cloud "$scan" --voxel "$voxel" --no-filters --out /tmp/bench-cloud.ply --json | field "['voxels']")"
+echo "depthpose peak, $scene at ${sizes##* } frames: matched $(run "$data/$scene-${sizes##* }" $match), defaults $(run "$data/$scene-${sizes##* }")"
+echo "voxels, matched filters: $($dp cloud "$scan" --voxel "$voxel" $match --out /tmp/bench-cloud.ply --json | python3 -c "import json,sys; print(json.load(sys.stdin)['voxels'])")"
 rm -f /tmp/bench-cloud.ply /tmp/bench-cloud.json
+[ "$scene" = stray ] && exit 0
 "$py" "$peers/backproject.py" "$scan" --frames 600 --methods numpy_f32,open3d | tail -3
 for t in 1 2; do $dp bench backproject "$scan" --frames 600 --threads $t --runs 7; done

@@ -38,8 +38,8 @@ fi
 if [ "${1:-}" = "--bench" ]; then
   # The peers the benchmarks time (scripts/bench-*.sh): the ScanNet++ toolkit's decode
   # dependencies, Open3D and psutil in their own venv (Open3D is large; the tests do not
-  # need it), and a C compiler for the plain decode loops (scripts/peers/c).
-  apt_install gcc make python3 python3-venv
+  # need it), a C compiler for the plain decode loops (scripts/peers/c), GNU time.
+  apt_install gcc make python3 python3-venv time  # time: /usr/bin/time for peak RSS
   venv=${DEPTHPOSE_BENCH_VENV:-$here/.venv-bench}
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/python" -c "import numpy, lz4.block, imageio, open3d, psutil; assert open3d.__version__ == '0.20.0'" 2>/dev/null ||
