@@ -209,9 +209,9 @@ public final class ActiveVoxels {
     /// Re-inserts the live bricks (those `keep` accepts, in slot order) into an index of
     /// `capacity` slots; the others are written back and their slots freed.
     private func rebuildIndex(capacity: Int, keep: (Int) -> Bool = { _ in true }) {
-        var live: [Int32] = []
-        live.reserveCapacity(liveBricks)
-        for i in 0..<indexCapacity where index[i].key != VoxelKey.empty { live.append(index[i].slot) }
+        // The live slots, in slot order (a flag per slot used so far: no sort).
+        var isLive = [Bool](repeating: false, count: usedSlots)
+        for i in 0..<indexCapacity where index[i].key != VoxelKey.empty { isLive[Int(index[i].slot)] = true }
         if capacity != indexCapacity {
             index.deallocate()
             index = .allocate(capacity: capacity)
@@ -220,13 +220,12 @@ public final class ActiveVoxels {
         index.initialize(repeating: (VoxelKey.empty, 0), count: indexCapacity)
         liveBricks = 0
         let mask = indexCapacity - 1
-        for s in live.sorted() {
-            let slot = Int(s)
+        for slot in 0..<usedSlots where isLive[slot] {
             guard keep(slot) else { evict(slot); continue }
             let key = brickKeys[slot]
             var i = Self.home(key) & mask
             while index[i].key != VoxelKey.empty { i = (i &+ 1) & mask }
-            index[i] = (key, s)
+            index[i] = (key, Int32(slot))
             liveBricks &+= 1
         }
     }
