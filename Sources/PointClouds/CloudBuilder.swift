@@ -177,12 +177,12 @@ public enum CloudBuilder {
         cloud.counts = fused.counts
         cloud.confidence = fused.confidence
         if o.normals, let keys = fused.keys, let firstFrames = fused.firstFrames {
-            cloud.normals = try NormalEstimator.estimate(keys: keys, positions: cloud.positions,
+            cloud.normals = NormalEstimator.estimate(keys: keys, positions: cloud.positions,
                                                      towardCamera: firstFrames.enumerated().map { i, f in
                                                          let c = cameras[Int(f)]
                                                          return SIMD3(Float(c.x) - cloud.positions[3 * i], Float(c.y) - cloud.positions[3 * i + 1], Float(c.z) - cloud.positions[3 * i + 2])
                                                      },
-                                                     radius: o.normalRadius, threads: o.threads)
+                                                     radius: o.normalRadius, voxelSize: o.voxelSize, threads: o.threads)
         }
         if o.frame == .gravity, let g = summary.gravity {
             let r = GravityEstimate.levellingRotation(down: Vec3(g.down[0], g.down[1], g.down[2]))

@@ -2,79 +2,181 @@ import LinearAlgebra
 import VoxelFusion
 import Execution
 
-/// Maps voxel keys to indices of a sorted voxel list (open addressing), for neighbourhood
-/// queries after fusion.
-struct VoxelIndex {
-    private var keys: [UInt64]
-    private var values: [Int32]
-    private let mask: Int
+/// Normals the way Open3D's `estimate_normals` with `KDTreeSearchParamHybrid(radius,
+/// max_nn=30)` makes them, without its k-d tree: each point's neighbours are the points
+/// within `radius` of it (itself included), the 30 nearest when there are more; its normal
+/// is the eigenvector of the smallest eigenvalue of their covariance (closed form,
+/// `SymmetricEigen3`, as Open3D's `FastEigen3x3`), turned toward the camera of the first
+/// frame that saw the voxel. A point with fewer than 3 neighbours gets a zero normal
+/// (Open3D writes (0, 0, 1) there, which is not a normal).
+///
+/// The search uses the cloud's order: points are voxel means in ascending voxel keys
+/// (x-major, then y, then z), so for a fixed column offset (dx, dy) the neighbouring keys
+/// key + (dx, dy, dz) rise with the point's key. Each thread walks its share of the points
+/// in order with one pointer per column, and each pointer only moves forward: a sequential
+/// merge over the sorted keys, no hashing and no tree. The pointers advance to the lowest
+/// voxel any point of the voxel could reach; per point, only the columns and z extents that
+/// come within the radius of the point itself (its place inside its voxel known) are read,
+/// and the true distance between the points decides.
+public enum NormalEstimator {
+    /// Most neighbours a normal uses (Open3D's `max_nn` in the hybrid search).
+    static let maxNeighbours = 30
 
-    init(_ sortedKeys: [UInt64]) {
-        var cap = 16
-        while cap < sortedKeys.count * 2 { cap <<= 1 }
-        keys = [UInt64](repeating: VoxelKey.empty, count: cap)
-        values = [Int32](repeating: -1, count: cap)
-        mask = cap - 1
-        for (i, k) in sortedKeys.enumerated() {
-            var s = Int(truncatingIfNeeded: VoxelKey.hash(k)) & mask
-            while keys[s] != VoxelKey.empty { s = (s + 1) & mask }
-            keys[s] = k; values[s] = Int32(i)
+    /// A column (dx, dy) of candidate voxels: its key offset at dz = 0 and the z extent
+    /// (±reach) that a point anywhere in the voxel (0, 0, 0) could need.
+    struct Column { var dx: Int32; var dy: Int32; var base: UInt64; var reach: Int32 }
+
+    /// The columns (dx, dy) and z extents of the voxels whose cells can hold a point within
+    /// `radius` voxels of a point anywhere in the voxel (0, 0, 0): per axis the gap between
+    /// the cells is max(|d| − 1, 0) voxels.
+    static func columns(radius: Int) -> [Column] {
+        var out: [Column] = []
+        let reach = radius + 1, r2 = radius * radius
+        func gap(_ d: Int) -> Int { max(abs(d) - 1, 0) }
+        for dx in -reach...reach {
+            for dy in -reach...reach {
+                let rest = r2 - gap(dx) * gap(dx) - gap(dy) * gap(dy)
+                guard rest >= 0 else { continue }
+                var dz = 0
+                while gap(dz + 1) * gap(dz + 1) <= rest && dz + 1 <= reach { dz += 1 }
+                out.append(Column(dx: Int32(dx), dy: Int32(dy), base: UInt64(bitPattern: Int64(dx) << 42 &+ Int64(dy) << 21),
+                                  reach: Int32(dz)))
+            }
         }
+        return out
     }
 
-    @inline(__always) func index(of key: UInt64) -> Int? {
-        var s = Int(truncatingIfNeeded: VoxelKey.hash(key)) & mask
-        while true {
-            let k = keys[s]
-            if k == key { return Int(values[s]) }
-            if k == VoxelKey.empty { return nil }
-            s = (s + 1) & mask
-        }
-    }
-}
-
-/// Normals from each voxel's neighbourhood: the covariance of the neighbouring voxel means
-/// within `radius` voxels, eigen-decomposed through LAPACK (`dsyevd`); the eigenvector of
-/// the smallest eigenvalue is the normal, oriented toward the cameras that saw the voxel.
-/// Voxels with fewer than 3 neighbours, or whose neighbourhood is a line (two smallest
-/// eigenvalues within 10%), get a zero normal.
-enum NormalEstimator {
-    static func estimate(keys: [UInt64], positions: [Float], towardCamera: [SIMD3<Float>], radius: Int, threads: Int) throws -> [Float] {
-        _ = try LAPACK.load()  // fail here, not with zero normals, if OpenBLAS cannot be loaded
+    /// The normals of the points (3 floats each, zero where a point has fewer than 3
+    /// neighbours). `keys` ascending, one per point; `positions` in the frame the keys were
+    /// made in (cell of key k = [k, k + 1) × voxelSize per axis); `radius` in voxels.
+    public static func estimate(keys: [UInt64], positions: [Float], towardCamera: [SIMD3<Float>], radius: Int,
+                                voxelSize: Double, threads: Int) -> [Float] {
         let n = keys.count
-        let index = VoxelIndex(keys)
-        var offsets: [(Int64, Int64, Int64)] = []
-        for i in -radius...radius { for j in -radius...radius { for k in -radius...radius where i * i + j * j + k * k <= radius * radius {
-            offsets.append((Int64(i), Int64(j), Int64(k)))
-        } } }
-        struct Scratch { var solver: SymmetricEigenSolver; var cov: [Double]; var vectors: [Double]; var neighbours: [SIMD3<Double>] }
-        let perVoxel = parallelMap(n, threads: threads, state: {
-            // The solver cannot fail to load here: LAPACK was loaded above.
-            Scratch(solver: try! SymmetricEigenSolver(n: 3), cov: [Double](repeating: 0, count: 9), vectors: [Double](repeating: 0, count: 9),
-                    neighbours: Array(unsafeUninitializedCapacity: offsets.count) { _, c in c = 0 })
-        }) { s, v -> SIMD3<Float> in
-            let (a, b, c) = VoxelKey.unpack(keys[v])
-            s.neighbours.removeAll(keepingCapacity: true)
-            for (i, j, k) in offsets {
-                if let w = index.index(of: VoxelKey.pack(a + i, b + j, c + k)) {
-                    s.neighbours.append(SIMD3(Double(positions[3 * w]), Double(positions[3 * w + 1]), Double(positions[3 * w + 2])))
+        let columns = columns(radius: radius)
+        return [Float](unsafeUninitializedCapacity: 3 * n) { out, count in
+            let out = UncheckedSendable(out.baseAddress!)  // point i writes floats 3i..<3i+3 only
+            // A key above every key ends each column's walk without a bounds test.
+            (keys + [VoxelKey.empty]).withUnsafeBufferPointer { keys in
+                positions.withUnsafeBufferPointer { positions in
+                    towardCamera.withUnsafeBufferPointer { toward in
+                        columns.withUnsafeBufferPointer { columns in
+                            let shared = UncheckedSendable((keys, positions, toward, columns))
+                            parallelRanges(n, threads: threads) { range in
+                                let (keys, positions, toward, columns) = shared.value
+                                normals(range, keys: keys, positions: positions, towardCamera: toward, columns: columns,
+                                        radius: Float(radius), voxelSize: Float(voxelSize), into: out.value)
+                            }
+                        }
+                    }
                 }
             }
-            guard s.neighbours.count >= 3 else { return .zero }
-            let mean = s.neighbours.reduce(.zero, +) / Double(s.neighbours.count)
-            for i in 0..<9 { s.cov[i] = 0 }
-            for p in s.neighbours {
-                let d = p - mean
-                s.cov[0] += d.x * d.x; s.cov[1] += d.y * d.x; s.cov[2] += d.z * d.x
-                s.cov[4] += d.y * d.y; s.cov[5] += d.z * d.y; s.cov[8] += d.z * d.z
-            }
-            guard let values = try? s.solver.decompose(s.cov, vectors: &s.vectors), values[1] > 1.1 * values[0] else { return .zero }
-            let normal = SIMD3<Float>(Float(s.vectors[0]), Float(s.vectors[1]), Float(s.vectors[2]))
-            return (normal * towardCamera[v]).sum() < 0 ? -normal : normal
+            count = 3 * n
         }
-        var normals: [Float] = []
-        normals.reserveCapacity(3 * n)
-        for v in perVoxel { normals.append(v.x); normals.append(v.y); normals.append(v.z) }
-        return normals
+    }
+
+    /// The voxel keys of points (3 floats each) at `voxelSize`: the cell each lies in. For
+    /// points from elsewhere (benchmarks, tests); `cloud` has its voxels' keys already.
+    public static func keys(of positions: [Float], voxelSize: Double) -> [UInt64] {
+        (0..<positions.count / 3).map { i in
+            let c = (0..<3).map { Int64((Double(positions[3 * i + $0]) / voxelSize).rounded(.down)) }
+            return VoxelKey.pack(c[0], c[1], c[2])
+        }
+    }
+
+    /// The normals of points `range`, written to `out`. Hand-written pointer code: this loop
+    /// is the whole cost of normals (about 80 candidate points read per point).
+    private static func normals(_ range: Range<Int>, keys: UnsafeBufferPointer<UInt64>, positions: UnsafeBufferPointer<Float>,
+                                towardCamera: UnsafeBufferPointer<SIMD3<Float>>, columns: UnsafeBufferPointer<Column>,
+                                radius: Float, voxelSize: Float, into out: UnsafeMutablePointer<Float>) {
+        guard !range.isEmpty else { return }
+        let n = keys.count - 1, k = keys.baseAddress!, p = positions.baseAddress!  // keys end in a sentinel
+        let metres2 = (radius * voxelSize) * (radius * voxelSize)
+        // Column pruning works in voxel units on float positions: a hundredth of a voxel of
+        // slack keeps every cell that rounding could put within the radius.
+        let prune2 = (radius + 0.01) * (radius + 0.01), inverse = 1 / voxelSize
+        // Each column's pointer: the first key at or above the column's lowest voxel that a
+        // point anywhere in the current voxel could need (rises with the point's key).
+        let next = UnsafeMutablePointer<Int>.allocate(capacity: columns.count)
+        defer { next.deallocate() }
+        for (c, column) in columns.enumerated() {
+            let target = k[range.lowerBound] &+ column.base &- UInt64(column.reach)
+            var lo = 0, hi = n
+            while lo < hi { let mid = (lo + hi) / 2; if k[mid] < target { lo = mid + 1 } else { hi = mid } }
+            next[c] = lo
+        }
+        // Candidates within the radius as (squared distance bits << 32 | index): distances
+        // are non-negative floats, whose bit patterns order like the values, and the index
+        // breaks ties, so the 30 nearest are one well-defined set.
+        // A column holds at most 2 reach + 1 keys in range: that bounds the candidates.
+        let found = UnsafeMutablePointer<UInt64>.allocate(capacity: columns.reduce(0) { $0 + 2 * Int($1.reach) + 1 })
+        defer { found.deallocate() }
+        for i in range {
+            let key = k[i], x = p[3 * i], y = p[3 * i + 1], z = p[3 * i + 2]
+            let (kx, ky, _) = VoxelKey.unpack(key)
+            // The point's place inside its voxel, in voxels.
+            let ux = min(max(x * inverse - Float(kx), 0), 1), uy = min(max(y * inverse - Float(ky), 0), 1)
+            var count = 0
+            for c in 0..<columns.count {
+                let column = columns[c]
+                // Columns beyond the radius of this point are not read (their pointer
+                // catches up when a later point needs them: the walk is the same length).
+                let gx: Float = column.dx > 0 ? Float(column.dx) - ux : column.dx < 0 ? ux - Float(column.dx + 1) : 0
+                let gy: Float = column.dy > 0 ? Float(column.dy) - uy : column.dy < 0 ? uy - Float(column.dy + 1) : 0
+                let rest = prune2 - gx * gx - gy * gy
+                if rest < 0 { continue }
+                let zHigh = Int64(column.reach)
+                let last = key &+ column.base &+ UInt64(bitPattern: zHigh)
+                // The pointer keeps the lowest voxel any point of this voxel could need (this
+                // point's own lowest voxel may lie below the previous point's).
+                var j = next[c]
+                let low = key &+ column.base &- UInt64(column.reach)
+                while k[j] < low { j &+= 1 }
+                next[c] = j
+                while k[j] <= last {
+                    let dx = p[3 * j] - x, dy = p[3 * j + 1] - y, dz = p[3 * j + 2] - z
+                    let d2 = dx * dx + dy * dy + dz * dz
+                    // Written always, kept when within the radius: no branch to mispredict.
+                    found[count] = UInt64(d2.bitPattern) << 32 | UInt64(truncatingIfNeeded: j)
+                    count &+= d2 <= metres2 ? 1 : 0
+                    j &+= 1
+                }
+            }
+            if count > maxNeighbours { selectSmallest(maxNeighbours, of: found, count: count); count = maxNeighbours }
+            var normal = SIMD3<Float>.zero
+            if count >= 3 {
+                // Covariance about the point itself (translation-free, so no cancellation
+                // from coordinates metres from the origin), in double.
+                var sx = 0.0, sy = 0.0, sz = 0.0, xx = 0.0, xy = 0.0, xz = 0.0, yy = 0.0, yz = 0.0, zz = 0.0
+                for f in 0..<count {
+                    let j = Int(truncatingIfNeeded: found[f] & 0xFFFF_FFFF)
+                    let dx = Double(p[3 * j] - x), dy = Double(p[3 * j + 1] - y), dz = Double(p[3 * j + 2] - z)
+                    sx += dx; sy += dy; sz += dz
+                    xx += dx * dx; xy += dx * dy; xz += dx * dz; yy += dy * dy; yz += dy * dz; zz += dz * dz
+                }
+                let w = 1 / Double(count), mx = sx * w, my = sy * w, mz = sz * w
+                let e = SymmetricEigen3.smallest(xx * w - mx * mx, xy * w - mx * my, xz * w - mx * mz,
+                                                 yy * w - my * my, yz * w - my * mz, zz * w - mz * mz)
+                normal = SIMD3(Float(e.vector.x), Float(e.vector.y), Float(e.vector.z))
+                if (normal * towardCamera[i]).sum() < 0 { normal = -normal }
+            }
+            out[3 * i] = normal.x; out[3 * i + 1] = normal.y; out[3 * i + 2] = normal.z
+        }
+    }
+
+    /// Moves the `m` smallest of `count` distinct values to the front (in no particular
+    /// order): Hoare's selection, a handful of passes over the few dozen candidates.
+    static func selectSmallest(_ m: Int, of a: UnsafeMutablePointer<UInt64>, count: Int) {
+        var lo = 0, hi = count - 1
+        while lo < hi {
+            let pivot = a[(lo + hi) / 2]
+            var i = lo, j = hi
+            while i <= j {
+                while a[i] < pivot { i += 1 }
+                while a[j] > pivot { j -= 1 }
+                if i <= j { let t = a[i]; a[i] = a[j]; a[j] = t; i += 1; j -= 1 }
+            }
+            // Now a[lo...j] <= pivot <= a[i...hi]; keep the side holding position m - 1.
+            if m - 1 <= j { hi = j } else if m - 1 >= i { lo = i } else { return }
+        }
     }
 }

@@ -53,7 +53,7 @@ extension BenchResult {
 /// Benchmarks of the stages (`depthpose bench STAGE SCAN`).
 public enum Benchmark {
     /// What `bench` measures (`nightly` lives with the batch layer: `NightlyBenchmark`).
-    public enum Target: String, Sendable, Codable, CaseIterable { case decode, backproject, cloud, eval, gestures, nightly }
+    public enum Target: String, Sendable, Codable, CaseIterable { case decode, backproject, cloud, normals, eval, gestures, nightly }
 
     /// The gestures stage (decode included) and plain decoding of the same scan, run
     /// alternately (decode, gestures, gestures, decode, ...) so both see the same machine
@@ -122,6 +122,27 @@ public enum Benchmark {
         let scan = try ScanOpener.open(path, strict: false)
         let frames = summary!.frames, bytes = frames * scan.depthLayout.pixels * scan.depthFormat.bytesPerSample
         return BenchResult(stage: .cloud, scan: path, frames: frames, threads: options.threads, runSeconds: times, bytes: bytes)
+    }
+
+    /// Normals alone, on the points of the scan's cloud at `options` (built once, untimed):
+    /// the work `scripts/peers/open3d_normals.py` times for Open3D's `estimate_normals` on
+    /// the same points. "frames" counts points; orientation toward a camera is timed with a
+    /// fixed direction (the same arithmetic).
+    public static func normals(scan path: String, options: CloudOptions, runs: Int) throws -> BenchResult {
+        var o = options
+        o.normals = false; o.frame = .recording
+        let cloud = try CloudBuilder.build(scan: path, options: o).0
+        let keys = NormalEstimator.keys(of: cloud.positions, voxelSize: o.voxelSize)
+        // The cloud is in key order; a mean that rounds onto its cell's far face would get
+        // the next key, so order the points by the recomputed keys to be sure.
+        let order = keys.indices.sorted { keys[$0] < keys[$1] }
+        let sortedKeys = order.map { keys[$0] }, positions = order.flatMap { cloud.positions[3 * $0 ..< 3 * $0 + 3] }
+        let toward = [SIMD3<Float>](repeating: SIMD3(0, 0, 1), count: keys.count)
+        let times = timed(runs: runs) {
+            _ = NormalEstimator.estimate(keys: sortedKeys, positions: positions, towardCamera: toward, radius: o.normalRadius,
+                                         voxelSize: o.voxelSize, threads: o.threads)
+        }
+        return BenchResult(stage: .normals, scan: path, frames: keys.count, threads: o.threads, runSeconds: times, bytes: 0)
     }
 
     /// Back-projection + pose transform alone: up to `frames` frames are decoded into

@@ -9,7 +9,7 @@ struct BenchCommand: ParsableCommand {
         commandName: "bench",
         abstract: "Measure a stage on a scan: median wall time over runs, frames/s, MB/s, peak RSS.",
         discussion: "Run it on a release build (swift build -c release).",
-        subcommands: [Decode.self, Backproject.self, Cloud.self, Gestures.self, Eval.self, Nightly.self])
+        subcommands: [Decode.self, Backproject.self, Cloud.self, Normals.self, Gestures.self, Eval.self, Nightly.self])
 
     /// What every benchmark takes.
     struct Common: ParsableArguments {
@@ -48,6 +48,19 @@ struct BenchCommand: ParsableCommand {
             var o = CloudStage.Options()
             o.voxel = voxel; o.noFilters = noFilters
             return try Benchmark.cloud(scan: input.scan, options: try validated(o).builder(threads: input.threads), runs: common.runs)
+        }
+    }
+
+    struct Normals: ScanBenchTarget {
+        @OptionGroup var input: ScanInput
+        static let configuration = CommandConfiguration(
+            abstract: "Normals alone on the points of the scan's cloud (default filters), built once untimed (like Open3D's estimate_normals on a loaded cloud); frames/s counts points.")
+        @Option(help: "Voxel size in metres.") var voxel = RunOptions().voxel
+        @Option(help: "Neighbourhood radius in voxels.") var normalRadius = CloudStage.Options().normalRadius
+        func measure() throws -> any BenchFigures {
+            var o = CloudStage.Options()
+            o.voxel = voxel; o.normalRadius = normalRadius
+            return try Benchmark.normals(scan: input.scan, options: try validated(o).builder(threads: input.threads), runs: common.runs)
         }
     }
 
