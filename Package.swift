@@ -109,7 +109,7 @@ let package = Package(
         .testTarget(name: "GeometryTests", dependencies: ["Geometry", "LinearAlgebra", "Synthesis"]),
         .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "TestSupport"]),
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
-        .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "VoxelFusion", "Synthesis", "ScanFormats", "Codecs", "Geometry", "TestSupport"]),
+        .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "VoxelFusion", "LinearAlgebra", "Synthesis", "ScanFormats", "Codecs", "Geometry", "TestSupport"]),
         .testTarget(name: "TrajectoriesTests", dependencies: ["Trajectories", "Geometry", "Synthesis", "TestSupport"]),
         .testTarget(name: "GesturesTests", dependencies: ["Gestures", "Synthesis", "ScanFormats", "Codecs", "TestSupport"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "TestSupport"]),

@@ -16,7 +16,7 @@ struct CloudArguments: StageArguments {
     var flyingPixel = defaults.flyingPixel
     @Option(help: "Drop voxels supported by fewer depth samples (1 = keep all).") var minSupport = defaults.minSupport
     @Flag(help: "All filters off: any valid depth, no flying-pixel test, any confidence, min support 1.") var noFilters = defaults.noFilters
-    @Flag(help: "Estimate normals (neighbourhood covariance, LAPACK eigen), oriented toward the cameras.") var normals = defaults.normals
+    @Flag(help: "Estimate normals (Open3D's hybrid search: neighbours within the radius, the 30 nearest; covariance, closed-form eigenvector), oriented toward the cameras.") var normals = defaults.normals
     @Option(help: "Normal neighbourhood radius in voxels (\(CloudOptions.normalRadiusRange.lowerBound)...\(CloudOptions.normalRadiusRange.upperBound)).")
     var normalRadius = defaults.normalRadius
     @Option(help: "Output frame: recording (the scan's world) or gravity (levelled by IMU gravity, +z up).") var frame = defaults.frame

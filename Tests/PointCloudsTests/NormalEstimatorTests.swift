@@ -1,0 +1,158 @@
+import LinearAlgebra
+import PointClouds
+import VoxelFusion
+import XCTest
+
+/// The normal estimator against a brute-force reference written the obvious way: every
+/// pair of points compared, the 30 nearest within the radius kept (Open3D's hybrid search),
+/// the covariance's smallest eigenvector from LAPACK's `dsyevd`.
+final class NormalEstimatorTests: XCTestCase {
+    /// SplitMix64 uniform in [0, 1).
+    struct Random {
+        var state: UInt64
+        mutating func unit() -> Double {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
+        }
+    }
+
+    /// Voxel means of `samples` at `voxel` (what `cloud` writes): one point per occupied
+    /// voxel, in ascending key order, with the keys.
+    static func voxelMeans(_ samples: [SIMD3<Double>], voxel: Double) -> (keys: [UInt64], positions: [Float]) {
+        var sums: [UInt64: (SIMD3<Double>, Double)] = [:]
+        for s in samples {
+            let c = (s / voxel).rounded(.down)
+            let key = VoxelKey.pack(Int64(c.x), Int64(c.y), Int64(c.z))
+            let old = sums[key] ?? (.zero, 0)
+            sums[key] = (old.0 + s, old.1 + 1)
+        }
+        let means = sums.values.map { $0.0 / $0.1 }.flatMap { [Float($0.x), Float($0.y), Float($0.z)] }
+        let keys = NormalEstimator.keys(of: means, voxelSize: voxel)
+        let order = keys.indices.sorted { keys[$0] < keys[$1] }
+        return (order.map { keys[$0] }, order.flatMap { means[3 * $0 ..< 3 * $0 + 3] })
+    }
+
+    /// Samples on a wavy surface z = 0.1 sin(3x) cos(2y) over 0.6 × 0.6 m, with noise, a few
+    /// metres from the origin (so coordinates are not small), plus scattered outliers.
+    static func wavySurface(samples: Int, seed: UInt64) -> [SIMD3<Double>] {
+        var r = Random(state: seed)
+        var out: [SIMD3<Double>] = []
+        for _ in 0..<samples {
+            let x = 0.6 * r.unit(), y = 0.6 * r.unit()
+            let z = 0.1 * sin(3 * x) * cos(2 * y) + 0.002 * (r.unit() - 0.5)
+            out.append(SIMD3(x + 3.1, y - 2.3, z + 1.7))
+        }
+        for _ in 0..<40 { out.append(SIMD3(3.1 + 0.6 * r.unit(), -2.3 + 0.6 * r.unit(), 1.5 + 0.4 * r.unit())) }
+        // A solid 5 cm block above the surface: neighbourhoods with no dominant plane (all
+        // three eigenvalues alike), which still get a normal, as in Open3D.
+        for _ in 0..<3000 { out.append(SIMD3(3.4 + 0.05 * r.unit(), -2.0 + 0.05 * r.unit(), 2.0 + 0.05 * r.unit())) }
+        return out
+    }
+
+    /// The reference normal of every point (zero with fewer than 3 neighbours), unoriented,
+    /// and whether it is well determined (the two smallest eigenvalues apart by more than
+    /// 1e-3 of the largest).
+    static func bruteForce(_ p: [Float], radius metres: Float) throws -> [(vector: SIMD3<Double>, determined: Bool)] {
+        let n = p.count / 3, r2 = metres * metres
+        let solver = try SymmetricEigenSolver(n: 3)
+        var vectors = [Double](repeating: 0, count: 9)
+        return try (0..<n).map { i in
+            // Squared distances in Float exactly as the estimator forms them, so that the
+            // radius test and the 30 nearest are decided the same way.
+            var near: [(Float, Int)] = []
+            for j in 0..<n {
+                let dx = p[3 * j] - p[3 * i], dy = p[3 * j + 1] - p[3 * i + 1], dz = p[3 * j + 2] - p[3 * i + 2]
+                let d2 = dx * dx + dy * dy + dz * dz
+                if d2 <= r2 { near.append((d2, j)) }
+            }
+            near.sort { ($0.0, $0.1) < ($1.0, $1.1) }
+            near = Array(near.prefix(30))
+            guard near.count >= 3 else { return (.zero, true) }
+            let d = near.map { SIMD3(Double(p[3 * $0.1] - p[3 * i]), Double(p[3 * $0.1 + 1] - p[3 * i + 1]), Double(p[3 * $0.1 + 2] - p[3 * i + 2])) }
+            let mean = d.reduce(.zero, +) / Double(d.count)
+            var c = [Double](repeating: 0, count: 9)
+            for v in d { for a in 0..<3 { for b in 0..<3 { c[3 * b + a] += (v[a] - mean[a]) * (v[b] - mean[b]) / Double(d.count) } } }
+            let values = try solver.decompose(c, vectors: &vectors)
+            return (SIMD3(vectors[0], vectors[1], vectors[2]), values[1] - values[0] > 1e-3 * values[2])
+        }
+    }
+
+    func normal(_ normals: [Float], _ i: Int) -> SIMD3<Double> {
+        SIMD3(Double(normals[3 * i]), Double(normals[3 * i + 1]), Double(normals[3 * i + 2]))
+    }
+
+    func testMatchesBruteForceAtSeveralRadii() throws {
+        let voxel = 0.01
+        let (keys, positions) = Self.voxelMeans(Self.wavySurface(samples: 60_000, seed: 7), voxel: voxel)
+        let n = keys.count
+        XCTAssertGreaterThan(n, 3000)
+        let toward = [SIMD3<Float>](repeating: SIMD3(0, 0, 1), count: n)
+        for radius in [1, 2, 3] {
+            let reference = try Self.bruteForce(positions, radius: Float(Double(radius) * voxel))
+            let ours = NormalEstimator.estimate(keys: keys, positions: positions, towardCamera: toward, radius: radius, voxelSize: voxel, threads: 2)
+            var compared = 0, zeros = 0
+            for i in 0..<n {
+                let a = normal(ours, i), b = reference[i].vector
+                if b == .zero {
+                    XCTAssertEqual(a, .zero, "point \(i), radius \(radius): no normal from fewer than 3 neighbours")
+                    zeros += 1
+                    continue
+                }
+                XCTAssertEqual((a * a).sum(), 1, accuracy: 1e-6, "point \(i), radius \(radius): a unit normal")
+                XCTAssertGreaterThanOrEqual(a.z, 0, "oriented toward +z")
+                guard reference[i].determined else { continue }
+                // Same neighbours, so the same covariance up to float rounding and summation
+                // order: the vectors agree to 1e-4 rad where the direction is determined.
+                let c = SIMD3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x)
+                XCTAssertLessThan((c * c).sum().squareRoot(), 1e-4, "point \(i), radius \(radius)")
+                compared += 1
+            }
+            XCTAssertGreaterThan(compared, n / 2, "radius \(radius)")
+            if radius == 1 { XCTAssertGreaterThan(zeros, 0, "outliers leave points without 3 neighbours") }
+        }
+    }
+
+    func testPlaneNormalsAndOrientation() throws {
+        // A tilted plane through (1, 2, 3) with normal m, sampled densely; cameras on either side.
+        let m = SIMD3<Double>(0.3, -0.5, 0.81).normalised
+        let u = SIMD3<Double>(m.z, 0, -m.x).normalised, v = SIMD3(m.y * u.z - m.z * u.y, m.z * u.x - m.x * u.z, m.x * u.y - m.y * u.x)
+        var r = Random(state: 11)
+        let samples = (0..<40_000).map { _ in SIMD3<Double>(1, 2, 3) + (r.unit() - 0.5) * 0.5 * u + (r.unit() - 0.5) * 0.5 * v }
+        let (keys, positions) = Self.voxelMeans(samples, voxel: 0.01)
+        let n = keys.count
+        for side in [1.0, -1.0] {
+            let toward = (0..<n).map { i in SIMD3<Float>(side * m) * 2 - SIMD3(positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]) + SIMD3<Float>(1, 2, 3) }
+            let normals = NormalEstimator.estimate(keys: keys, positions: positions, towardCamera: toward, radius: 2, voxelSize: 0.01, threads: 1)
+            // Within 1e-3 rad: float coordinates near (1, 2, 3) m are rounded to ~2e-7 m, a
+            // few 1e-5 rad of tilt over a 2 cm neighbourhood (more at the plane's border).
+            for i in 0..<n {
+                XCTAssertGreaterThan((normal(normals, i) * m).sum() * side, 1 - 5e-7, "point \(i), camera on side \(side)")
+            }
+        }
+    }
+
+    func testThreadCountDoesNotChangeTheNormals() throws {
+        let (keys, positions) = Self.voxelMeans(Self.wavySurface(samples: 30_000, seed: 9), voxel: 0.01)
+        let toward = [SIMD3<Float>](repeating: SIMD3(0, 0, 1), count: keys.count)
+        let one = NormalEstimator.estimate(keys: keys, positions: positions, towardCamera: toward, radius: 2, voxelSize: 0.01, threads: 1)
+        for threads in [2, 3, 7] {
+            XCTAssertEqual(NormalEstimator.estimate(keys: keys, positions: positions, towardCamera: toward, radius: 2, voxelSize: 0.01, threads: threads), one)
+        }
+    }
+
+    func testIsolatedPointsAndTinyCloudsGetZeroNormals() {
+        let positions: [Float] = [0.005, 0.005, 0.005, 0.015, 0.005, 0.005, 1.005, 1.005, 1.005]
+        let keys = NormalEstimator.keys(of: positions, voxelSize: 0.01)
+        let normals = NormalEstimator.estimate(keys: keys, positions: positions, towardCamera: Array(repeating: SIMD3(0, 0, 1), count: 3),
+                                               radius: 2, voxelSize: 0.01, threads: 2)
+        XCTAssertEqual(normals, [Float](repeating: 0, count: 9))
+        XCTAssertEqual(NormalEstimator.estimate(keys: [], positions: [], towardCamera: [], radius: 2, voxelSize: 0.01, threads: 2), [])
+    }
+}
+
+private extension SIMD3 where Scalar == Double {
+    var normalised: SIMD3<Double> { self / (self * self).sum().squareRoot() }
+}
