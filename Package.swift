@@ -46,6 +46,8 @@ let package = Package(
         .target(name: "CLazyLoad", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(name: "COpenBLAS", dependencies: ["CLazyLoad"]),
         .target(name: "CLibArchive", dependencies: ["CLazyLoad"]),
+        // FFmpeg (libavformat-dev, libavcodec-dev) for the scans' colour video.
+        .target(name: "CFFmpeg", dependencies: ["CLazyLoad"]),
         // cairo (libcairo2-dev) for static plots: SVG, PDF and PNG.
         .target(name: "CCairo", dependencies: ["CLazyLoad"]),
         // One compiler builtin Swift lacks: the cache prefetch hint for the voxel tables.
@@ -69,6 +71,8 @@ let package = Package(
         .target(name: "Geometry", dependencies: ["LinearAlgebra"], swiftSettings: optimisedInDebug),
         .target(name: "ScanFormats", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "TextNumbers", "Codecs", "Geometry"],
                 swiftSettings: optimisedInDebug),
+        // Colour video: streaming decode and encode through FFmpeg, colour sampling.
+        .target(name: "Video", dependencies: ["CFFmpeg", "Diagnostics", "Execution"], swiftSettings: optimisedInDebug),
         // The per-sample kernels: back-projection, voxel tables, fusion.
         .target(name: "VoxelFusion", dependencies: ["Execution", "Geometry", "ScanFormats", "CPrefetch"],
                 swiftSettings: optimisedInDebug),
@@ -114,6 +118,7 @@ let package = Package(
         .testTarget(name: "GesturesTests", dependencies: ["Gestures", "Synthesis", "ScanFormats", "Codecs", "TestSupport"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "TestSupport"]),
         .testTarget(name: "BatchTests", dependencies: ["Batch", "FileIO", "Stages", "Synthesis", "TestSupport"]),
+        .testTarget(name: "VideoTests", dependencies: ["Video", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "PointClouds", "Batch", "depthpose"]),
     ]
 )

@@ -17,13 +17,16 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >/dev/null
 }
 
-# libjs-chart.js: Chart.js, inlined into the HTML plot pages; libcairo2-dev: SVG/PDF/PNG plots.
-apt_install zlib1g-dev liblz4-dev libdeflate-dev libpng-dev libopenblas-dev liblapack-dev libarchive-dev pkgconf libjs-chart.js libcairo2-dev
+# libjs-chart.js: Chart.js, inlined into the HTML plot pages; libcairo2-dev: SVG/PDF/PNG plots;
+# libavformat-dev, libavcodec-dev: FFmpeg, for the scans' colour video (H.264/HEVC through x264/x265).
+apt_install zlib1g-dev liblz4-dev libdeflate-dev libpng-dev libopenblas-dev liblapack-dev libarchive-dev pkgconf libjs-chart.js libcairo2-dev \
+  libavformat-dev libavcodec-dev
 
 if [ "${1:-}" = "--tests" ]; then
   venv=${DEPTHPOSE_VENV:-$here/.venv}
   # Headless Chromium opens the HTML pages the way a person would (PlotPageTests).
   apt_install chromium tar util-linux  # tar and flock: the archive and lock tests
+  apt_install ffmpeg  # the ffmpeg command line: the reference the video decoding is checked against
   if [ ! -x "$venv/bin/python" ]; then
     apt_install python3 python3-venv
     python3 -m venv "$venv"

@@ -1,0 +1,107 @@
+import CFFmpeg
+import Foundation
+
+/// What a video is: from its container and decoder (`inspect` reports it).
+public struct VideoInfo: Sendable, Codable, Equatable {
+    public var width: Int
+    public var height: Int
+    /// Average frame rate; nil when the container does not say.
+    public var framesPerSecond: Double?
+    /// Frames the container declares; nil when it does not say (count them by decoding).
+    public var declaredFrames: Int?
+    public var durationSeconds: Double?
+    /// FFmpeg's codec name ("h264", "hevc").
+    public var codec: String
+    /// FFmpeg's pixel format name of the decoded frames ("yuv420p", "yuvj420p").
+    public var pixelFormat: String
+
+    enum CodingKeys: String, CodingKey {
+        case width, height, framesPerSecond = "frames_per_second", declaredFrames = "declared_frames"
+        case durationSeconds = "duration_seconds", codec, pixelFormat = "pixel_format"
+    }
+}
+
+/// One decoded frame, borrowed from the decoder: its planes are valid only inside the
+/// callback that receives it (copy what must outlive it).
+public struct VideoFrame {
+    /// Position in presentation order, from 0.
+    public let index: Int
+    /// Presentation time, seconds; nil when the stream carries none.
+    public let seconds: Double?
+    public let width: Int
+    public let height: Int
+    /// Y, U and V planes (8-bit), with their row strides in bytes.
+    public let planes: (UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>)
+    public let strides: (Int, Int, Int)
+    /// log2 of the chroma subsampling per axis (4:2:0 is (1, 1)).
+    public let chromaShift: (x: Int, y: Int)
+    /// Full-range (JPEG) levels rather than video range (Y 16–235, chroma 16–240).
+    public let fullRange: Bool
+    /// BT.709 coefficients rather than BT.601.
+    public let bt709: Bool
+}
+
+/// Streams the frames of a video file through FFmpeg's decoders (H.264, HEVC and whatever
+/// else the installed libavcodec decodes; MP4, MOV, MKV, ...): one frame at a time, never
+/// the whole video in memory. Not thread-safe: one reader per stream of frames.
+public final class VideoReader {
+    public let path: String
+    public let info: VideoInfo
+    private var reader: OpaquePointer?
+    private var decoded = 0
+
+    /// Opens `path` for decoding on `threads` threads (FFmpeg's frame and slice threads).
+    public init(path: String, threads: Int) throws(VideoError) {
+        self.path = path
+        guard FileManager.default.isReadableFile(atPath: path) else { throw .missing(path: path) }
+        var error = [CChar](repeating: 0, count: 512)
+        var raw = depthpose_video_info()
+        guard let r = depthpose_video_open(path, Int32(max(1, threads)), &raw, &error, error.count) else {
+            let reason = Self.message(error)
+            if depthpose_ffmpeg(&error, error.count) == nil { throw .unavailable(Self.message(error)) }
+            throw .open(path: path, reason: reason)
+        }
+        reader = r
+        info = VideoInfo(width: Int(raw.width), height: Int(raw.height),
+                         framesPerSecond: raw.frames_per_second > 0 ? raw.frames_per_second : nil,
+                         declaredFrames: raw.declared_frames >= 0 ? Int(raw.declared_frames) : nil,
+                         durationSeconds: raw.duration_seconds > 0 ? raw.duration_seconds : nil,
+                         codec: Self.text(raw.codec), pixelFormat: Self.text(raw.pixel_format))
+    }
+
+    deinit { depthpose_video_close(reader) }
+
+    /// Frames decoded so far.
+    public var framesDecoded: Int { decoded }
+
+    /// Decodes the next frame and hands it to `body`; false at the end of the stream.
+    public func next<E: Error>(_ body: (VideoFrame) throws(E) -> Void) throws -> Bool {
+        var f = depthpose_video_frame()
+        var error = [CChar](repeating: 0, count: 512)
+        switch depthpose_video_next(reader!, &f, &error, error.count) {
+        case 1: break
+        case 0: return false
+        default: throw VideoError.decode(path: path, frame: decoded, reason: Self.message(error))
+        }
+        let frame = VideoFrame(index: decoded, seconds: f.seconds.isNaN ? nil : f.seconds, width: Int(f.width), height: Int(f.height),
+                               planes: (f.planes.0!, f.planes.1!, f.planes.2!),
+                               strides: (Int(f.strides.0), Int(f.strides.1), Int(f.strides.2)),
+                               chromaShift: (Int(f.chroma_shift_x), Int(f.chroma_shift_y)),
+                               fullRange: f.full_range != 0, bt709: f.bt709 != 0)
+        decoded += 1
+        try body(frame)
+        return true
+    }
+
+    /// Every remaining frame, in presentation order.
+    public func forEachFrame(_ body: (VideoFrame) throws -> Void) throws {
+        while try next(body) {}
+    }
+
+    private static func text<T>(_ tuple: T) -> String {
+        withUnsafeBytes(of: tuple) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+
+    /// The text of a C error buffer.
+    static func message(_ buffer: [CChar]) -> String { buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } }
+}
