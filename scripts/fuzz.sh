@@ -37,8 +37,15 @@ build() {
       -Xswiftc -sanitize=fuzzer,address 2>&1 | grep -E "error|warning:" >&2 || true
   done
   rm -f "$fz/depthpose-fuzz"
-  objects=$(ls "$fz"/build/release/*.build/*.o | grep -v -E '(Tests|TestSupport|depthpose|CPUCheck|CProcessControl)\.build/')
-  swiftc -sanitize=fuzzer,address -use-ld=lld -o "$fz/depthpose-fuzz" $objects -lz -llz4 -ldeflate -lpng16 -ldl 2>&1 | grep -v "Cannot export local symbol" >&2 || true
+  # Objects of sources that still exist only: a file deleted since the last build leaves its
+  # object behind, which would clash with the code that replaced it.
+  objects=()
+  for o in $(ls "$fz"/build/release/*.build/*.o | grep -v -E '(Tests|TestSupport|depthpose|CPUCheck|CProcessControl)\.build/'); do
+    module=$(basename "$(dirname "$o")" .build); source=$(basename "$o" .o)
+    dir=Sources/$module; [ "$module" = FuzzTargets ] && dir=Fuzz/Targets
+    [ -n "$(find "$dir" -name "$source" -print -quit 2>/dev/null)" ] && objects+=("$o")
+  done
+  swiftc -sanitize=fuzzer,address -use-ld=lld -o "$fz/depthpose-fuzz" "${objects[@]}" -lz -llz4 -ldeflate -lpng16 -ldl 2>&1 | grep -v "Cannot export local symbol" >&2 || true
   [ -x "$fz/depthpose-fuzz" ] || { echo "fuzz: link failed" >&2; exit 1; }
 }
 # Coverage counters in the binary: a fuzzer without the Swift code's counters flies blind.
