@@ -80,7 +80,7 @@ let package = Package(
                 swiftSettings: optimisedInDebug),
         .target(name: "Gestures", dependencies: ["Execution", "Statistics", "FileIO", "Geometry", "ScanFormats"], swiftSettings: optimisedInDebug),
         .target(name: "Trajectories", dependencies: ["Diagnostics", "Statistics", "FileIO", "TextNumbers", "Geometry", "LinearAlgebra"], swiftSettings: optimisedInDebug),
-        .target(name: "Synthesis", dependencies: ["Execution", "FileIO", "Geometry", "ScanFormats", "Trajectories", "Gestures"],
+        .target(name: "Synthesis", dependencies: ["Execution", "FileIO", "Geometry", "ScanFormats", "Trajectories", "Gestures", "Video"],
                 swiftSettings: optimisedInDebug),
         .target(name: "Stages", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "Codecs", "Geometry", "ScanFormats", "PointClouds", "VoxelFusion", "Trajectories", "Gestures"],
                 swiftSettings: optimisedInDebug),
@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(name: "GesturesTests", dependencies: ["Gestures", "Synthesis", "ScanFormats", "Codecs", "TestSupport"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "TestSupport"]),
         .testTarget(name: "BatchTests", dependencies: ["Batch", "FileIO", "Stages", "Synthesis", "TestSupport"]),
-        .testTarget(name: "VideoTests", dependencies: ["Video", "TestSupport"]),
+        .testTarget(name: "VideoTests", dependencies: ["Video", "Synthesis", "Geometry", "Trajectories", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "PointClouds", "Batch", "depthpose"]),
     ]
 )

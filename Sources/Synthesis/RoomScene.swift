@@ -160,4 +160,34 @@ public struct RoomScene: Sendable, Codable, Equatable {
         }
         return best
     }
+
+    /// Edge of the colour cells, metres.
+    public static let colourCell = 0.25
+
+    /// The eight albedos of the colour cells (R'G'B', 0–255): far apart in every channel
+    /// pair, so a point coloured from the wrong place is told apart from the right one.
+    public static let palette: [SIMD3<UInt8>] = [
+        SIMD3(200, 40, 40), SIMD3(40, 170, 60), SIMD3(50, 80, 210), SIMD3(225, 205, 60),
+        SIMD3(180, 60, 180), SIMD3(60, 195, 195), SIMD3(240, 140, 40), SIMD3(235, 235, 235),
+    ]
+
+    /// The true colour of the surface at `p` (what a camera sees there: unlit albedo): a
+    /// 3-D checker of `colourCell` cells, each one of the palette's colours by a hash of its
+    /// index, so every surface shows a checker whose colours change across cell borders.
+    public func colour(at p: Vec3) -> SIMD3<UInt8> {
+        let i = Int64((p.x / Self.colourCell).rounded(.down)), j = Int64((p.y / Self.colourCell).rounded(.down))
+        let k = Int64((p.z / Self.colourCell).rounded(.down))
+        var h = UInt64(bitPattern: i &* 73_856_093 ^ j &* 19_349_663 ^ k &* 83_492_791)
+        h = (h ^ (h >> 29)) &* 0xBF58_476D_1CE4_E5B9
+        return Self.palette[Int((h ^ (h >> 32)) % UInt64(Self.palette.count))]
+    }
+
+    /// Distance from `p` to the nearest colour-cell border (tests stay clear of borders,
+    /// where depth noise and chroma subsampling may put a point's colour across the border).
+    public func distanceToColourBorder(_ p: Vec3) -> Double {
+        (0..<3).map { a in
+            let f = p[a] / Self.colourCell - (p[a] / Self.colourCell).rounded(.down)
+            return min(f, 1 - f) * Self.colourCell
+        }.min()!
+    }
 }

@@ -4,6 +4,7 @@ import ScanFormats
 import Trajectories
 import Execution
 import FileIO
+import Video
 
 /// Options of `depthpose synth`.
 public struct SynthOptions: Sendable {
@@ -43,6 +44,9 @@ public struct SynthOptions: Sendable {
     /// The scene and walk: the furnished room (default) or the real-like apartment tour
     /// with real-like depth (see `Scene`).
     public var scene = Scene.room
+    /// Also write the colour camera's video (`rgb.mp4`, H.264 through libx264; see
+    /// `ColourRenderer`), at 1920×1440 scaled as the depth is from 256×192.
+    public var colour = false
 
     public enum Scene: String, Sendable, CaseIterable {
         /// One furnished room, walked around on an ellipse at 0.3 m/s (`HandheldPath`).
@@ -122,6 +126,28 @@ public struct SynthSummary: Sendable {
 public enum Synthesizer {
     /// Colour intrinsics of the virtual camera (an iPhone-like 1920x1440 stream).
     public static let colourIntrinsics = Intrinsics(fx: 1456.2087, fy: 1456.2087, cx: 962.67816, cy: 717.8443, width: 1920, height: 1440)
+
+    /// The colour video's file name in both layouts that `synth` writes.
+    public static let colourVideoName = "rgb.mp4"
+
+    /// The colour video's size for a depth size: 1920×1440 scaled as 256×192 is (even sides).
+    public static func colourSize(depthWidth: Int, depthHeight: Int) -> (width: Int, height: Int) {
+        (2 * Int((Double(colourIntrinsics.width * depthWidth) / 512).rounded()), 2 * Int((Double(colourIntrinsics.height * depthHeight) / 384).rounded()))
+    }
+
+    /// Renders every frame's colour in parallel batches and encodes them in order.
+    static func writeColourVideo(_ o: SynthOptions, scene: RoomScene, poses: [Pose], to path: String) throws {
+        let size = colourSize(depthWidth: o.width, depthHeight: o.height)
+        let renderer = ColourRenderer(scene: scene, intrinsics: colourIntrinsics.scaled(toWidth: size.width, height: size.height),
+                                      castWidth: min(size.width, ColourRenderer.castLimit.width), castHeight: min(size.height, ColourRenderer.castLimit.height))
+        let writer = try VideoWriter(path: path, width: size.width, height: size.height, framesPerSecond: o.fps, threads: o.threads)
+        let batch = 16
+        for start in stride(from: 0, to: poses.count, by: batch) {
+            let frames = parallelMap(min(batch, poses.count - start), threads: o.threads) { k in renderer.render(pose: poses[start + k]) }
+            for f in frames { try writer.write(y: f.y, u: f.u, v: f.v) }
+        }
+        try writer.finish()
+    }
 
     public static func write(_ o: SynthOptions, to directory: String) throws -> SynthSummary {
         precondition(o.frames > 0 && o.fps > 0 && o.width > 0 && o.height > 0)
@@ -217,6 +243,8 @@ public enum Synthesizer {
                 try arkit?.append(encoded: bytes)
             }
         }
+
+        if o.colour { try writeColourVideo(o, scene: scene, poses: truth, to: dir + "/" + colourVideoName) }
 
         // IMU on its own clock, never equal to frame times.
         var imuNoise = SeededRandom(seed: o.seed, stream: 0x1A0)

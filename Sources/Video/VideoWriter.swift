@@ -9,12 +9,17 @@ public final class VideoWriter {
 
     /// `encoder`: "libx264" (H.264) or "libx265" (HEVC); `crf`: the encoder's quality (lower
     /// is better; 18 is visually lossless for x264). Width and height must be even.
-    public init(path: String, width: Int, height: Int, framesPerSecond: Int, encoder: String = "libx264", crf: Int = 18,
+    public init(path: String, width: Int, height: Int, framesPerSecond: Double, encoder: String = "libx264", crf: Int = 18,
                 threads: Int = 1) throws(VideoError) {
         precondition(width % 2 == 0 && height % 2 == 0 && width > 0 && height > 0, "4:2:0 video needs even sizes")
+        precondition(framesPerSecond > 0 && framesPerSecond <= 1000)
+        // The rate as a fraction in thousandths (29.97 = 29970/1000), reduced.
+        var num = Int((framesPerSecond * 1000).rounded()), den = 1000
+        func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
+        let g = gcd(num, den); num /= g; den /= g
         self.path = path; self.width = width; self.height = height
         var error = [CChar](repeating: 0, count: 512)
-        guard let w = depthpose_video_create(path, encoder, Int32(width), Int32(height), Int32(framesPerSecond), 1, Int32(crf),
+        guard let w = depthpose_video_create(path, encoder, Int32(width), Int32(height), Int32(num), Int32(den), Int32(crf),
                                              Int32(max(1, threads)), &error, error.count) else {
             let reason = Self.message(error)
             if depthpose_ffmpeg(&error, error.count) == nil { throw .unavailable(Self.message(error)) }

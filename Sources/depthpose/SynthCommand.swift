@@ -33,6 +33,7 @@ struct SynthCommand: ParsableCommand {
     @Option(help: "Real-capture artefact: the written world tilted by this many degrees (the true gravity tilt error).") var tilt = defaults.tiltDegrees
     @Option(help: "Scene: room (one furnished room, default) or apartment (a real-like four-room walk with real-like depth; the bench scene).") var scene = defaults.scene
     @Option(help: "Stray layout: write this app generation (2021-02, 2021-03, 2021-08, 2022-02, 2025-02; default: the newest plus per-frame intrinsics).") var strayGeneration: StrayGeneration?
+    @Flag(help: "Also write the colour camera's video (rgb.mp4, H.264, 1920x1440 at the default depth size): a textured scene whose true colours tests check.") var color = defaults.colour
     @OptionGroup var threads: ThreadOptions
 
     func validate() throws {
@@ -54,7 +55,7 @@ struct SynthCommand: ParsableCommand {
         o.width = width; o.height = height; o.startTime = startTime; o.noise = !noNoise; o.threads = threads.threads
         o.confounder = confounder
         o.holds = holds; o.walking = walking; o.jitter = jitter; o.startupFrames = startupFrames; o.tiltDegrees = tilt
-        o.strayGeneration = strayGeneration; o.scene = scene
+        o.strayGeneration = strayGeneration; o.scene = scene; o.colour = color
         let s = try Synthesizer.write(o, to: out)
         emit(String(format: "wrote %d frames (%@) to %@: path %.2f m, %d gestures", s.frames, layout.rawValue, out, s.pathLength, s.gestureEvents.count))
     }

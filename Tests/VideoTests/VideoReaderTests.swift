@@ -10,9 +10,9 @@ final class VideoReaderTests: XCTestCase {
     static func ffmpeg() throws -> String { try TestSupport.requiredProgram("ffmpeg", package: "ffmpeg") }
 
     /// A test-pattern video made by ffmpeg: `frames` frames of `size` at 30 fps.
-    static func pattern(_ file: String, encoder: String, size: String = "320x240", frames: Int = 24) throws -> String {
+    static func pattern(_ file: String, encoder: String, size: String = "320x240", frames: Int = 24, filter: String = "null") throws -> String {
         let path = TestSupport.temporaryDirectory("video") + "/" + file
-        let r = try TestSupport.run(try ffmpeg(), ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=30", "-frames:v", "\(frames)",
+        let r = try TestSupport.run(try ffmpeg(), ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=30", "-frames:v", "\(frames)", "-vf", filter,
                                                    "-c:v", encoder, "-pix_fmt", "yuv420p", "-x265-params", "log-level=none", path])
         XCTAssertEqual(r.status, 0, r.stderr)
         return path
