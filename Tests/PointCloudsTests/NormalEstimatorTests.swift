@@ -1,5 +1,6 @@
 import LinearAlgebra
 import PointClouds
+import Synthesis
 import VoxelFusion
 import XCTest
 
@@ -7,18 +8,6 @@ import XCTest
 /// pair of points compared, the 30 nearest within the radius kept (Open3D's hybrid search),
 /// the covariance's smallest eigenvector from LAPACK's `dsyevd`.
 final class NormalEstimatorTests: XCTestCase {
-    /// SplitMix64 uniform in [0, 1).
-    struct Random {
-        var state: UInt64
-        mutating func unit() -> Double {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
-        }
-    }
-
     /// Voxel means of `samples` at `voxel` (what `cloud` writes): one point per occupied
     /// voxel, in ascending key order, with the keys.
     static func voxelMeans(_ samples: [SIMD3<Double>], voxel: Double) -> (keys: [UInt64], positions: [Float]) {
@@ -38,7 +27,7 @@ final class NormalEstimatorTests: XCTestCase {
     /// Samples on a wavy surface z = 0.1 sin(3x) cos(2y) over 0.6 × 0.6 m, with noise, a few
     /// metres from the origin (so coordinates are not small), plus scattered outliers.
     static func wavySurface(samples: Int, seed: UInt64) -> [SIMD3<Double>] {
-        var r = Random(state: seed)
+        var r = SeededRandom(seed: seed)
         var out: [SIMD3<Double>] = []
         for _ in 0..<samples {
             let x = 0.6 * r.unit(), y = 0.6 * r.unit()
@@ -119,7 +108,7 @@ final class NormalEstimatorTests: XCTestCase {
         // A tilted plane through (1, 2, 3) with normal m, sampled densely; cameras on either side.
         let m = SIMD3<Double>(0.3, -0.5, 0.81).normalised
         let u = SIMD3<Double>(m.z, 0, -m.x).normalised, v = SIMD3(m.y * u.z - m.z * u.y, m.z * u.x - m.x * u.z, m.x * u.y - m.y * u.x)
-        var r = Random(state: 11)
+        var r = SeededRandom(seed: 11)
         let samples = (0..<40_000).map { _ in SIMD3<Double>(1, 2, 3) + (r.unit() - 0.5) * 0.5 * u + (r.unit() - 0.5) * 0.5 * v }
         let (keys, positions) = Self.voxelMeans(samples, voxel: 0.01)
         let n = keys.count
