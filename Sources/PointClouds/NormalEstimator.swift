@@ -84,7 +84,7 @@ public enum NormalEstimator {
     }
 
     /// The normals of points `range`, written to `out`. Hand-written pointer code: this loop
-    /// is the whole cost of normals (about 80 candidate points read per point).
+    /// is the whole cost of normals (a few dozen candidate points read per point).
     private static func normals(_ range: Range<Int>, keys: UnsafeBufferPointer<UInt64>, positions: UnsafeBufferPointer<Float>,
                                 towardCamera: UnsafeBufferPointer<SIMD3<Float>>, columns: UnsafeBufferPointer<Column>,
                                 radius: Float, voxelSize: Float, into out: UnsafeMutablePointer<Float>) {

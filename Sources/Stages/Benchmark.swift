@@ -34,8 +34,12 @@ public struct BenchResult: Sendable, Codable, BenchFigures {
     }
 
     public var text: String {
-        String(format: "%@ %@: %d frames, %d threads, median of %d runs: %.4f s, %.0f frames/s, %.1f MB/s decoded, peak RSS %.1f MB",
-               stage.rawValue, scan, frames, threads, runs, seconds, framesPerSecond, mbPerSecond, peakRSSMB)
+        if stage == .normals {  // "frames" counts points here, and nothing is decoded
+            return String(format: "normals %@: %d points, %d threads, median of %d runs: %.4f s, %.0f points/s, peak RSS %.1f MB",
+                          scan, frames, threads, runs, seconds, framesPerSecond, peakRSSMB)
+        }
+        return String(format: "%@ %@: %d frames, %d threads, median of %d runs: %.4f s, %.0f frames/s, %.1f MB/s decoded, peak RSS %.1f MB",
+                      stage.rawValue, scan, frames, threads, runs, seconds, framesPerSecond, mbPerSecond, peakRSSMB)
     }
 }
 
