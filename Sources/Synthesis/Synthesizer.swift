@@ -130,6 +130,9 @@ public enum Synthesizer {
     /// The colour video's file name in both layouts that `synth` writes.
     public static let colourVideoName = "rgb.mp4"
 
+    /// Encoder threads of the colour video, whatever `threads` is (see `writeColourVideo`).
+    static let colourEncoderThreads = 2
+
     /// The colour video's size for a depth size: 1920×1440 scaled as 256×192 is (even sides).
     public static func colourSize(depthWidth: Int, depthHeight: Int) -> (width: Int, height: Int) {
         (2 * Int((Double(colourIntrinsics.width * depthWidth) / 512).rounded()), 2 * Int((Double(colourIntrinsics.height * depthHeight) / 384).rounded()))
@@ -140,7 +143,8 @@ public enum Synthesizer {
         let size = colourSize(depthWidth: o.width, depthHeight: o.height)
         let renderer = ColourRenderer(scene: scene, intrinsics: colourIntrinsics.scaled(toWidth: size.width, height: size.height),
                                       castWidth: min(size.width, ColourRenderer.castLimit.width), castHeight: min(size.height, ColourRenderer.castLimit.height))
-        let writer = try VideoWriter(path: path, width: size.width, height: size.height, framesPerSecond: o.fps, threads: o.threads)
+        // x264's output depends on its thread count: fixed, so the bytes do not follow -j.
+        let writer = try VideoWriter(path: path, width: size.width, height: size.height, framesPerSecond: o.fps, threads: colourEncoderThreads)
         let batch = 16
         for start in stride(from: 0, to: poses.count, by: batch) {
             let frames = parallelMap(min(batch, poses.count - start), threads: o.threads) { k in renderer.render(pose: poses[start + k]) }

@@ -16,6 +16,13 @@ final class SynthesisTests: XCTestCase {
         XCTAssertNotEqual(TestSupport.read(a + "/depth.bin"), TestSupport.read(c + "/depth.bin"))
     }
 
+    func testColourVideoBytesDoNotDependOnThreads() throws {
+        // The encoder's own threads shape x264's output: synth fixes them, so -j does not.
+        let a = try TestSupport.synthScan(frames: 12, seed: 3) { $0.colour = true; $0.threads = 1 }
+        let b = try TestSupport.synthScan(frames: 12, seed: 3) { $0.colour = true; $0.threads = 3 }
+        XCTAssertEqual(TestSupport.read(a + "/" + Synthesizer.colourVideoName), TestSupport.read(b + "/" + Synthesizer.colourVideoName))
+    }
+
     func testRayCastDistanceToWall() {
         let scene = RoomScene.furnished(seed: 1)
         // From the room centre at 1.35 m height looking along -y: the floor.
