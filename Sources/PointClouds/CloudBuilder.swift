@@ -178,11 +178,8 @@ public enum CloudBuilder {
         cloud.confidence = fused.confidence
         if o.normals, let keys = fused.keys, let firstFrames = fused.firstFrames {
             cloud.normals = NormalEstimator.estimate(keys: keys, positions: cloud.positions,
-                                                     towardCamera: firstFrames.enumerated().map { i, f in
-                                                         let c = cameras[Int(f)]
-                                                         return SIMD3(Float(c.x) - cloud.positions[3 * i], Float(c.y) - cloud.positions[3 * i + 1], Float(c.z) - cloud.positions[3 * i + 2])
-                                                     },
-                                                     radius: o.normalRadius, voxelSize: o.voxelSize, threads: o.threads)
+                                                     viewpoints: cameras.map { SIMD3(Float($0.x), Float($0.y), Float($0.z)) },
+                                                     firstFrames: firstFrames, radius: o.normalRadius, voxelSize: o.voxelSize, threads: o.threads)
         }
         if o.frame == .gravity, let g = summary.gravity {
             let r = GravityEstimate.levellingRotation(down: Vec3(g.down[0], g.down[1], g.down[2]))
@@ -212,5 +209,3 @@ extension CloudSummary {
          "frame \(frame.rawValue)" + (frame == .gravity ? " (levelled by IMU gravity, +z up)" : " (recording world, +y up)")]
     }
 }
-
-

@@ -48,9 +48,12 @@ public enum NormalEstimator {
 
     /// The normals of the points (3 floats each, zero where a point has fewer than 3
     /// neighbours). `keys` ascending, one per point; `positions` in the frame the keys were
-    /// made in (cell of key k = [k, k + 1) × voxelSize per axis); `radius` in voxels.
-    public static func estimate(keys: [UInt64], positions: [Float], towardCamera: [SIMD3<Float>], radius: Int,
-                                voxelSize: Double, threads: Int) -> [Float] {
+    /// made in (cell of key k = [k, k + 1) × voxelSize per axis); `radius` in voxels. Point
+    /// i's normal faces `viewpoints[firstFrames[i]]` (the camera of the first frame that saw
+    /// its voxel).
+    public static func estimate(keys: [UInt64], positions: [Float], viewpoints: [SIMD3<Float>], firstFrames: [UInt32],
+                                radius: Int, voxelSize: Double, threads: Int) -> [Float] {
+        precondition(keys.count == firstFrames.count && 3 * keys.count == positions.count)
         let n = keys.count
         let columns = columns(radius: radius)
         return [Float](unsafeUninitializedCapacity: 3 * n) { out, count in
@@ -58,13 +61,15 @@ public enum NormalEstimator {
             // A key above every key ends each column's walk without a bounds test.
             (keys + [VoxelKey.empty]).withUnsafeBufferPointer { keys in
                 positions.withUnsafeBufferPointer { positions in
-                    towardCamera.withUnsafeBufferPointer { toward in
-                        columns.withUnsafeBufferPointer { columns in
-                            let shared = UncheckedSendable((keys, positions, toward, columns))
-                            parallelRanges(n, threads: threads) { range in
-                                let (keys, positions, toward, columns) = shared.value
-                                normals(range, keys: keys, positions: positions, towardCamera: toward, columns: columns,
-                                        radius: Float(radius), voxelSize: Float(voxelSize), into: out.value)
+                    viewpoints.withUnsafeBufferPointer { viewpoints in
+                        firstFrames.withUnsafeBufferPointer { firstFrames in
+                            columns.withUnsafeBufferPointer { columns in
+                                let shared = UncheckedSendable((keys, positions, viewpoints, firstFrames, columns))
+                                parallelRanges(n, threads: threads) { range in
+                                    let (keys, positions, viewpoints, firstFrames, columns) = shared.value
+                                    normals(range, keys: keys, positions: positions, viewpoints: viewpoints, firstFrames: firstFrames,
+                                            columns: columns, radius: Float(radius), voxelSize: Float(voxelSize), into: out.value)
+                                }
                             }
                         }
                     }
@@ -77,16 +82,15 @@ public enum NormalEstimator {
     /// The voxel keys of points (3 floats each) at `voxelSize`: the cell each lies in. For
     /// points from elsewhere (benchmarks, tests); `cloud` has its voxels' keys already.
     public static func keys(of positions: [Float], voxelSize: Double) -> [UInt64] {
-        (0..<positions.count / 3).map { i in
-            let c = (0..<3).map { Int64((Double(positions[3 * i + $0]) / voxelSize).rounded(.down)) }
-            return VoxelKey.pack(c[0], c[1], c[2])
-        }
+        func cell(_ v: Float) -> Int64 { Int64((Double(v) / voxelSize).rounded(.down)) }
+        return (0..<positions.count / 3).map { i in VoxelKey.pack(cell(positions[3 * i]), cell(positions[3 * i + 1]), cell(positions[3 * i + 2])) }
     }
 
     /// The normals of points `range`, written to `out`. Hand-written pointer code: this loop
     /// is the whole cost of normals (a few dozen candidate points read per point).
     private static func normals(_ range: Range<Int>, keys: UnsafeBufferPointer<UInt64>, positions: UnsafeBufferPointer<Float>,
-                                towardCamera: UnsafeBufferPointer<SIMD3<Float>>, columns: UnsafeBufferPointer<Column>,
+                                viewpoints: UnsafeBufferPointer<SIMD3<Float>>, firstFrames: UnsafeBufferPointer<UInt32>,
+                                columns: UnsafeBufferPointer<Column>,
                                 radius: Float, voxelSize: Float, into out: UnsafeMutablePointer<Float>) {
         guard !range.isEmpty else { return }
         let n = keys.count - 1, k = keys.baseAddress!, p = positions.baseAddress!  // keys end in a sentinel
@@ -157,7 +161,7 @@ public enum NormalEstimator {
                 let e = SymmetricEigen3.smallest(xx * w - mx * mx, xy * w - mx * my, xz * w - mx * mz,
                                                  yy * w - my * my, yz * w - my * mz, zz * w - mz * mz)
                 normal = SIMD3(Float(e.vector.x), Float(e.vector.y), Float(e.vector.z))
-                if (normal * towardCamera[i]).sum() < 0 { normal = -normal }
+                if (normal * (viewpoints[Int(firstFrames[i])] - SIMD3(x, y, z))).sum() < 0 { normal = -normal }
             }
             out[3 * i] = normal.x; out[3 * i + 1] = normal.y; out[3 * i + 2] = normal.z
         }

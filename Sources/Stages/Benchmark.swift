@@ -130,8 +130,8 @@ public enum Benchmark {
 
     /// Normals alone, on the points of the scan's cloud at `options` (built once, untimed):
     /// the work `scripts/peers/open3d_normals.py` times for Open3D's `estimate_normals` on
-    /// the same points. "frames" counts points; orientation toward a camera is timed with a
-    /// fixed direction (the same arithmetic).
+    /// the same points. "frames" counts points; orientation is timed toward one viewpoint
+    /// (the same arithmetic as toward each voxel's first camera).
     public static func normals(scan path: String, options: CloudOptions, runs: Int) throws -> BenchResult {
         var o = options
         o.normals = false; o.frame = .recording
@@ -141,10 +141,10 @@ public enum Benchmark {
         // the next key, so order the points by the recomputed keys to be sure.
         let order = keys.indices.sorted { keys[$0] < keys[$1] }
         let sortedKeys = order.map { keys[$0] }, positions = order.flatMap { cloud.positions[3 * $0 ..< 3 * $0 + 3] }
-        let toward = [SIMD3<Float>](repeating: SIMD3(0, 0, 1), count: keys.count)
+        let firstFrames = [UInt32](repeating: 0, count: keys.count)
         let times = timed(runs: runs) {
-            _ = NormalEstimator.estimate(keys: sortedKeys, positions: positions, towardCamera: toward, radius: o.normalRadius,
-                                         voxelSize: o.voxelSize, threads: o.threads)
+            _ = NormalEstimator.estimate(keys: sortedKeys, positions: positions, viewpoints: [.zero], firstFrames: firstFrames,
+                                         radius: o.normalRadius, voxelSize: o.voxelSize, threads: o.threads)
         }
         return BenchResult(stage: .normals, scan: path, frames: keys.count, threads: o.threads, runSeconds: times, bytes: 0)
     }

@@ -43,27 +43,27 @@ public struct ColourRenderer: Sendable {
         }
         let w = intrinsics.width, h = intrinsics.height
         let sx = Float(cw) / Float(w), sy = Float(ch) / Float(h)
-        var rgb = [SIMD3<Float>](repeating: .zero, count: w * h)
-        for v in 0..<h {
+        /// The grid's colour at frame pixel (u, v), bilinear.
+        func colour(_ u: Int, _ v: Int) -> SIMD3<Float> {
             let gy = min(Float(v) * sy, Float(ch - 1)), y0 = Int(gy), y1 = min(y0 + 1, ch - 1), fy = gy - Float(y0)
-            for u in 0..<w {
-                let gx = min(Float(u) * sx, Float(cw - 1)), x0 = Int(gx), x1 = min(x0 + 1, cw - 1), fx = gx - Float(x0)
-                let top = grid[y0 * cw + x0] * (1 - fx) + grid[y0 * cw + x1] * fx
-                let bottom = grid[y1 * cw + x0] * (1 - fx) + grid[y1 * cw + x1] * fx
-                rgb[v * w + u] = top * (1 - fy) + bottom * fy
-            }
+            let gx = min(Float(u) * sx, Float(cw - 1)), x0 = Int(gx), x1 = min(x0 + 1, cw - 1), fx = gx - Float(x0)
+            let top = grid[y0 * cw + x0] * (1 - fx) + grid[y0 * cw + x1] * fx
+            let bottom = grid[y1 * cw + x0] * (1 - fx) + grid[y1 * cw + x1] * fx
+            return top * (1 - fy) + bottom * fy
         }
+        func byte(_ x: Float) -> UInt8 { UInt8(max(0, min(255, x.rounded()))) }
         var yPlane = [UInt8](repeating: 0, count: w * h)
         var uPlane = [UInt8](repeating: 0, count: w * h / 4), vPlane = uPlane
-        func byte(_ x: Float) -> UInt8 { UInt8(max(0, min(255, x.rounded()))) }
-        for i in 0..<(w * h) { yPlane[i] = byte(YUV.videoRange(rgb: rgb[i], bt709: true).y) }
-        for v in 0..<(h / 2) {
-            for u in 0..<(w / 2) {
-                // Chroma of the 2×2 block's mean colour.
-                let i = 2 * v * w + 2 * u
-                let mean = (rgb[i] + rgb[i + 1] + rgb[i + w] + rgb[i + w + 1]) / 4
-                let c = YUV.videoRange(rgb: mean, bt709: true)
-                uPlane[v * (w / 2) + u] = byte(c.u); vPlane[v * (w / 2) + u] = byte(c.v)
+        // A 2×2 block at a time: its four lumas, and the chroma of its mean colour.
+        for v in stride(from: 0, to: h, by: 2) {
+            for u in stride(from: 0, to: w, by: 2) {
+                let c00 = colour(u, v), c10 = colour(u + 1, v), c01 = colour(u, v + 1), c11 = colour(u + 1, v + 1)
+                yPlane[v * w + u] = byte(YUV.videoRange(rgb: c00, bt709: true).y)
+                yPlane[v * w + u + 1] = byte(YUV.videoRange(rgb: c10, bt709: true).y)
+                yPlane[(v + 1) * w + u] = byte(YUV.videoRange(rgb: c01, bt709: true).y)
+                yPlane[(v + 1) * w + u + 1] = byte(YUV.videoRange(rgb: c11, bt709: true).y)
+                let c = YUV.videoRange(rgb: (c00 + c10 + c01 + c11) / 4, bt709: true)
+                uPlane[v / 2 * (w / 2) + u / 2] = byte(c.u); vPlane[v / 2 * (w / 2) + u / 2] = byte(c.v)
             }
         }
         return (yPlane, uPlane, vPlane)

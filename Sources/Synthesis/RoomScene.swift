@@ -181,13 +181,4 @@ public struct RoomScene: Sendable, Codable, Equatable {
         h = (h ^ (h >> 29)) &* 0xBF58_476D_1CE4_E5B9
         return Self.palette[Int((h ^ (h >> 32)) % UInt64(Self.palette.count))]
     }
-
-    /// Distance from `p` to the nearest colour-cell border (tests stay clear of borders,
-    /// where depth noise and chroma subsampling may put a point's colour across the border).
-    public func distanceToColourBorder(_ p: Vec3) -> Double {
-        (0..<3).map { a in
-            let f = p[a] / Self.colourCell - (p[a] / Self.colourCell).rounded(.down)
-            return min(f, 1 - f) * Self.colourCell
-        }.min()!
-    }
 }

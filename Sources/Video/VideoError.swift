@@ -1,3 +1,4 @@
+import CFFmpeg
 import Diagnostics
 
 /// Why a video could not be read or written. Messages name the file, the frame where there
@@ -32,4 +33,17 @@ public enum VideoError: DepthPoseError, Equatable {
         case let .write(path, reason): return "\(path): cannot write the video: \(reason)"
         }
     }
+}
+
+extension VideoError {
+    /// The error of a reader or writer that could not start: FFmpeg itself missing (the
+    /// loader's reason), else `problem` with the reason left in `buffer`.
+    static func starting(_ buffer: inout [CChar], _ problem: (String) -> VideoError) -> VideoError {
+        let reason = text(buffer)
+        if depthpose_ffmpeg(&buffer, buffer.count) == nil { return .unavailable(text(buffer)) }
+        return problem(reason)
+    }
+
+    /// The text of a C error buffer.
+    static func text(_ buffer: [CChar]) -> String { buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } }
 }

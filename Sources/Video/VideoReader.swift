@@ -49,17 +49,16 @@ public final class VideoReader {
     public let info: VideoInfo
     private var reader: OpaquePointer?
     private var decoded = 0
+    /// FFmpeg's reason when a call fails (one buffer for every frame).
+    private var error = [CChar](repeating: 0, count: 512)
 
     /// Opens `path` for decoding on `threads` threads (FFmpeg's frame and slice threads).
     public init(path: String, threads: Int) throws(VideoError) {
         self.path = path
         guard FileManager.default.isReadableFile(atPath: path) else { throw .missing(path: path) }
-        var error = [CChar](repeating: 0, count: 512)
         var raw = depthpose_video_info()
         guard let r = depthpose_video_open(path, Int32(max(1, threads)), &raw, &error, error.count) else {
-            let reason = Self.message(error)
-            if depthpose_ffmpeg(&error, error.count) == nil { throw .unavailable(Self.message(error)) }
-            throw .open(path: path, reason: reason)
+            throw .starting(&error) { .open(path: path, reason: $0) }
         }
         reader = r
         info = VideoInfo(width: Int(raw.width), height: Int(raw.height),
@@ -77,11 +76,10 @@ public final class VideoReader {
     /// Decodes the next frame and hands it to `body`; false at the end of the stream.
     public func next<E: Error>(_ body: (VideoFrame) throws(E) -> Void) throws -> Bool {
         var f = depthpose_video_frame()
-        var error = [CChar](repeating: 0, count: 512)
         switch depthpose_video_next(reader!, &f, &error, error.count) {
         case 1: break
         case 0: return false
-        default: throw VideoError.decode(path: path, frame: decoded, reason: Self.message(error))
+        default: throw VideoError.decode(path: path, frame: decoded, reason: VideoError.text(error))
         }
         let frame = VideoFrame(index: decoded, seconds: f.seconds.isNaN ? nil : f.seconds, width: Int(f.width), height: Int(f.height),
                                planes: (f.planes.0!, f.planes.1!, f.planes.2!),
@@ -101,7 +99,4 @@ public final class VideoReader {
     private static func text<T>(_ tuple: T) -> String {
         withUnsafeBytes(of: tuple) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
-
-    /// The text of a C error buffer.
-    static func message(_ buffer: [CChar]) -> String { buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } }
 }

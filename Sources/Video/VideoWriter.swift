@@ -6,6 +6,8 @@ public final class VideoWriter {
     public let path: String
     public let width: Int, height: Int
     private var writer: OpaquePointer?
+    /// FFmpeg's reason when a call fails (one buffer for every frame).
+    private var error = [CChar](repeating: 0, count: 512)
 
     /// `encoder`: "libx264" (H.264) or "libx265" (HEVC); `crf`: the encoder's quality (lower
     /// is better; 18 is visually lossless for x264). Width and height must be even.
@@ -18,25 +20,21 @@ public final class VideoWriter {
         func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
         let g = gcd(num, den); num /= g; den /= g
         self.path = path; self.width = width; self.height = height
-        var error = [CChar](repeating: 0, count: 512)
         guard let w = depthpose_video_create(path, encoder, Int32(width), Int32(height), Int32(num), Int32(den), Int32(crf),
                                              Int32(max(1, threads)), &error, error.count) else {
-            let reason = Self.message(error)
-            if depthpose_ffmpeg(&error, error.count) == nil { throw .unavailable(Self.message(error)) }
-            throw .write(path: path, reason: reason)
+            throw .starting(&error) { .write(path: path, reason: $0) }
         }
         writer = w
     }
 
-    deinit { if let writer { var e = [CChar](repeating: 0, count: 8); _ = depthpose_video_finish(writer, &e, e.count) } }
+    deinit { if let writer { _ = depthpose_video_finish(writer, &error, error.count) } }
 
     /// Encodes one frame given as planes: Y `width`×`height`, U and V half that each way.
     public func write(y: [UInt8], u: [UInt8], v: [UInt8]) throws(VideoError) {
         precondition(y.count == width * height && u.count == (width / 2) * (height / 2) && v.count == u.count)
         guard let writer else { throw .write(path: path, reason: "already finished") }
-        var error = [CChar](repeating: 0, count: 512)
         if depthpose_video_write(writer, y, u, v, Int32(width), Int32(width / 2), &error, error.count) != 0 {
-            throw .write(path: path, reason: Self.message(error))
+            throw .write(path: path, reason: VideoError.text(error))
         }
     }
 
@@ -44,10 +42,6 @@ public final class VideoWriter {
     public func finish() throws(VideoError) {
         guard let w = writer else { return }
         writer = nil
-        var error = [CChar](repeating: 0, count: 512)
-        if depthpose_video_finish(w, &error, error.count) != 0 { throw .write(path: path, reason: Self.message(error)) }
+        if depthpose_video_finish(w, &error, error.count) != 0 { throw .write(path: path, reason: VideoError.text(error)) }
     }
-
-    /// The text of a C error buffer.
-    static func message(_ buffer: [CChar]) -> String { buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } }
 }

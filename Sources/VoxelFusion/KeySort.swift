@@ -37,11 +37,4 @@ public enum KeySort {
             if src != a.baseAddress! { a.baseAddress!.update(from: src, count: n) }
         }
     }
-
-    /// Sorts the array `a` (a scratch copy made for the call).
-    public static func sort<T>(_ a: inout [T], by key: (T) -> UInt64) {
-        guard a.count > 1 else { return }
-        var scratch = a
-        a.withUnsafeMutableBufferPointer { a in scratch.withUnsafeMutableBufferPointer { s in sort(a, scratch: s, by: key) } }
-    }
 }

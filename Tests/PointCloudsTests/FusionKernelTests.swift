@@ -181,7 +181,8 @@ final class KeySortTests: XCTestCase {
         ]
         for keys in cases {
             var records = keys.enumerated().map { (key: $0.element, index: $0.offset) }
-            KeySort.sort(&records) { $0.key }
+            var scratch = records
+            records.withUnsafeMutableBufferPointer { r in scratch.withUnsafeMutableBufferPointer { KeySort.sort(r, scratch: $0) { $0.key } } }
             let expected = keys.indices.sorted { (keys[$0], $0) < (keys[$1], $1) }
             XCTAssertEqual(records.map(\.index), expected, "\(keys.count) keys")
         }

@@ -78,10 +78,12 @@ final class NormalEstimatorTests: XCTestCase {
         let (keys, positions) = Self.voxelMeans(Self.wavySurface(samples: 60_000, seed: 7), voxel: voxel)
         let n = keys.count
         XCTAssertGreaterThan(n, 3000)
-        let toward = [SIMD3<Float>](repeating: SIMD3(0, 0, 1), count: n)
+        // One camera high above the surface, which every point's normal must face.
+        let viewpoint = SIMD3<Float>(3.4, -2.0, 50), firstFrames = [UInt32](repeating: 0, count: n)
         for radius in [1, 2, 3] {
             let reference = try Self.bruteForce(positions, radius: Float(Double(radius) * voxel))
-            let ours = NormalEstimator.estimate(keys: keys, positions: positions, towardCamera: toward, radius: radius, voxelSize: voxel, threads: 2)
+            let ours = NormalEstimator.estimate(keys: keys, positions: positions, viewpoints: [viewpoint], firstFrames: firstFrames,
+                                                radius: radius, voxelSize: voxel, threads: 2)
             var compared = 0, zeros = 0
             for i in 0..<n {
                 let a = normal(ours, i), b = reference[i].vector
@@ -91,7 +93,8 @@ final class NormalEstimatorTests: XCTestCase {
                     continue
                 }
                 XCTAssertEqual((a * a).sum(), 1, accuracy: 1e-6, "point \(i), radius \(radius): a unit normal")
-                XCTAssertGreaterThanOrEqual(a.z, 0, "oriented toward +z")
+                let toCamera = viewpoint - SIMD3(positions[3 * i], positions[3 * i + 1], positions[3 * i + 2])
+                XCTAssertGreaterThanOrEqual((SIMD3<Float>(a) * toCamera).sum(), 0, "point \(i): faces the camera")
                 guard reference[i].determined else { continue }
                 // Same neighbours, so the same covariance up to float rounding and summation
                 // order: the vectors agree to 1e-4 rad where the direction is determined.
@@ -113,8 +116,11 @@ final class NormalEstimatorTests: XCTestCase {
         let (keys, positions) = Self.voxelMeans(samples, voxel: 0.01)
         let n = keys.count
         for side in [1.0, -1.0] {
-            let toward = (0..<n).map { i in SIMD3<Float>(side * m) * 2 - SIMD3(positions[3 * i], positions[3 * i + 1], positions[3 * i + 2]) + SIMD3<Float>(1, 2, 3) }
-            let normals = NormalEstimator.estimate(keys: keys, positions: positions, towardCamera: toward, radius: 2, voxelSize: 0.01, threads: 1)
+            // Cameras 2 m off the plane on one side, then the other; each point's first frame
+            // alternates between two cameras on that side.
+            let cameras = [SIMD3<Float>(side * m) * 2 + SIMD3<Float>(1, 2, 3), SIMD3<Float>(side * m + 0.3 * u) * 2 + SIMD3<Float>(1, 2, 3)]
+            let normals = NormalEstimator.estimate(keys: keys, positions: positions, viewpoints: cameras,
+                                                   firstFrames: (0..<n).map { UInt32($0 % 2) }, radius: 2, voxelSize: 0.01, threads: 1)
             // Within 1e-3 rad: float coordinates near (1, 2, 3) m are rounded to ~2e-7 m, a
             // few 1e-5 rad of tilt over a 2 cm neighbourhood (more at the plane's border).
             for i in 0..<n {
@@ -125,20 +131,24 @@ final class NormalEstimatorTests: XCTestCase {
 
     func testThreadCountDoesNotChangeTheNormals() throws {
         let (keys, positions) = Self.voxelMeans(Self.wavySurface(samples: 30_000, seed: 9), voxel: 0.01)
-        let toward = [SIMD3<Float>](repeating: SIMD3(0, 0, 1), count: keys.count)
-        let one = NormalEstimator.estimate(keys: keys, positions: positions, towardCamera: toward, radius: 2, voxelSize: 0.01, threads: 1)
+        let frames = [UInt32](repeating: 0, count: keys.count)
+        func normals(_ threads: Int) -> [Float] {
+            NormalEstimator.estimate(keys: keys, positions: positions, viewpoints: [SIMD3(3.4, -2.0, 50)], firstFrames: frames,
+                                     radius: 2, voxelSize: 0.01, threads: threads)
+        }
+        let one = normals(1)
         for threads in [2, 3, 7] {
-            XCTAssertEqual(NormalEstimator.estimate(keys: keys, positions: positions, towardCamera: toward, radius: 2, voxelSize: 0.01, threads: threads), one)
+            XCTAssertEqual(normals(threads), one)
         }
     }
 
     func testIsolatedPointsAndTinyCloudsGetZeroNormals() {
         let positions: [Float] = [0.005, 0.005, 0.005, 0.015, 0.005, 0.005, 1.005, 1.005, 1.005]
         let keys = NormalEstimator.keys(of: positions, voxelSize: 0.01)
-        let normals = NormalEstimator.estimate(keys: keys, positions: positions, towardCamera: Array(repeating: SIMD3(0, 0, 1), count: 3),
+        let normals = NormalEstimator.estimate(keys: keys, positions: positions, viewpoints: [.zero], firstFrames: [0, 0, 0],
                                                radius: 2, voxelSize: 0.01, threads: 2)
         XCTAssertEqual(normals, [Float](repeating: 0, count: 9))
-        XCTAssertEqual(NormalEstimator.estimate(keys: [], positions: [], towardCamera: [], radius: 2, voxelSize: 0.01, threads: 2), [])
+        XCTAssertEqual(NormalEstimator.estimate(keys: [], positions: [], viewpoints: [], firstFrames: [], radius: 2, voxelSize: 0.01, threads: 2), [])
     }
 }
 

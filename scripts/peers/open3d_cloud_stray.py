@@ -15,20 +15,14 @@ import argparse
 import csv
 import json
 import os
+import sys
 import time
 
 import numpy as np
 import open3d as o3d
 
-
-def mem():
-    out = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(("VmRSS", "VmHWM")):
-                k, v = line.split(":")
-                out[k] = int(v.split()[0]) / 1024.0
-    return out
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import open3d_route  # noqa: E402
 
 
 def quat_to_matrix(qx, qy, qz, qw):
@@ -72,14 +66,8 @@ def main():
     res["frames"] = len(names)
     res["phases"]["read_accumulate_s"] = time.perf_counter() - t0
     res["points"] = len(acc.points)
-    res["mem_after_accumulate_MiB"] = mem()
-    for v in args.voxel:
-        t0 = time.perf_counter()
-        down = acc.voxel_down_sample(v)
-        res["phases"][f"voxel_{v}_s"] = time.perf_counter() - t0
-        res[f"points_after_voxel_{v}"] = len(down.points)
-        res[f"mem_after_voxel_{v}_MiB"] = mem()
-        del down
+    res["mem_after_accumulate_MiB"] = open3d_route.mem()
+    open3d_route.downsample(acc, args.voxel, res)
     print(json.dumps(res))
 
 
