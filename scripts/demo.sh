@@ -16,14 +16,15 @@ $dp inspect Notebooks-data/sample-lz4 | tee "$out/sample-lz4.inspect.txt"
 $dp inspect Notebooks-data/sample-lz4 --json > "$out/sample-lz4.inspect.json"
 $dp decode Notebooks-data/sample-lz4 --out "$out/sample-lz4-decoded"
 
-echo "== generated scan: 300 frames, 1% drift (Stray Scanner layout too)"
-$dp synth --out "$out/synth-room" --frames 300 --drift 0.01 --seed 11
-$dp synth --out "$out/synth-room-stray" --frames 300 --layout stray --seed 11
+echo "== generated scan: 300 frames with colour video, 1% drift (Stray Scanner layout too)"
+$dp synth --out "$out/synth-room" --frames 300 --drift 0.01 --seed 11 --color
+$dp synth --out "$out/synth-room-stray" --frames 300 --layout stray --seed 11 --color
 for s in synth-room synth-room-stray; do
   $dp inspect "$out/$s" --json > "$out/$s.inspect.json"
   $dp inspect "$out/$s" > "$out/$s.inspect.txt"
   $dp decode "$out/$s" --out "$out/$s-decoded"
 done
+$dp decode "$out/synth-room" --out "$out/synth-room-frames" --rgb --rgb-every 30 > /dev/null  # rgb/frame_000000.jpg ...
 $dp cloud "$out/synth-room" --out "$out/synth-room.ply" --normals --extras count | tee "$out/synth-room.cloud.txt"
 $dp cloud "$out/synth-room" --out "$out/synth-room-level.ply" --frame gravity --voxel 0.02 > /dev/null
 $dp cloud "$out/synth-room-stray" --out "$out/synth-room-stray.ply" --extras count,confidence > /dev/null
@@ -47,7 +48,7 @@ $dp eval rpe kitti $evo/KITTI_00_gt.txt $evo/KITTI_00_ORB.txt --delta 100 --delt
 $dp bench eval kitti $evo/KITTI_00_gt.txt $evo/KITTI_00_ORB.txt --align --runs 7 | tee "$out/bench-eval.txt"
 echo "== nightly: a small dataset (three scans and an empty folder) as one batch, then again (all skipped)"
 rm -rf "$out/dataset"; mkdir -p "$out/dataset/empty-scan"
-$dp synth --out "$out/dataset/room-a" --frames 150 --seed 21 > /dev/null
+$dp synth --out "$out/dataset/room-a" --frames 150 --seed 21 --color > /dev/null
 $dp synth --out "$out/dataset/site-2/room-b" --frames 150 --seed 22 --layout stray > /dev/null
 $dp synth --out "$out/dataset/room-c" --frames 150 --seed 23 --gestures 2 --drift 0.02 > /dev/null
 $dp nightly "$out/dataset" --out "$out/nightly" || [ $? -eq 3 ]   # 3: the empty folder is named as failed

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what depthpose needs to build (Debian packages) and, with --tests, a Python
-# venv holding the ScanNet++ toolkit's decode dependencies (parity tests), plyfile
-# (an independent PLY reader for the cloud tests) and Snakemake (the Pipelines/ workflow test).
+# venv holding the ScanNet++ toolkit's decode dependencies (parity tests), plyfile and Open3D
+# (independent PLY readers for the cloud tests) and Snakemake (the Pipelines/ workflow test).
 # Idempotent: packages already present are not reinstalled. Prints the venv's python last.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,8 +19,9 @@ apt_install() {
 
 # libjs-chart.js: Chart.js, inlined into the HTML plot pages; libcairo2-dev: SVG/PDF/PNG plots;
 # libavformat-dev, libavcodec-dev: FFmpeg, for the scans' colour video (H.264/HEVC through x264/x265).
+# libturbojpeg0-dev: libjpeg-turbo, for decode --rgb.
 apt_install zlib1g-dev liblz4-dev libdeflate-dev libpng-dev libopenblas-dev liblapack-dev libarchive-dev pkgconf libjs-chart.js libcairo2-dev \
-  libavformat-dev libavcodec-dev
+  libavformat-dev libavcodec-dev libturbojpeg0-dev
 
 if [ "${1:-}" = "--tests" ]; then
   venv=${DEPTHPOSE_VENV:-$here/.venv}
@@ -33,8 +34,8 @@ if [ "${1:-}" = "--tests" ]; then
   fi
   # evo (pinned, with the scipy whose Rotation it measures angles with) regenerates
   # Notebooks-data/evo/expected.json: scripts/peers/evo_expected.py.
-  "$venv/bin/python" -c "import numpy, lz4.block, imageio, plyfile, snakemake, evo, scipy; assert evo.__version__ == 'v1.38.1' and scipy.__version__ == '1.17.1'" 2>/dev/null ||
-    "$venv/bin/pip" install -q numpy lz4 imageio plyfile snakemake "evo==1.38.1" "scipy==1.17.1" >&2
+  "$venv/bin/python" -c "import numpy, lz4.block, imageio, plyfile, snakemake, evo, scipy, open3d; assert evo.__version__ == 'v1.38.1' and scipy.__version__ == '1.17.1' and open3d.__version__ == '0.20.0'" 2>/dev/null ||
+    "$venv/bin/pip" install -q numpy lz4 imageio plyfile snakemake "evo==1.38.1" "scipy==1.17.1" "open3d==0.20.0" >&2
   echo "$venv/bin/python"
 fi
 

@@ -13,6 +13,8 @@ public struct RunOptions: StageOptions {
     /// Cloud voxel size, metres: 2 cm, coarser than `cloud`'s 1 cm, for a nightly's speed.
     public var voxel = 0.02
     public var normals = false
+    /// Colour the cloud from the scan's video when it has one.
+    public var color = CloudStage.Options().color
     /// Use every N-th frame for the cloud.
     public var stride = 1
     /// A trajectory file with this name inside the scan folder is used as the reference (TUM).
@@ -25,7 +27,7 @@ public struct RunOptions: StageOptions {
     public init() {}
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        case stages, voxel, normals, stride, referenceName = "reference_name", decodeFormat = "decode_format", threads
+        case stages, voxel, normals, color, stride, referenceName = "reference_name", decodeFormat = "decode_format", threads
     }
     public typealias Keys = CodingKeys
 
@@ -37,7 +39,7 @@ public struct RunOptions: StageOptions {
     /// The cloud stage's options under `run`.
     public var cloud: CloudStage.Options {
         var o = CloudStage.Options()
-        o.voxel = voxel; o.normals = normals; o.stride = stride
+        o.voxel = voxel; o.normals = normals; o.color = color; o.stride = stride
         return o
     }
 

@@ -148,6 +148,22 @@ int depthpose_video_next(depthpose_video_reader *r, depthpose_video_frame *out, 
     }
 }
 
+int depthpose_video_next_packet(depthpose_video_reader *r, double *seconds, char *error, size_t size) {
+    const struct depthpose_ffmpeg_api *ff = r->ff;
+    for (;;) {
+        int code = ff->read_frame(r->format, r->packet);
+        if (code == AVERROR_EOF) return 0;
+        if (code < 0) { fail(ff, code, error, size, "reading the container after packet %lld", (long long)r->frames); return -1; }
+        int ours = r->packet->stream_index == r->stream;
+        int64_t t = r->packet->pts;
+        ff->packet_unref(r->packet);
+        if (!ours) continue;
+        *seconds = t == AV_NOPTS_VALUE ? NAN : (double)t * r->time_base.num / r->time_base.den;
+        r->frames++;
+        return 1;
+    }
+}
+
 struct depthpose_video_writer {
     const struct depthpose_ffmpeg_api *ff;
     AVFormatContext *format;

@@ -26,6 +26,8 @@ public struct CloudOptions: Sendable {
     /// Neighbourhood radius for normals, in voxels.
     public var normalRadius = 2
     public var frame = CloudFrame.recording
+    /// Colour the points from the scan's video when it has one (`CloudColouring`).
+    public var colour = true
     public var threads = ProcessStats.cores
     public init() {}
 
@@ -82,13 +84,15 @@ public struct CloudSummary: Sendable, Codable {
     public var voxelSize: Double
     public var frame: CloudFrame
     public var gravity: GravityReport?
+    /// The colour pass, when the points were coloured.
+    public var colour: ColourReport?
     public var notes: [String] = []
     public var seconds = 0.0
 
     enum CodingKeys: String, CodingKey {
         case version, scan, frames, framesUsed = "frames_used", framesSkippedByStride = "frames_skipped_by_stride"
         case framesWithoutPose = "frames_without_pose", samples, voxels, voxelsRemovedLowSupport = "voxels_removed_low_support"
-        case points, voxelSize = "voxel_size", frame, gravity, notes, seconds
+        case points, voxelSize = "voxel_size", frame, gravity, colour, notes, seconds
     }
 }
 
@@ -123,18 +127,26 @@ public enum CloudBuilder {
         var cameras: [Vec3] = []
         let inverseVoxel = Float(1 / o.voxelSize)
 
+        /// The frames the cloud uses: the stride's, with a usable pose (the colour pass asks again).
+        func use(_ info: FrameInfo) throws -> (pose: Pose, intrinsics: Intrinsics)? {
+            guard info.index % o.stride == 0, let pose = info.pose else { return nil }
+            if let p = info.intrinsics.problem {
+                throw ScanFormatError.malformed(InputLocation(file: scan.path, frame: info.index), "intrinsics: \(p)")
+            }
+            return (pose, info.intrinsics)
+        }
+        let video = o.colour ? scan.colourVideoPath : nil
         let hasConfidence = scan.hasConfidenceMaps
         try scan.forEachFrameBatch(threads: o.threads, confidence: hasConfidence) { fb in
             var selected: [(frame: Int, k: Int, pose: Pose, intrinsics: Intrinsics)] = []
             for (k, info) in fb.infos.enumerated() {
                 summary.frames += 1
                 cameras.append(info.pose?.translation ?? .zero)
-                if info.index % o.stride != 0 { summary.framesSkippedByStride += 1; continue }
-                guard let pose = info.pose else { summary.framesWithoutPose += 1; continue }
-                if let p = info.intrinsics.problem {
-                    throw ScanFormatError.malformed(InputLocation(file: scan.path, frame: info.index), "intrinsics: \(p)")
+                guard let (pose, intrinsics) = try use(info) else {
+                    if info.index % o.stride != 0 { summary.framesSkippedByStride += 1 } else { summary.framesWithoutPose += 1 }
+                    continue
                 }
-                selected.append((info.index, k, pose, info.intrinsics))
+                selected.append((info.index, k, pose, intrinsics))
                 gravity.add(pose: pose, imu: info.imu)
             }
             summary.framesUsed += selected.count
@@ -169,13 +181,27 @@ public enum CloudBuilder {
 
         // The voxels in key order (deterministic output), those with enough support kept;
         // each point is its voxel's centre plus the mean offset.
-        let fused = store.readOut(minSupport: UInt32(o.minSupport), confidence: hasConfidence, keysAndFrames: o.normals)
+        let fused = store.readOut(minSupport: UInt32(o.minSupport), confidence: hasConfidence, keysAndFrames: o.normals || video != nil)
         summary.voxels = fused.occupied
         summary.voxelsRemovedLowSupport = fused.occupied - fused.kept
         var cloud = PointCloud()
         cloud.positions = fused.positions
         cloud.counts = fused.counts
         cloud.confidence = fused.confidence
+        if let video, let keys = fused.keys {
+            switch try CloudColouring.colour(scan, video: video, keys: keys, options: o, use: use) {
+            case let .coloured(rgb, report):
+                cloud.colours = rgb
+                summary.colour = report
+                if report.framesWithoutVideo > 0 {
+                    summary.notes.append("\(report.framesWithoutVideo) of the frames used have no video frame (the video has \(report.videoFramesDecoded)): they add no colour")
+                }
+                if report.pointsWithoutColour > 0 { summary.notes.append("\(report.pointsWithoutColour) points had no coloured sample: written black") }
+            case let .grey(because): summary.notes.append(because)
+            }
+        } else if o.colour {
+            summary.notes.append("no colour video (\(scan.layout.colourVideoName)) in this scan: the cloud is grey")
+        }
         if o.normals, let keys = fused.keys, let firstFrames = fused.firstFrames {
             cloud.normals = NormalEstimator.estimate(keys: keys, positions: cloud.positions,
                                                      viewpoints: cameras.map { SIMD3(Float($0.x), Float($0.y), Float($0.z)) },

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Reads the PLY files `PLYWriter` writes (and other vertex-only PLYs with float/uint
+/// Reads the PLY files `PLYWriter` writes (and other vertex-only PLYs with float/uint/uchar
 /// properties, ASCII or binary little-endian): for round-trip tests and tools.
 public enum PLYReader {
     public struct File {
@@ -39,7 +39,8 @@ public enum PLYReader {
             guard lines.count >= count else { throw Failure.malformed("\(lines.count) vertex lines, header says \(count)") }
             for l in lines.prefix(count) { vertices.append(l.split(separator: " ").compactMap { Double($0) }) }
         } else {
-            let record = props.reduce(0) { $0 + (["double", "float64"].contains($1.0) ? 8 : 4) }
+            func size(_ type: String) -> Int { ["double", "float64"].contains(type) ? 8 : ["uchar", "uint8"].contains(type) ? 1 : 4 }
+            let record = props.reduce(0) { $0 + size($1.0) }
             guard data.count - bodyStart >= record * count else { throw Failure.malformed("body holds \(data.count - bodyStart) bytes, needs \(record * count)") }
             data.withUnsafeBytes { raw in
                 var at = bodyStart
@@ -50,6 +51,7 @@ public enum PLYReader {
                         case "float", "float32": v.append(Double(Float(bitPattern: raw.loadUnaligned(fromByteOffset: at, as: UInt32.self)))); at += 4
                         case "uint", "uint32": v.append(Double(raw.loadUnaligned(fromByteOffset: at, as: UInt32.self))); at += 4
                         case "int", "int32": v.append(Double(raw.loadUnaligned(fromByteOffset: at, as: Int32.self))); at += 4
+                        case "uchar", "uint8": v.append(Double(raw[at])); at += 1
                         default: v.append(raw.loadUnaligned(fromByteOffset: at, as: Double.self)); at += 8
                         }
                     }

@@ -3,7 +3,8 @@ import Diagnostics
 import FileIO
 
 /// Writes `PointCloud`s as PLY: `binary_little_endian 1.0` by default or ASCII; `float x y z`
-/// (never double: PCL and others reject it), `float nx ny nz` with normals, and on request
+/// (never double: PCL and others reject it), `float nx ny nz` with normals, `uchar red green
+/// blue` with colours (the names and type Open3D, PCL and MeshLab read as colour), and on request
 /// `uint count` and `float confidence`; `comment` lines say what made the file.
 /// Readable by Open3D, plyfile, CloudCompare and MeshLab. Written atomically.
 public enum PLYWriter {
@@ -32,6 +33,7 @@ public enum PLYWriter {
         for c in o.comments { s += "comment \(c.replacingOccurrences(of: "\n", with: " "))\n" }
         s += "element vertex \(cloud.count)\nproperty float x\nproperty float y\nproperty float z\n"
         if cloud.normals != nil { s += "property float nx\nproperty float ny\nproperty float nz\n" }
+        if cloud.colours != nil { s += "property uchar red\nproperty uchar green\nproperty uchar blue\n" }
         if o.includeCount { s += "property uint count\n" }
         if o.includeConfidence { s += "property float confidence\n" }
         return s + "end_header\n"
@@ -41,7 +43,7 @@ public enum PLYWriter {
     static func body(_ c: PointCloud, _ o: Options, _ sink: (Data) throws -> Void) throws {
         if o.ascii { return try asciiBody(c, o, sink) }
         let hasNormals = c.normals != nil
-        let record = 12 + (hasNormals ? 12 : 0) + (o.includeCount ? 4 : 0) + (o.includeConfidence ? 4 : 0)
+        let record = 12 + (hasNormals ? 12 : 0) + (c.colours != nil ? 3 : 0) + (o.includeCount ? 4 : 0) + (o.includeConfidence ? 4 : 0)
         let perChunk = max(1, (1 << 20) / record)
         var chunk = [UInt8](repeating: 0, count: perChunk * record)
         var start = 0
@@ -55,6 +57,7 @@ public enum PLYWriter {
                         func put(_ v: UInt32) { out.storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt32.self); at += 4 }
                         put(pos[3 * i].bitPattern); put(pos[3 * i + 1].bitPattern); put(pos[3 * i + 2].bitPattern)
                         if let nm = c.normals { put(nm[3 * i].bitPattern); put(nm[3 * i + 1].bitPattern); put(nm[3 * i + 2].bitPattern) }
+                        if let rgb = c.colours { for j in 0..<3 { out[at + j] = rgb[3 * i + j] }; at += 3 }
                         if o.includeCount { put(c.counts[i]) }
                         if o.includeConfidence { put((c.confidence?[i] ?? 0).bitPattern) }
                     }
@@ -70,6 +73,7 @@ public enum PLYWriter {
         for i in 0..<c.count {
             text += "\(c.positions[3 * i]) \(c.positions[3 * i + 1]) \(c.positions[3 * i + 2])"
             if let n = c.normals { text += " \(n[3 * i]) \(n[3 * i + 1]) \(n[3 * i + 2])" }
+            if let rgb = c.colours { text += " \(rgb[3 * i]) \(rgb[3 * i + 1]) \(rgb[3 * i + 2])" }
             if o.includeCount { text += " \(c.counts[i])" }
             if o.includeConfidence { text += " \(c.confidence?[i] ?? 0)" }
             text += "\n"

@@ -7,6 +7,8 @@ public struct PointCloud: Sendable, Equatable {
     public var counts: [UInt32] = []
     /// Mean confidence level of each point's samples (0...2), when the scan has confidence maps.
     public var confidence: [Float]?
+    /// Colour, 3 per point (R, G, B), when the scan's video coloured it.
+    public var colours: [UInt8]?
 
     public init() {}
 

@@ -1,4 +1,5 @@
 import Diagnostics
+import FileIO
 import Geometry
 
 /// The capture layouts depthpose reads.
@@ -6,6 +7,15 @@ public enum ScanLayout: String, Sendable, Codable {
     case arkitScanner = "arkit-scanner"
     case stray = "stray-scanner"
     case scannetpp = "scannetpp"
+
+    /// The colour video's file name beside the depth: every capture app records one
+    /// (ARKit-Scanner and Stray Scanner `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`).
+    public var colourVideoName: String {
+        switch self {
+        case .arkitScanner, .stray: return "rgb.mp4"
+        case .scannetpp: return "rgb.mkv"
+        }
+    }
 }
 
 /// A camera pose from a scan's pose file, in depthpose's internal convention
@@ -126,6 +136,12 @@ public protocol Scan: AnyObject {
     /// The number of depth frames when it is known without decoding them (size prefixes, a
     /// file per frame), even if a frame is corrupt; nil when only decoding tells.
     var depthFramesWithoutDecoding: Int? { get }
+    /// The video frame (presentation order, from 0) recorded with depth frame `index`. Every
+    /// layout records one video frame per depth frame, so this is `index` unless depth
+    /// frames carry their own numbers (Stray Scanner's `depth/NNNNNN.png`: video frame NNNNNN).
+    func videoFrame(forDepthFrame index: Int) -> Int
+    /// How depth frames are paired with video frames, in words (for the frame accounting).
+    var videoPairingRule: String { get }
 }
 
 /// Work on one freshly decoded frame, run on the decoding thread while the frame's pixels
@@ -158,6 +174,16 @@ extension Scan {
 
     public var layoutDescription: String { layout.rawValue }
     public var hasConfidenceMaps: Bool { false }
+
+    /// The colour video's path when the scan has one (a regular file named
+    /// `layout.colourVideoName` in the scan folder), else nil.
+    public var colourVideoPath: String? {
+        let p = path + "/" + layout.colourVideoName
+        return InputFile.isRegularFile(p) ? p : nil
+    }
+
+    public func videoFrame(forDepthFrame index: Int) -> Int { index }
+    public var videoPairingRule: String { "depth frame i <-> video frame i (one video frame recorded with each depth frame)" }
 
     /// The usable pose of frame `index`, if paired and valid.
     public func pose(forFrame index: Int) -> Pose? {

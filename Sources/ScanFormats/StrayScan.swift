@@ -245,6 +245,10 @@ public final class StrayScan: Scan {
     public var pairingRule: String { "depth/NNNNNN.\(usesNPY ? "npy" : "png") <-> odometry.csv row with frame NNNNNN" }
     public var depthFramesWithoutDecoding: Int? { depthFrameNumbers.count }
 
+    /// The app numbers depth files by the video frame they were recorded with.
+    public func videoFrame(forDepthFrame index: Int) -> Int { index < depthFrameNumbers.count ? depthFrameNumbers[index] : index }
+    public var videoPairingRule: String { "depth/NNNNNN.\(usesNPY ? "npy" : "png") <-> video frame NNNNNN" }
+
     /// 64 frames, fewer when frames are large: a batch holds at most 64 MiB of depth.
     public var depthBatchFrames: Int { min(64, max(1, (64 << 20) / (depthLayout.pixels * 2))) }
 

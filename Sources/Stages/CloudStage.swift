@@ -40,11 +40,13 @@ public enum CloudStage: Stage {
         public var ascii = false
         /// Extra per-point properties.
         public var extras: [CloudExtra] = []
+        /// Colour the points from the scan's video when it has one (`uchar red green blue`).
+        public var color = CloudOptions().colour
 
         public init() {}
         public enum CodingKeys: String, CodingKey, CaseIterable {
             case voxel, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel"
-            case minSupport = "min_support", noFilters = "no_filters", stride, normals, normalRadius = "normal_radius", frame, ascii, extras
+            case minSupport = "min_support", noFilters = "no_filters", stride, normals, normalRadius = "normal_radius", frame, ascii, extras, color
         }
         public typealias Keys = CodingKeys
 
@@ -58,7 +60,7 @@ public enum CloudStage: Stage {
                 o.minSupport = minSupport
             }
             o.stride = stride; o.normals = normals; o.normalRadius = normalRadius
-            o.frame = frame; o.threads = threads
+            o.frame = frame; o.colour = color; o.threads = threads
             return o
         }
 
@@ -88,6 +90,9 @@ public enum CloudStage: Stage {
             if let g = c.gravity {
                 s += String(format: "gravity: %d frames, down (%.4f, %.4f, %.4f), %.3f deg from world -y\n", g.framesUsed, g.down[0], g.down[1], g.down[2], g.angleToMinusYDegrees)
             } else { s += "gravity: no IMU gravity in this scan\n" }
+            if let r = c.colour {
+                s += "colour: \(r.framesColoured) frames coloured from \(r.video) (\(r.info.codec) \(r.info.width)x\(r.info.height)), \(r.videoFramesDecoded) video frames decoded, \(r.samples) samples, \(String(format: "%.2f", r.seconds)) s\n"
+            }
             for n in c.notes { s += "note: \(n)\n" }
             return s
         }

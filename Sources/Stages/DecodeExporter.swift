@@ -18,6 +18,8 @@ public enum DecodeExporter {
         /// zlib level for PNG (0-9). 6 (the default) gives files byte-identical to the
         /// ScanNet++ toolkit's; 1 is several times faster and about 10% larger.
         public var pngLevel: Int32 = 6
+        /// Also the video frames as JPEG (`rgb/`), with these options.
+        public var rgb: RGBExporter.Options?
         public init() {}
     }
 
@@ -27,11 +29,16 @@ public enum DecodeExporter {
         public var frames: Int
         public var poses: Int
         public var imuSamples: Int
+        public var rgb: RGBExporter.Summary?
     }
+
+    /// The folder of the JPEG frames (the toolkit's name).
+    public static let rgbFolder = "rgb"
 
     public static func export(scan path: String, to out: String, options: Options) throws -> Summary {
         try OutputGuard.check(output: out, scan: path)
         let scan = try ScanOpener.open(path, strict: true)
+        if options.rgb != nil { _ = try RGBExporter.video(of: scan) }
         let staged = try AtomicOutput.StagedDirectory(target: out)
         let depthDir = staged.staging + "/depth"
         try AtomicOutput.makeDirectory(depthDir)
@@ -48,8 +55,14 @@ public enum DecodeExporter {
         try AtomicOutput.write(ScanTrajectory.tumText(scan, trajectory, notes: notes), to: staged.staging + "/trajectory.tum")
         try AtomicOutput.write(imuCSV(scan.imu), to: staged.staging + "/imu.csv")
         try AtomicOutput.write(framesCSV(scan, frames: frames), to: staged.staging + "/frames.csv")
+        var rgb: RGBExporter.Summary?
+        if let r = options.rgb {
+            let rgbDir = staged.staging + "/" + rgbFolder
+            try AtomicOutput.makeDirectory(rgbDir)
+            rgb = try RGBExporter.export(scan, depthFrames: frames, to: rgbDir, options: r, threads: options.threads)
+        }
         try staged.commit()
-        return Summary(output: out, frames: frames, poses: scan.poses.filter(\.isUsable).count, imuSamples: scan.imu.count)
+        return Summary(output: out, frames: frames, poses: scan.poses.filter(\.isUsable).count, imuSamples: scan.imu.count, rgb: rgb)
     }
 
     private static func write(_ batch: DepthBatch, _ k: Int, into dir: String, _ o: Options, scratch: inout [UInt16]) throws {

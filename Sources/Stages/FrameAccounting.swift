@@ -32,6 +32,8 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
     public var imuTolerance: Double?
     public var imuMaxAbsOffset: Double?
     public var imuMedianAbsOffset: Double?
+    /// The colour video, when the scan has one (set by `inspect`, which reads it).
+    public var video: VideoAccounting?
 
     enum CodingKeys: String, CodingKey {
         case pairingRule = "pairing_rule", depthFrames = "depth_frames", poses, matched
@@ -39,6 +41,7 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
         case posesWithoutDepth = "poses_without_depth", imuSamples = "imu_samples", framesWithIMU = "frames_with_imu"
         case framesWithoutIMU = "frames_without_imu", framesWithoutTimestamp = "frames_without_timestamp", imuSamplesUsed = "imu_samples_used", imuSamplesShared = "imu_samples_shared"
         case imuTolerance = "imu_tolerance_s", imuMaxAbsOffset = "imu_max_abs_offset_s", imuMedianAbsOffset = "imu_median_abs_offset_s"
+        case video
     }
 
     /// Accounts for `depthFrames` frames of `scan`.
@@ -103,8 +106,10 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
         } else {
             rows.append(["IMU samples", "0", "-", "-", "no IMU file"])
         }
+        if let v = video { rows.append(v.row) } else { rows.append(["video frames", "0", "-", "-", "no colour video"]) }
         let widths = (0..<4).map { c in rows.map { $0[c].count }.max()! }
-        return "pairing: \(pairingRule)\n" + rows.map { r in
+        let rules = "pairing: \(pairingRule)\n" + (video.map { "video pairing: \($0.pairingRule)\n" } ?? "")
+        return rules + rows.map { r in
             (0..<4).map { r[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ") + "  " + r[4]
         }.joined(separator: "\n")
     }

@@ -92,7 +92,19 @@ public enum Inspector {
         if summary.emptyFrames > 0 {
             problems.append(ScanProblem(.warning, "depth", "\(summary.emptyFrames) frames have no valid depth: \(IndexRange.ranges(stats.emptyFrames).map(\.description).joined(separator: ", "))"))
         }
-        let accounting = FrameAccounting(scan: scan, depthFrames: frames)
+        var accounting = FrameAccounting(scan: scan, depthFrames: frames)
+        if let file = scan.colourVideoPath {
+            do {
+                let v = try VideoAccounting(scan: scan, file: file, depthFrames: frames)
+                accounting.video = v
+                if let p = v.timingProblem { problems.append(ScanProblem(.warning, "video", p)) }
+                if !v.depthWithoutVideo.isEmpty {
+                    problems.append(ScanProblem(.warning, "video", "\(IndexRange.total(v.depthWithoutVideo)) depth frames have no video frame (the video has \(v.videoFrames)): they stay grey in coloured clouds"))
+                }
+            } catch let e as DepthPoseError {
+                problems.append(ScanProblem(.error, "video", "\(e): clouds of this scan cannot be coloured"))
+            }
+        }
         if accounting.depthFrames != accounting.poses && !scan.poses.isEmpty {
             problems.append(ScanProblem(.warning, "pairing", "\(accounting.depthFrames) depth frames but \(accounting.poses) poses; see the accounting table"))
         }
@@ -130,6 +142,10 @@ extension InspectReport {
         s += "depth       \(depth.width)x\(depth.height) \(depth.sampleFormat), \(depth.frames) frames (\(depth.encoding))\n"
         for e in depth.evidence { s += "            - \(e)\n" }
         s += "intrinsics  fx \(f(intrinsics.fx)) fy \(f(intrinsics.fy)) cx \(f(intrinsics.cx)) cy \(f(intrinsics.cy)) at \(intrinsics.width)x\(intrinsics.height)\n"
+        if let v = accounting.video {
+            let fps = v.info.framesPerSecond.map { String(format: "%.2f fps", $0) } ?? "frame rate not declared"
+            s += "video       \(v.info.codec) \(v.info.width)x\(v.info.height) \(v.info.pixelFormat), \(fps), \(v.videoFrames) frames (\(v.file))\n"
+        }
         if let t = timing {
             s += "time        \(f(t.firstTimestamp, 6)) .. \(f(t.lastTimestamp, 6)) s, duration \(f(t.duration)) s, \(f(t.frameRate, 2)) fps"
             s += t.gaps > 0 ? ", \(t.gaps) gaps (max interval \(f(t.maxInterval)) s)\n" : "\n"

@@ -127,8 +127,8 @@ public enum Synthesizer {
     /// Colour intrinsics of the virtual camera (an iPhone-like 1920x1440 stream).
     public static let colourIntrinsics = Intrinsics(fx: 1456.2087, fy: 1456.2087, cx: 962.67816, cy: 717.8443, width: 1920, height: 1440)
 
-    /// The colour video's file name in both layouts that `synth` writes.
-    public static let colourVideoName = "rgb.mp4"
+    /// The colour video's file name in both layouts that `synth` writes (the apps' name).
+    public static let colourVideoName = ScanLayout.arkitScanner.colourVideoName
 
     /// Encoder threads of the colour video, whatever `threads` is (see `writeColourVideo`).
     static let colourEncoderThreads = 2

@@ -91,6 +91,20 @@ public final class VideoReader {
         return true
     }
 
+    /// The presentation time of every frame (seconds, nil where the container has none),
+    /// in presentation order, read from the container without decoding (fast: `inspect`).
+    /// Uses up the reader: open another one to decode.
+    public func frameTimes() throws(VideoError) -> [Double?] {
+        var times: [Double] = [], untimed = 0, t = 0.0
+        while true {
+            switch depthpose_video_next_packet(reader!, &t, &error, error.count) {
+            case 1: if t.isNaN { untimed += 1 } else { times.append(t) }
+            case 0: return times.sorted().map { $0 } + [Double?](repeating: nil, count: untimed)
+            default: throw .decode(path: path, frame: times.count + untimed, reason: VideoError.text(error))
+            }
+        }
+    }
+
     /// Every remaining frame, in presentation order.
     public func forEachFrame(_ body: (VideoFrame) throws -> Void) throws {
         while try next(body) {}

@@ -31,6 +31,10 @@ public final class PointBuffer {
     public let capacity: Int
     public let x: UnsafeMutablePointer<Float>, y: UnsafeMutablePointer<Float>, z: UnsafeMutablePointer<Float>
     public let confidence: UnsafeMutablePointer<UInt8>
+    /// Each point's pixel, `v << 16 | u`, when the projection was asked to record it.
+    public let pixels: UnsafeMutablePointer<UInt32>
+    /// Each point's colour, `R | G << 8 | B << 16`, for whoever colours the points (the cloud's colour pass).
+    public let colours: UnsafeMutablePointer<UInt32>
     /// Points of the last frame projected into the buffer.
     public internal(set) var count = 0
     /// Whether `confidence` holds levels (the frame had a confidence map); all 0 otherwise.
@@ -43,11 +47,13 @@ public final class PointBuffer {
         let padded = (pixels + 7) / 8 * 8
         x = .allocate(capacity: padded); y = .allocate(capacity: padded); z = .allocate(capacity: padded)
         confidence = .allocate(capacity: padded)
+        self.pixels = .allocate(capacity: padded); colours = .allocate(capacity: padded)
         for p in [x, y, z] { p.initialize(repeating: 0, count: padded) }
         confidence.initialize(repeating: 0, count: padded)
+        for p in [self.pixels, colours] { p.initialize(repeating: 0, count: padded) }
     }
 
-    deinit { x.deallocate(); y.deallocate(); z.deallocate(); confidence.deallocate() }
+    deinit { x.deallocate(); y.deallocate(); z.deallocate(); confidence.deallocate(); pixels.deallocate(); colours.deallocate() }
 }
 
 /// Back-projects depth frames into world points (ARKit camera convention, see
@@ -147,10 +153,11 @@ public final class BackProjector {
     /// with intrinsics `intrinsics` into `out` (world points and, when the batch has
     /// confidence maps, their levels; otherwise the levels stay 0). Returns the number of
     /// points, also left in `out.count`. The filters see the whole frame: a pixel on the
-    /// first or last row of `rows` is tested against its neighbours outside them.
+    /// first or last row of `rows` is tested against its neighbours outside them. With
+    /// `recordPixels`, `out.pixels` says which pixel each point came from.
     @discardableResult
     public func project(_ batch: DepthBatch, _ k: Int, pose: Pose, intrinsics: Intrinsics, filters f: PixelFilters,
-                        rows: Range<Int>? = nil, into out: PointBuffer) -> Int {
+                        rows: Range<Int>? = nil, recordPixels: Bool = false, into out: PointBuffer) -> Int {
         guard batch.layout.width == width && batch.layout.height == height && out.capacity >= width * height else {
             fatalError("frame size differs from the projector's")
         }
@@ -205,6 +212,11 @@ public final class BackProjector {
                         cz[m] = row[u]; cr[m] = rxp[u]
                         m &+= Self.hasDepth(row[u])
                     }
+                }
+                if recordPixels {
+                    let ps = out.pixels + n, tag = UInt32(truncatingIfNeeded: v) << 16
+                    var j = 0
+                    for u in 0..<w { ps[j] = tag | UInt32(truncatingIfNeeded: u); j &+= Self.hasDepth(row[u]) }
                 }
                 // world = z * (rx c0 + ry[v] c1 - c2) + t over the compacted row (vectorises)
                 let xs = px + n, ys = py + n, zs = pz + n

@@ -22,12 +22,14 @@ struct CloudArguments: StageArguments {
     @Option(help: "Output frame: recording (the scan's world) or gravity (levelled by IMU gravity, +z up).") var frame = defaults.frame
     @Flag(help: "Write ASCII PLY instead of binary little-endian.") var ascii = defaults.ascii
     @Option(help: "Extra per-point properties, comma-separated: count, confidence.", transform: commaList) var extras: [CloudExtra] = defaults.extras
+    @Flag(inversion: .prefixedNo, help: "Colour the points from the scan's video (rgb.mp4, ScanNet++ rgb.mkv) when it has one: each voxel the mean colour of its samples.")
+    var color = defaults.color
 
     var value: CloudStage.Options {
         var o = CloudStage.Options()
         o.voxel = voxel; o.minDepth = minDepth; o.maxDepth = maxDepth; o.stride = stride; o.minConfidence = minConfidence
         o.flyingPixel = flyingPixel; o.minSupport = minSupport; o.noFilters = noFilters; o.normals = normals
-        o.normalRadius = normalRadius; o.frame = frame; o.ascii = ascii; o.extras = extras
+        o.normalRadius = normalRadius; o.frame = frame; o.ascii = ascii; o.extras = extras; o.color = color
         return o
     }
 

@@ -9,10 +9,16 @@ struct DecodeArguments: StageArguments {
     @Option(help: "Depth image format (uint16 millimetres).") var format = defaults.format
     @Option(help: "PNG zlib level 0-9; 6 gives files byte-identical to the ScanNet++ toolkit's, 1 is faster.") var pngLevel = defaults.pngLevel
     @Flag(help: "Convert float depth like the ScanNet++ toolkit: truncate, wrap NaN/negative values.") var truncate = defaults.truncate
+    @Flag(help: "Also write the video's frames as OUT/rgb/frame_000000.jpg (numbered by video frame from 0, the ScanNet++ toolkit's layout).")
+    var rgb = defaults.rgb
+    @Option(help: "JPEG quality of --rgb (1-100).") var rgbQuality = defaults.rgbQuality
+    @Option(help: "With --rgb, every N-th video frame (0, N, 2N, ...).") var rgbEvery = defaults.rgbEvery
+    @Flag(help: "With --rgb, only the video frames whose depth frame has a usable pose.") var rgbPosedOnly = defaults.rgbPosedOnly
 
     var value: DecodeStage.Options {
         var o = DecodeStage.Options()
         o.format = format; o.pngLevel = pngLevel; o.truncate = truncate
+        o.rgb = rgb; o.rgbQuality = rgbQuality; o.rgbEvery = rgbEvery; o.rgbPosedOnly = rgbPosedOnly
         return o
     }
 }

@@ -21,6 +21,7 @@ struct RunArguments: ParsableArguments {
     @Option(help: "Depth image format of decode (default: \(defaults.decodeFormat.rawValue)).") var decodeFormat: DepthImageFormat?
     @Option(help: "Cloud voxel size in metres (default: \(defaults.voxel)).") var voxel: Double?
     @Flag(help: "Estimate cloud normals.") var normals = false
+    @Flag(help: "Grey clouds even where a scan has a colour video.") var noColor = false
     @Option(help: "Use every N-th frame for the cloud (default: \(defaults.stride)).") var stride: Int?
     @Option(help: "A reference trajectory (TUM) with this name inside a scan folder is used for APE/RPE (\"\" = none; default: \(defaults.referenceName)).")
     var referenceName: String?
@@ -33,6 +34,7 @@ struct RunArguments: ParsableArguments {
         if let decodeFormat { o.decodeFormat = decodeFormat }
         if let voxel { o.voxel = voxel }
         if normals { o.normals = true }
+        if noColor { o.color = false }
         if let stride { o.stride = stride }
         if let referenceName { o.referenceName = referenceName }
         if let threads { o.threads = threads }

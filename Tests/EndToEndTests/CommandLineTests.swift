@@ -164,6 +164,44 @@ final class CloudCommandTests: XCTestCase {
         }
     }
 
+    func testColouredPLYIsReadByOpen3DAndPlyfile() throws {
+        // Colour is on by default when the scan has a video; both readers see `uchar red green
+        // blue` as colour, with our values (Open3D scales them to 0...1).
+        let python = try TestSupport.peerPython(needs: "plyfile and open3d", check: "import plyfile, open3d")
+        let dir = TestSupport.temporaryDirectory("cloudcolour")
+        XCTAssertEqual(try TestSupport.depthpose("synth", "--out", dir + "/scan", "--frames", "10", "--width", "64", "--height", "48", "--color").status, 0)
+        let ply = dir + "/c.ply"
+        let r = try TestSupport.depthpose("cloud", dir + "/scan", "--out", ply, "--normals", "--json")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let colour = try XCTUnwrap(summary["colour"] as? [String: Any])
+        XCTAssertEqual(colour["frames_coloured"] as? Int, 10)
+        let check = """
+        import sys, numpy as np, open3d as o3d; from plyfile import PlyData
+        v = PlyData.read(sys.argv[1])['vertex']
+        names = [p.name for p in v.properties]
+        assert names == ['x', 'y', 'z', 'nx', 'ny', 'nz', 'red', 'green', 'blue'], names
+        assert all(p.val_dtype in ('u1', 'uint8') for p in v.properties[6:]), [p.val_dtype for p in v.properties]
+        rgb = np.stack([v['red'], v['green'], v['blue']], axis=1)
+        pc = o3d.io.read_point_cloud(sys.argv[1])
+        assert pc.has_colors() and pc.has_normals()
+        assert np.array_equal(np.round(np.asarray(pc.colors) * 255).astype(np.uint8), rgb)
+        assert np.allclose(np.asarray(pc.points), np.stack([v['x'], v['y'], v['z']], axis=1))
+        print(len(pc.points), len(np.unique(rgb, axis=0)), *rgb[0])
+        """
+        let c = try TestSupport.run(python, ["-c", check, ply])
+        XCTAssertEqual(c.status, 0, c.stderr)
+        let fields = c.stdout.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        XCTAssertEqual(fields[0], summary["points"] as? Int)
+        XCTAssertGreaterThan(fields[1], 8)  // a checker in eight colours, blended at borders
+        let mine = try PLYReader.read(ply)
+        XCTAssertEqual(mine.properties.suffix(3), ["red", "green", "blue"])
+        XCTAssertEqual(mine.vertices[0].suffix(3).map { Int($0) }, Array(fields[2...4]))
+        // --no-color: the grey cloud.
+        XCTAssertEqual(try TestSupport.depthpose("cloud", dir + "/scan", "--out", dir + "/grey.ply", "--no-color").status, 0)
+        XCTAssertEqual(try PLYReader.read(dir + "/grey.ply").properties, ["x", "y", "z"])
+    }
+
     func testFailedCloudLeavesNoPLY() throws {
         let dir = TestSupport.temporaryDirectory("cloudfail")
         _ = try TestSupport.depthpose("synth", "--out", dir + "/scan", "--frames", "70", "--width", "32", "--height", "24")

@@ -99,6 +99,10 @@ depthpose_video_reader *_Nullable depthpose_video_open(const char *path, int thr
 /// -1 with the reason in `error` (damaged data, an unsupported pixel layout).
 int depthpose_video_next(depthpose_video_reader *reader, depthpose_video_frame *frame, char *error, size_t size);
 void depthpose_video_close(depthpose_video_reader *_Nullable reader);
+/// The presentation time (seconds, NAN when the packet has none) of the video stream's next
+/// packet, read without decoding: 1, or 0 at the end, or -1 with the reason in `error`.
+/// One packet is one frame (H.264, HEVC); not to be mixed with `depthpose_video_next`.
+int depthpose_video_next_packet(depthpose_video_reader *reader, double *seconds, char *error, size_t size);
 
 typedef struct depthpose_video_writer depthpose_video_writer;
 

@@ -1,0 +1,114 @@
+import Foundation
+import Geometry
+import ScanFormats
+import VoxelFusion
+import Video
+import Diagnostics
+import Execution
+
+/// What the colour pass did (`CloudSummary.colour`).
+public struct ColourReport: Sendable, Codable {
+    /// The video, as `inspect` describes it.
+    public var video: String
+    public var info: VideoInfo
+    /// Video frames decoded (every frame up to the last one paired: H.264 and HEVC frames
+    /// depend on earlier ones, so none can be skipped).
+    public var videoFramesDecoded = 0
+    /// Frames the cloud used that took their colour from their video frame.
+    public var framesColoured = 0
+    /// Frames the cloud used whose video frame does not exist (the video ends early).
+    public var framesWithoutVideo = 0
+    /// Colour samples (every depth sample of a coloured frame that landed in a kept voxel).
+    public var samples = 0
+    /// Points no coloured frame saw (written black).
+    public var pointsWithoutColour = 0
+    public var seconds = 0.0
+
+    enum CodingKeys: String, CodingKey {
+        case video, info, videoFramesDecoded = "video_frames_decoded", framesColoured = "frames_coloured"
+        case framesWithoutVideo = "frames_without_video", samples, pointsWithoutColour = "points_without_colour", seconds
+    }
+}
+
+/// Colours a fused cloud from the scan's video: a second pass over the frames the cloud
+/// used, each depth sample taking the colour at its pixel (`GridColourSampler`: depth pixel
+/// (u, v) ↦ colour (s·u, s·v), bilinear in the full-resolution frame), each kept voxel the
+/// mean of its samples' colours. The pass projects exactly as the fusion did, so a voxel's
+/// colour samples are its depth samples (those of frames with a video frame).
+///
+/// Why a second pass rather than colour sums in the fusion's records: the store holds every
+/// occupied voxel, most of which the support filter drops, at 28 bytes a record, and colour
+/// would add 12 to each, for grey clouds too; here the sums exist only for kept voxels and
+/// only while colouring. The depth is decoded twice, which costs little beside the video.
+///
+/// Threads: FFmpeg decodes on `threads` threads (frame threads work ahead while the
+/// samples of a frame are coloured), and the samples of each frame are coloured by bands of
+/// rows on `threads` threads, each with its own integer sums (the same bytes for any count).
+enum CloudColouring {
+    static func colour(_ scan: any Scan, video: String, keys: [UInt64], options o: CloudOptions,
+                       use: (FrameInfo) throws -> (pose: Pose, intrinsics: Intrinsics)?) throws -> Outcome {
+        let start = ProcessStats.now()
+        let threads = max(1, o.threads), layout = scan.depthLayout
+        let reader = try VideoReader(path: video, threads: threads)
+        if let p = shapeProblem(reader.info, depth: layout) { return .grey(because: "\(video): \(p): the cloud is grey") }
+        var report = ColourReport(video: video, info: reader.info)
+        let index = KeptVoxelIndex(keys: keys)
+        let sums = (0..<threads).map { _ in VoxelColourSums(index: index) }
+        let projectors = (0..<threads).map { _ in BackProjector(width: layout.width, height: layout.height) }
+        let points = (0..<threads).map { _ in PointBuffer(pixels: layout.pixels) }
+        let inverseVoxel = Float(1 / o.voxelSize)
+        var sampler: GridColourSampler?
+        var videoEnded = false
+
+        try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps) { fb in
+            for (k, info) in fb.infos.enumerated() {
+                guard let (pose, intrinsics) = try use(info) else { continue }
+                let target = scan.videoFrame(forDepthFrame: info.index)
+                var found = false
+                while !videoEnded && !found && reader.framesDecoded <= target {
+                    let more = try reader.next { (frame: VideoFrame) throws(VideoError) in
+                        guard frame.index == target else { return }
+                        found = true
+                        if sampler == nil { sampler = GridColourSampler(gridWidth: layout.width, gridHeight: layout.height, frame: frame) }
+                        guard let grid = sampler, grid.fits(frame) else {
+                            throw VideoError.decode(path: video, frame: frame.index,
+                                                    reason: "frame is \(frame.width)x\(frame.height); the video started at \(sampler!.videoWidth)x\(sampler!.videoHeight)")
+                        }
+                        let added = parallelMap(threads, threads: o.threads) { t -> Int in
+                            let p = points[t]
+                            projectors[t].project(fb.depth, k, pose: pose, intrinsics: intrinsics, filters: o.filters,
+                                                  rows: layout.height * t / threads ..< layout.height * (t + 1) / threads, recordPixels: true, into: p)
+                            for j in 0..<p.count {
+                                let px = p.pixels[j]
+                                let c = SIMD3<UInt32>(truncatingIfNeeded: grid.rgb(frame, u: Int(px & 0xFFFF), v: Int(px >> 16)))
+                                p.colours[j] = c.x | c.y << 8 | c.z << 16
+                            }
+                            return sums[t].add(p, inverseVoxel: inverseVoxel)
+                        }
+                        report.samples += added.reduce(0, +)
+                    }
+                    if !more { videoEnded = true }
+                }
+                if found { report.framesColoured += 1 } else { report.framesWithoutVideo += 1 }
+            }
+        }
+        report.videoFramesDecoded = reader.framesDecoded
+        let (rgb, uncoloured) = VoxelColourSums.means(sums)
+        report.pointsWithoutColour = uncoloured
+        report.seconds = ProcessStats.now() - start
+        return .coloured(rgb: rgb, report: report)
+    }
+
+    enum Outcome {
+        case coloured(rgb: [UInt8], report: ColourReport)
+        case grey(because: String)
+    }
+
+    /// Why the video cannot colour this scan's depth, or nil: its frames must have the
+    /// depth's aspect ratio (the mapping scales both axes alike, as the intrinsics do).
+    static func shapeProblem(_ info: VideoInfo, depth: DepthFrameLayout) -> String? {
+        let sx = Double(info.width) / Double(depth.width), sy = Double(info.height) / Double(depth.height)
+        guard abs(sx / sy - 1) > 0.01 else { return nil }
+        return "the video is \(info.width)x\(info.height), not the depth's \(depth.width)x\(depth.height) aspect ratio"
+    }
+}

@@ -1,0 +1,134 @@
+import Codecs
+import Foundation
+import ScanFormats
+import Video
+import Diagnostics
+import Execution
+import FileIO
+
+/// `decode --rgb`: the scan's video frames as JPEG, `rgb/frame_000000.jpg` numbered by video
+/// frame from 0 (the ScanNet++ toolkit's `ffmpeg -i VIDEO -start_number 0 -q:v 1
+/// rgb/frame_%06d.jpg`), every frame or every N-th, optionally only those paired with a
+/// depth frame that has a pose.
+///
+/// The frames go to libjpeg-turbo as the decoder's Y'CbCr planes, rescaled from video range
+/// to JPEG's full range, with no RGB detour — what ffmpeg's own export does too (it does not
+/// change the matrix either: a BT.709 video's JPEGs are read back with JPEG's BT.601, in
+/// ffmpeg's frames as in these). Frames are copied out of the decoder a batch at a time
+/// and encoded in parallel, one libjpeg-turbo handle per batch slot.
+public enum RGBExporter {
+    public struct Options: Sendable, Codable, Equatable {
+        /// libjpeg quality (1–100). 95 keeps ~45 dB of the decoded frames at a third of
+        /// ffmpeg's `-q:v 1` size.
+        public var quality = 95
+        /// Write every N-th video frame (0, N, 2N, ...).
+        public var every = 1
+        /// Only video frames paired with a depth frame that has a usable pose.
+        public var posedOnly = false
+        public init() {}
+
+        enum CodingKeys: String, CodingKey { case quality, every, posedOnly = "posed_only" }
+
+        public var problem: String? {
+            if !JPEGImage.qualityRange.contains(quality) { return "JPEG quality \(quality) outside \(JPEGImage.qualityRange.lowerBound)...\(JPEGImage.qualityRange.upperBound)" }
+            if every < 1 { return "--rgb-every must be at least 1" }
+            return nil
+        }
+    }
+
+    public struct Summary: Sendable, Codable {
+        public var video: String
+        public var info: VideoInfo
+        public var videoFrames = 0
+        public var written = 0
+        enum CodingKeys: String, CodingKey { case video, info, videoFrames = "video_frames", written }
+    }
+
+    /// The scan's video, or the error of a scan that has none (checked before anything is written).
+    static func video(of scan: any Scan) throws(VideoError) -> String {
+        guard let path = scan.colourVideoPath else { throw .missing(path: scan.path + "/" + scan.layout.colourVideoName) }
+        return path
+    }
+
+    /// The JPEG name of video frame `index` (the toolkit's numbering).
+    public static func fileName(_ index: Int) -> String { String(format: "frame_%06d.jpg", index) }
+
+    /// Writes the frames into `dir` (which exists); `depthFrames` depth frames pair with poses.
+    static func export(_ scan: any Scan, depthFrames: Int, to dir: String, options o: Options, threads: Int) throws -> Summary {
+        let path = try video(of: scan)
+        let reader = try VideoReader(path: path, threads: threads)
+        var summary = Summary(video: path, info: reader.info)
+        var posed: Set<Int>?
+        if o.posedOnly {
+            posed = Set((0..<depthFrames).filter { scan.pose(forFrame: $0) != nil }.map { scan.videoFrame(forDepthFrame: $0) })
+        }
+        let slots = (0 ..< 2 * max(1, threads)).map { _ in Slot() }
+        var pending: [Int] = []
+        func flush() throws {
+            let failures = parallelMap(pending.count, threads: threads) { i -> (any Error)? in
+                do {
+                    let jpeg = try slots[i].encode(quality: o.quality)
+                    let file = dir + "/" + fileName(pending[i])
+                    do { try Data(jpeg).write(to: URL(fileURLWithPath: file)) } catch {
+                        throw IOError.cannotWrite(path: file, reason: AtomicOutput.systemReason(error))
+                    }
+                    return nil
+                } catch { return error }
+            }
+            if let f = failures.lazy.compactMap({ $0 }).first { throw f }
+            summary.written += pending.count
+            pending.removeAll(keepingCapacity: true)
+        }
+        try reader.forEachFrame { f in
+            guard f.index % o.every == 0, posed?.contains(f.index) ?? true else { return }
+            slots[pending.count].copy(f)
+            pending.append(f.index)
+            if pending.count == slots.count { try flush() }
+        }
+        try flush()
+        summary.videoFrames = reader.framesDecoded
+        return summary
+    }
+
+    /// One frame's full-range planes and the encoder that writes them.
+    final class Slot: @unchecked Sendable {  // each slot is touched by one thread at a time
+        var planes: [[UInt8]] = [[], [], []]
+        var width = 0, height = 0, chromaShift = (x: 1, y: 1)
+        let encoder: JPEGEncoder? = try? JPEGEncoder()
+
+        /// Video range (Y 16–235, C 16–240) to JPEG's full range, rounded and clamped.
+        static let lumaLevels: [UInt8] = (0..<256).map { UInt8(max(0, min(255, ((Double($0) - 16) * 255 / 219).rounded()))) }
+        static let chromaLevels: [UInt8] = (0..<256).map { UInt8(max(0, min(255, ((Double($0) - 128) * 255 / 224 + 128).rounded()))) }
+
+        func copy(_ f: VideoFrame) {
+            width = f.width; height = f.height; chromaShift = f.chromaShift
+            let cw = (f.width + (1 << f.chromaShift.x) - 1) >> f.chromaShift.x, ch = (f.height + (1 << f.chromaShift.y) - 1) >> f.chromaShift.y
+            let sources = [(f.planes.0, f.strides.0, f.width, f.height, Self.lumaLevels),
+                           (f.planes.1, f.strides.1, cw, ch, Self.chromaLevels), (f.planes.2, f.strides.2, cw, ch, Self.chromaLevels)]
+            for (p, (src, stride, w, h, levels)) in sources.enumerated() {
+                if planes[p].count != w * h { planes[p] = [UInt8](repeating: 0, count: w * h) }
+                planes[p].withUnsafeMutableBufferPointer { out in
+                    levels.withUnsafeBufferPointer { lut in
+                        for y in 0..<h {
+                            let row = src + y * stride, o = out.baseAddress! + y * w
+                            if f.fullRange { o.update(from: row, count: w) } else { for x in 0..<w { o[x] = lut[Int(row[x])] } }
+                        }
+                    }
+                }
+            }
+        }
+
+        func encode(quality: Int) throws -> [UInt8] {
+            guard let encoder else { throw CodecError.encoderFailed(codec: "JPEG", detail: "libjpeg-turbo cannot start a compressor") }
+            let cw = (width + (1 << chromaShift.x) - 1) >> chromaShift.x
+            return try planes[0].withUnsafeBufferPointer { y in
+                try planes[1].withUnsafeBufferPointer { u in
+                    try planes[2].withUnsafeBufferPointer { v in
+                        Array(try encoder.encode(planes: (y.baseAddress!, u.baseAddress!, v.baseAddress!), strides: (width, cw, cw),
+                                                 width: width, height: height, chromaShift: chromaShift, quality: quality))
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import Geometry
+import PointClouds
+import ScanFormats
+import Synthesis
+import TestSupport
+import Video
+@testable import VoxelFusion
+import XCTest
+
+/// Coloured clouds: each voxel the mean colour of its depth samples' pixels in the video.
+final class CloudColourTests: XCTestCase {
+    static func colourScan(layout: SynthOptions.Layout = .lz4, frames: Int = 30, seed: UInt64 = 41, width: Int = 128, height: Int = 96,
+                           configure: (inout SynthOptions) -> Void = { _ in }) throws -> String {
+        try TestSupport.synthScan(layout: layout, frames: frames, seed: seed, width: width, height: height) { o in
+            o.colour = true
+            configure(&o)
+        }
+    }
+
+    /// Per-channel errors against the scene's true colour of the points clear of cell borders.
+    static func colourErrors(_ cloud: PointCloud, scene: RoomScene, margin: Double) -> [Int] {
+        var errors: [Int] = []
+        let rgb = cloud.colours!
+        for i in 0..<cloud.count {
+            let p = cloud.position(i), q = Vec3(Double(p.x), Double(p.y), Double(p.z))
+            let truth = scene.colour(at: q)
+            let around = [Vec3(margin, 0, 0), Vec3(-margin, 0, 0), Vec3(0, margin, 0), Vec3(0, -margin, 0), Vec3(0, 0, margin), Vec3(0, 0, -margin)]
+            guard around.allSatisfy({ scene.colour(at: q + $0) == truth }) else { continue }
+            errors.append((0..<3).map { abs(Int(rgb[3 * i + $0]) - Int(truth[$0])) }.max()!)
+        }
+        return errors.sorted()
+    }
+
+    func testColoursAreTheSurfacesTrueColours() throws {
+        // Points at least 3 cm from a cell border (1 cm voxels and the depth noise of a few mm
+        // put a voxel's samples up to ~1.5 cm from its mean; the video's chroma is blurred over
+        // 2 colour pixels, ~1 cm at 2 m): each voxel's mean colour is the cell's colour up to the
+        // video's own error (H.264 at crf 18 and 4:2:0: median 1, p99 5 levels per pixel, see
+        // ColourTests), which averaging a voxel's samples shrinks. Measured: median 1, p99 1,
+        // p99.9 2, worst 6 levels; bounds: median 1, p99 3, worst the per-pixel p99.9 (10).
+        let scan = try Self.colourScan()
+        let (cloud, summary) = try CloudBuilder.build(scan: scan, options: CloudOptions())
+        let truth = try JSONDecoder().decode(Synthesizer.SceneTruth.self, from: Data(TestSupport.read(scan + "/scene.json")))
+        let report = try XCTUnwrap(summary.colour)
+        XCTAssertEqual(report.framesColoured, 30)
+        XCTAssertEqual(report.videoFramesDecoded, 30)
+        XCTAssertEqual(report.framesWithoutVideo, 0)
+        XCTAssertEqual(report.pointsWithoutColour, 0)
+        // The colour pass sees exactly the fusion's samples of the kept voxels.
+        XCTAssertEqual(report.samples, cloud.counts.reduce(0) { $0 + Int($1) })
+        let errors = Self.colourErrors(cloud, scene: truth.scene, margin: 0.03)
+        XCTAssertGreaterThan(errors.count, cloud.count / 2)
+        XCTAssertLessThanOrEqual(errors[errors.count / 2], 1)
+        XCTAssertLessThanOrEqual(errors[errors.count * 99 / 100], 3, "p99 of \(errors.count) points")
+        XCTAssertLessThanOrEqual(errors.last!, 10)
+    }
+
+    func testStrayVideoFramesPairByFileNumber() throws {
+        // Stray numbers depth files by video frame: with every other depth file removed, depth
+        // frame i is video frame 2i, and the colours stay right (paired by index they would
+        // come from frames up to half a scan away).
+        let scan = try Self.colourScan(layout: .stray, frames: 40, seed: 43)
+        for n in stride(from: 1, to: 40, by: 2) {
+            for dir in ["depth", "confidence"] { try? FileManager.default.removeItem(atPath: scan + "/\(dir)/" + String(format: "%06d.png", n)) }
+        }
+        let opened = try ScanOpener.open(scan, strict: true)
+        XCTAssertEqual(opened.videoFrame(forDepthFrame: 3), 6)
+        let (cloud, summary) = try CloudBuilder.build(scan: scan, options: CloudOptions())
+        let report = try XCTUnwrap(summary.colour)
+        XCTAssertEqual(summary.framesUsed, 20)
+        XCTAssertEqual(report.framesColoured, 20)
+        XCTAssertEqual(report.videoFramesDecoded, 39)  // up to frame 38, the last one paired
+        let truth = try JSONDecoder().decode(Synthesizer.SceneTruth.self, from: Data(TestSupport.read(scan + "/scene.json")))
+        let errors = Self.colourErrors(cloud, scene: truth.scene, margin: 0.03)
+        XCTAssertLessThanOrEqual(errors[errors.count * 99 / 100], 3)
+    }
+
+    func testSameBytesForAnyThreadCount() throws {
+        let scan = try Self.colourScan(layout: .stray, frames: 30, seed: 3) { $0.scene = .apartment; $0.fps = 60 }
+        var files: [[UInt8]] = []
+        for threads in [1, 2, 3] {
+            var o = CloudOptions(); o.threads = threads; o.voxelSize = 0.02
+            let (cloud, summary) = try CloudBuilder.build(scan: scan, options: o)
+            XCTAssertNotNil(summary.colour)
+            let out = TestSupport.temporaryDirectory("ply") + "/c.ply"
+            try PLYWriter.write(cloud, to: out, options: PLYWriter.Options())
+            files.append(TestSupport.read(out))
+        }
+        for f in files.dropFirst() { XCTAssertEqual(f, files[0]) }
+    }
+
+    func testShortVideoColoursWhatItHasAndSaysSo() throws {
+        // A video cut short (12 of 20 frames, re-encoded by our writer) colours the first 12
+        // frames; the rest are counted and noted, the points only they saw are black.
+        let scan = try Self.colourScan(frames: 20, seed: 44, width: 64, height: 48)
+        let path = scan + "/" + Synthesizer.colourVideoName, short = scan + "/short.mp4"
+        let reader = try VideoReader(path: path, threads: 1)
+        let writer = try VideoWriter(path: short, width: reader.info.width, height: reader.info.height, framesPerSecond: 30, threads: 1)
+        try reader.forEachFrame { f in
+            guard f.index < 12 else { return }
+            func plane(_ p: UnsafePointer<UInt8>, _ stride: Int, _ w: Int, _ h: Int) -> [UInt8] {
+                (0..<h).flatMap { y in Array(UnsafeBufferPointer(start: p + y * stride, count: w)) }
+            }
+            try writer.write(y: plane(f.planes.0, f.strides.0, f.width, f.height), u: plane(f.planes.1, f.strides.1, f.width / 2, f.height / 2),
+                             v: plane(f.planes.2, f.strides.2, f.width / 2, f.height / 2))
+        }
+        try writer.finish()
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.moveItem(atPath: short, toPath: path)
+        let (_, summary) = try CloudBuilder.build(scan: scan, options: CloudOptions())
+        let report = try XCTUnwrap(summary.colour)
+        XCTAssertEqual(report.framesColoured, 12)
+        XCTAssertEqual(report.framesWithoutVideo, 8)
+        XCTAssertTrue(summary.notes.contains { $0.contains("8 of the frames used have no video frame (the video has 12)") }, "\(summary.notes)")
+    }
+
+    func testNoVideoOrNoColourGivesAGreyCloudWithANote() throws {
+        let grey = try TestSupport.synthScan(frames: 6)
+        let (cloud, summary) = try CloudBuilder.build(scan: grey, options: CloudOptions())
+        XCTAssertNil(cloud.colours); XCTAssertNil(summary.colour)
+        XCTAssertTrue(summary.notes.contains("no colour video (rgb.mp4) in this scan: the cloud is grey"), "\(summary.notes)")
+        let scan = try Self.colourScan(frames: 6, width: 64, height: 48)
+        var o = CloudOptions(); o.colour = false
+        let (off, offSummary) = try CloudBuilder.build(scan: scan, options: o)
+        XCTAssertNil(off.colours); XCTAssertNil(offSummary.colour); XCTAssertTrue(offSummary.notes.isEmpty)
+    }
+
+    func testBrokenVideoIsAnErrorNamingTheFile() throws {
+        let scan = try Self.colourScan(frames: 6, width: 64, height: 48)
+        TestSupport.write(Array("not a video".utf8), scan + "/" + Synthesizer.colourVideoName)
+        XCTAssertThrowsError(try CloudBuilder.build(scan: scan, options: CloudOptions())) { e in
+            guard case VideoError.open(let path, _) = e else { return XCTFail("\(e)") }
+            XCTAssertEqual(path, scan + "/rgb.mp4")
+        }
+    }
+
+    func testKeptVoxelIndexFindsEveryKeptVoxelAndNothingElse() {
+        // Keys spread over bricks (some full, some with one voxel), looked up through the
+        // fusion's own key form: every kept voxel gives its slot, its cloud index round-trips,
+        // and the other voxels of the same bricks are absent.
+        var keys: [UInt64] = [], others: [UInt64] = []
+        var rng = SeededRandom(seed: 9)
+        for i in -20...20 {
+            for j in -3...3 {
+                for k in 0...5 {
+                    let key = VoxelKey.pack(Int64(i), Int64(j), Int64(k))
+                    if rng.uniform(0...1) < 0.6 { keys.append(key) } else { others.append(key) }
+                }
+            }
+        }
+        keys.sort()
+        let index = KeptVoxelIndex(keys: keys)
+        XCTAssertEqual(index.count, keys.count)
+        var seen = Set<Int>()
+        /// The key `Fusion.voxelize` gives a point in voxel (i, j, k), from its centre.
+        func fusionKey(_ key: UInt64) -> UInt64 {
+            let (i, j, k) = VoxelKey.unpack(key)
+            let pad = [Float](repeating: 0, count: 7)  // voxelize reads 8 points at a time
+            let px = [Float(i) + 0.5] + pad, py = [Float(j) + 0.5] + pad, pz = [Float(k) + 0.5] + pad
+            var low = [UInt32](repeating: 0, count: 8), high = low, ox = [Int32](repeating: 0, count: 8), oy = ox, oz = ox
+            Fusion.voxelize(px, py, pz, 1, inverseVoxel: 1, low: &low, high: &high, x: &ox, y: &oy, z: &oz)
+            return UInt64(high[0]) << 32 | UInt64(low[0])
+        }
+        for (n, key) in keys.enumerated() {
+            let s = index.slot(fusionKey: fusionKey(key))
+            XCTAssertGreaterThanOrEqual(s, 0)
+            XCTAssertEqual(Int(index.outputIndex[s]), n)
+            seen.insert(s)
+        }
+        XCTAssertEqual(seen.count, keys.count)
+        for key in others { XCTAssertEqual(index.slot(fusionKey: fusionKey(key)), -1) }
+        XCTAssertEqual(index.slot(fusionKey: VoxelKey.outside), -1)
+    }
+
+    func testGridSamplerIsTheBilinearSamplerAtScaledPixels() throws {
+        // Every depth-grid pixel of a synth frame: the table-driven sampler gives
+        // ColourSampler's colour at (s·u, s·v), rounded; a 64x48 grid over 480x360 (s = 7.5).
+        let scan = try Self.colourScan(frames: 2, width: 64, height: 48)
+        let reader = try VideoReader(path: scan + "/" + Synthesizer.colourVideoName, threads: 1)
+        _ = try reader.next { f in
+            let grid = GridColourSampler(gridWidth: 64, gridHeight: 48, frame: f), s = ColourSampler(f)
+            XCTAssertEqual(f.width, 480)
+            for v in 0..<48 {
+                for u in 0..<64 {
+                    let want = s.rgb(x: 7.5 * Float(u), y: 7.5 * Float(v))
+                    XCTAssertEqual(grid.rgb(f, u: u, v: v), SIMD3<UInt8>(truncatingIfNeeded: SIMD3<Int32>(want)), "(\(u), \(v))")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Codecs
+import Foundation
+import ScanFormats
+import Stages
+import Synthesis
+import TestSupport
+import Video
+import XCTest
+
+/// `decode --rgb` against the ScanNet++ toolkit's own export, `ffmpeg -i VIDEO -start_number 0
+/// -q:v 1 rgb/frame_%06d.jpg`, on the same video.
+final class RGBExportTests: XCTestCase {
+    static func psnr(_ a: [UInt8], _ b: [UInt8]) -> Double {
+        var squared = 0.0
+        for i in 0..<a.count { let d = Double(a[i]) - Double(b[i]); squared += d * d }
+        return 10 * log10(255 * 255 / max(squared / Double(a.count), 1e-12))
+    }
+
+    func testFramesMatchFFmpegsExport() throws {
+        let ffmpeg = try TestSupport.requiredProgram("ffmpeg", package: "ffmpeg")
+        let scan = try TestSupport.synthScan(frames: 12, seed: 51) { $0.colour = true }
+        let dir = TestSupport.temporaryDirectory("rgb")
+        var o = DecodeExporter.Options(); o.rgb = RGBExporter.Options(); o.threads = 2
+        let summary = try DecodeExporter.export(scan: scan, to: dir + "/out", options: o)
+        XCTAssertEqual(summary.rgb?.written, 12); XCTAssertEqual(summary.rgb?.videoFrames, 12)
+        try FileManager.default.createDirectory(atPath: dir + "/ffmpeg", withIntermediateDirectories: true)
+        let r = try TestSupport.run(ffmpeg, ["-v", "error", "-i", scan + "/rgb.mp4", "-start_number", "0", "-q:v", "1", dir + "/ffmpeg/frame_%06d.jpg"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let theirs = try FileManager.default.contentsOfDirectory(atPath: dir + "/ffmpeg").sorted()
+        let ours = try FileManager.default.contentsOfDirectory(atPath: dir + "/out/rgb").sorted()
+        XCTAssertEqual(ours, theirs)  // same count, same numbering
+        XCTAssertEqual(ours.first, "frame_000000.jpg")
+        var worst = Double.infinity
+        for name in ours {
+            let a = try JPEGImage.decodeRGB(TestSupport.read(dir + "/out/rgb/" + name))
+            let b = try JPEGImage.decodeRGB(TestSupport.read(dir + "/ffmpeg/" + name))
+            XCTAssertEqual(a.width, 480); XCTAssertEqual(a.height, 360); XCTAssertEqual(a.width, b.width)
+            worst = min(worst, Self.psnr(a.rgb, b.rgb))
+        }
+        print("RGB export: worst PSNR against ffmpeg's frames \(worst) dB")
+        XCTAssertGreaterThanOrEqual(worst, 40, "worst frame's PSNR against ffmpeg's")
+    }
+
+    func testEveryNthAndPosedOnly() throws {
+        // Stray numbers depth files by video frame: with depth file 4 gone and frame 6's pose
+        // unusable, posed-only skips video frames 4 and 6 and every other frame of the rest.
+        let scan = try TestSupport.synthScan(layout: .stray, frames: 10, seed: 52, width: 32, height: 24) { $0.colour = true }
+        try FileManager.default.removeItem(atPath: scan + "/depth/000004.png")
+        var lines = TestSupport.readText(scan + "/odometry.csv").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var cells = lines[7].split(separator: ",").map(String.init)  // header, frames 0...5, then frame 6
+        cells[8] = " nan"  // qw
+        lines[7] = cells.joined(separator: ",")
+        TestSupport.writeText(lines.joined(separator: "\n"), scan + "/odometry.csv")
+        let dir = TestSupport.temporaryDirectory("rgb")
+        var o = DecodeExporter.Options(); o.rgb = RGBExporter.Options(); o.rgb!.every = 2; o.rgb!.posedOnly = true
+        let summary = try DecodeExporter.export(scan: scan, to: dir + "/out", options: o)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir + "/out/rgb").sorted(),
+                       ["frame_000000.jpg", "frame_000002.jpg", "frame_000008.jpg"])
+        XCTAssertEqual(summary.rgb?.written, 3)
+    }
+
+    func testNoVideoIsAnErrorAndLeavesNothing() throws {
+        let scan = try TestSupport.synthScan(frames: 3)
+        let dir = TestSupport.temporaryDirectory("rgb")
+        var o = DecodeExporter.Options(); o.rgb = RGBExporter.Options()
+        XCTAssertThrowsError(try DecodeExporter.export(scan: scan, to: dir + "/out", options: o)) { e in
+            XCTAssertEqual(e as? VideoError, .missing(path: scan + "/rgb.mp4"))
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir), [])
+    }
+}
