@@ -181,7 +181,7 @@ public enum CloudBuilder {
 
         // The voxels in key order (deterministic output), those with enough support kept;
         // each point is its voxel's centre plus the mean offset.
-        let fused = store.readOut(minSupport: UInt32(o.minSupport), confidence: hasConfidence, keysAndFrames: o.normals || video != nil)
+        let fused = store.readOut(minSupport: UInt32(o.minSupport), confidence: hasConfidence, keys: o.normals || video != nil, firstFrames: o.normals)
         summary.voxels = fused.occupied
         summary.voxelsRemovedLowSupport = fused.occupied - fused.kept
         var cloud = PointCloud()
@@ -189,7 +189,7 @@ public enum CloudBuilder {
         cloud.counts = fused.counts
         cloud.confidence = fused.confidence
         if let video, let keys = fused.keys {
-            switch try CloudColouring.colour(scan, video: video, keys: keys, options: o, use: use) {
+            switch try CloudColouring.colour(scan, video: video, keys: keys, frames: summary.frames, options: o, use: use) {
             case let .coloured(rgb, report):
                 cloud.colours = rgb
                 summary.colour = report

@@ -4,6 +4,7 @@ import PointClouds
 import VoxelFusion
 import ScanFormats
 import Trajectories
+import Video
 import Execution
 import Statistics
 
@@ -57,7 +58,7 @@ extension BenchResult {
 /// Benchmarks of the stages (`depthpose bench STAGE SCAN`).
 public enum Benchmark {
     /// What `bench` measures (`nightly` lives with the batch layer: `NightlyBenchmark`).
-    public enum Target: String, Sendable, Codable, CaseIterable { case decode, backproject, cloud, normals, eval, gestures, nightly }
+    public enum Target: String, Sendable, Codable, CaseIterable { case decode, video, backproject, cloud, normals, eval, gestures, nightly }
 
     /// The gestures stage (decode included) and plain decoding of the same scan, run
     /// alternately (decode, gestures, gestures, decode, ...) so both see the same machine
@@ -191,6 +192,25 @@ public enum Benchmark {
 
     /// Decodes every depth frame of `path` `runs` times (after one warm-up run that also
     /// validates the stream) and reports the median.
+    /// Decoding the scan's colour video on `threads` threads, every frame handed out (what
+    /// `ffmpeg -threads N -i VIDEO -f null -` does); "bytes" are the decoded frames' Y'CbCr.
+    public static func video(scan path: String, threads: Int, runs: Int) throws -> BenchResult {
+        let scan = try ScanOpener.open(path, strict: false)
+        let video = try RGBExporter.video(of: scan)
+        var frames = 0, bytes = 0, touched = 0
+        let times = try timed(runs: runs) {
+            frames = 0; bytes = 0
+            let reader = try VideoReader(path: video, threads: threads)
+            try reader.forEachFrame { f in
+                frames += 1
+                bytes += f.width * f.height * 3 / 2
+                touched &+= Int(f.planes.0[0])
+            }
+        }
+        _ = touched
+        return BenchResult(stage: .video, scan: path, frames: frames, threads: threads, runSeconds: times, bytes: bytes)
+    }
+
     public static func decode(scan path: String, threads: Int, runs: Int) throws -> BenchResult {
         let scan = try ScanOpener.open(path, strict: false)
         var frames = 0, bytes = 0

@@ -20,6 +20,9 @@ public enum DecodeExporter {
         public var pngLevel: Int32 = 6
         /// Also the video frames as JPEG (`rgb/`), with these options.
         public var rgb: RGBExporter.Options?
+        /// Write the depth frames, trajectory, IMU and frame table (off: the JPEG frames alone,
+        /// like the toolkit's `extract_rgb`).
+        public var depth = true
         public init() {}
     }
 
@@ -40,21 +43,25 @@ public enum DecodeExporter {
         let scan = try ScanOpener.open(path, strict: true)
         if options.rgb != nil { _ = try RGBExporter.video(of: scan) }
         let staged = try AtomicOutput.StagedDirectory(target: out)
-        let depthDir = staged.staging + "/depth"
-        try AtomicOutput.makeDirectory(depthDir)
         var frames = 0
-        try scan.forEachDepthBatch(threads: options.threads) { batch in
-            let failures = parallelMap(batch.count, threads: options.threads,
-                                       state: { [UInt16](repeating: 0, count: batch.format == .float32Metres ? batch.layout.pixels : 0) }) { mm, k -> (any Error)? in
-                do { try write(batch, k, into: depthDir, options, scratch: &mm); return nil } catch { return error }
+        if options.depth {
+            let depthDir = staged.staging + "/depth"
+            try AtomicOutput.makeDirectory(depthDir)
+            try scan.forEachDepthBatch(threads: options.threads) { batch in
+                let failures = parallelMap(batch.count, threads: options.threads,
+                                           state: { [UInt16](repeating: 0, count: batch.format == .float32Metres ? batch.layout.pixels : 0) }) { mm, k -> (any Error)? in
+                    do { try write(batch, k, into: depthDir, options, scratch: &mm); return nil } catch { return error }
+                }
+                if let f = failures.lazy.compactMap({ $0 }).first { throw f }
+                frames = batch.firstIndex + batch.count
             }
-            if let f = failures.lazy.compactMap({ $0 }).first { throw f }
-            frames = batch.firstIndex + batch.count
+            let (trajectory, notes) = ScanTrajectory.poses(scan)
+            try AtomicOutput.write(ScanTrajectory.tumText(scan, trajectory, notes: notes), to: staged.staging + "/trajectory.tum")
+            try AtomicOutput.write(imuCSV(scan.imu), to: staged.staging + "/imu.csv")
+            try AtomicOutput.write(framesCSV(scan, frames: frames), to: staged.staging + "/frames.csv")
+        } else {
+            frames = try scan.depthFramesWithoutDecoding ?? scan.depthFrameCount()
         }
-        let (trajectory, notes) = ScanTrajectory.poses(scan)
-        try AtomicOutput.write(ScanTrajectory.tumText(scan, trajectory, notes: notes), to: staged.staging + "/trajectory.tum")
-        try AtomicOutput.write(imuCSV(scan.imu), to: staged.staging + "/imu.csv")
-        try AtomicOutput.write(framesCSV(scan, frames: frames), to: staged.staging + "/frames.csv")
         var rgb: RGBExporter.Summary?
         if let r = options.rgb {
             let rgbDir = staged.staging + "/" + rgbFolder

@@ -25,10 +25,12 @@ public enum DecodeStage: Stage {
         public var rgbQuality = RGBExporter.Options().quality
         public var rgbEvery = RGBExporter.Options().every
         public var rgbPosedOnly = RGBExporter.Options().posedOnly
+        /// Only the JPEG frames (no depth, trajectory, IMU or frame table).
+        public var rgbOnly = false
 
         public init() {}
         public enum CodingKeys: String, CodingKey, CaseIterable {
-            case format, truncate, pngLevel = "png_level", rgb, rgbQuality = "rgb_quality", rgbEvery = "rgb_every", rgbPosedOnly = "rgb_posed_only"
+            case format, truncate, pngLevel = "png_level", rgb, rgbQuality = "rgb_quality", rgbEvery = "rgb_every", rgbPosedOnly = "rgb_posed_only", rgbOnly = "rgb_only"
         }
         public typealias Keys = CodingKeys
         public var problem: String? { (0...9).contains(pngLevel) ? rgbOptions.problem : "PNG level \(pngLevel) outside 0...9" }
@@ -55,7 +57,8 @@ public enum DecodeStage: Stage {
         o.format = options.format
         o.rounding = options.truncate ? .truncateLikeToolkit : .nearest
         o.pngLevel = options.pngLevel
-        o.rgb = options.rgb ? options.rgbOptions : nil
+        o.rgb = options.rgb || options.rgbOnly ? options.rgbOptions : nil
+        o.depth = !options.rgbOnly
         o.threads = context.threads
         return try DecodeExporter.export(scan: scan, to: output, options: o)
     }

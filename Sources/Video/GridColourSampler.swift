@@ -10,51 +10,81 @@
 /// (s·u − cx_c)/fx_c through colour coordinate s·u. Chroma sits as `ColourSampler` places
 /// it; a sample equals `ColourSampler.rgb(x: s_x·u, y: s_y·v)`, rounded (tested).
 public struct GridColourSampler: Sendable {
-    /// One axis' taps: the two neighbouring samples and the weight of the second, for luma
-    /// and for chroma, at each grid position.
-    struct Taps: Sendable {
-        var luma0: [Int32], luma1: [Int32], lumaWeight: [Float]
-        var chroma0: [Int32], chroma1: [Int32], chromaWeight: [Float]
+    /// One grid position's taps on one axis: the two neighbouring luma samples and the
+    /// weight of the second, the same for chroma.
+    struct Tap: Sendable {
+        var luma0: Int32, luma1: Int32, lumaWeight: Float
+        var chroma0: Int32, chroma1: Int32, chromaWeight: Float
+    }
 
-        init(grid: Int, video: Int, chromaShift: Int) {
-            let s = Float(video) / Float(grid), cs = Float(1 << chromaShift)
-            let chromaSide = (video + (1 << chromaShift) - 1) >> chromaShift
-            luma0 = []; luma1 = []; lumaWeight = []; chroma0 = []; chroma1 = []; chromaWeight = []
-            for u in 0..<grid {
-                let x = s * Float(u)
-                let (a, b, w) = Self.tap(x, side: video)
-                luma0.append(a); luma1.append(b); lumaWeight.append(w)
-                let (c, d, cw) = Self.tap((x - (cs - 1) / 2) / cs, side: chromaSide)
-                chroma0.append(c); chroma1.append(d); chromaWeight.append(cw)
-            }
-        }
-
-        /// The taps of coordinate `x` clamped to a side of `side` samples (as `ColourSampler.bilinear`).
-        static func tap(_ x: Float, side: Int) -> (Int32, Int32, Float) {
+    /// The taps of `grid` positions over `video` samples (chroma subsampled by 2^`chromaShift`).
+    static func taps(grid: Int, video: Int, chromaShift: Int) -> [Tap] {
+        let s = Float(video) / Float(grid), cs = Float(1 << chromaShift)
+        let chromaSide = (video + (1 << chromaShift) - 1) >> chromaShift
+        /// Coordinate `x` clamped to a side of `side` samples (as `ColourSampler.bilinear`).
+        func tap(_ x: Float, side: Int) -> (Int32, Int32, Float) {
             let c = min(max(x, 0), Float(side - 1))
             let x0 = Int(c)
             return (Int32(x0), Int32(min(x0 + 1, side - 1)), c - Float(x0))
+        }
+        return (0..<grid).map { u in
+            let x = s * Float(u)
+            let (a, b, w) = tap(x, side: video), (c, d, cw) = tap((x - (cs - 1) / 2) / cs, side: chromaSide)
+            return Tap(luma0: a, luma1: b, lumaWeight: w, chroma0: c, chroma1: d, chromaWeight: cw)
         }
     }
 
     public let gridWidth: Int, gridHeight: Int
     public let videoWidth: Int, videoHeight: Int
-    let columns: Taps, rows: Taps
+    let columns: [Tap], rows: [Tap]
 
     /// Tables for a `gridWidth`×`gridHeight` grid over frames shaped like `frame`.
     public init(gridWidth: Int, gridHeight: Int, frame: VideoFrame) {
         self.gridWidth = gridWidth; self.gridHeight = gridHeight
         videoWidth = frame.width; videoHeight = frame.height
-        columns = Taps(grid: gridWidth, video: frame.width, chromaShift: frame.chromaShift.x)
-        rows = Taps(grid: gridHeight, video: frame.height, chromaShift: frame.chromaShift.y)
+        columns = Self.taps(grid: gridWidth, video: frame.width, chromaShift: frame.chromaShift.x)
+        rows = Self.taps(grid: gridHeight, video: frame.height, chromaShift: frame.chromaShift.y)
     }
 
     /// Whether `frame` has the size these tables were made for.
     public func fits(_ frame: VideoFrame) -> Bool { frame.width == videoWidth && frame.height == videoHeight }
 
     /// R'G'B' (0–255, rounded) of `frame` at grid pixel (u, v).
-    @inline(__always)
     public func rgb(_ frame: VideoFrame, u: Int, v: Int) -> SIMD3<UInt8> {
+        let m = YUV.Matrix(fullRange: frame.fullRange, bt709: frame.bt709)
+        let c = columns.withUnsafeBufferPointer { cs in rows.withUnsafeBufferPointer { rs in Self.packed(frame, cs[u], rs[v], m) } }
+        return SIMD3(UInt8(c & 0xFF), UInt8(c >> 8 & 0xFF), UInt8(c >> 16))
+    }
+
+    /// The colour (`R | G << 8 | B << 16`) of each grid pixel `pixels[i]` (`v << 16 | u`) of
+    /// `frame`, into `out[i]`: the per-sample hot path, on the tables' contiguous storage.
+    public func colours(_ frame: VideoFrame, pixels: UnsafePointer<UInt32>, count: Int, into out: UnsafeMutablePointer<UInt32>) {
+        columns.withUnsafeBufferPointer { cs in
+            rows.withUnsafeBufferPointer { rs in
+                let c = cs.baseAddress!, r = rs.baseAddress!, m = YUV.Matrix(fullRange: frame.fullRange, bt709: frame.bt709)
+                for i in 0..<count {
+                    let p = pixels[i]
+                    out[i] = Self.packed(frame, c[Int(p & 0xFFFF)], r[Int(p >> 16)], m)
+                }
+            }
+        }
+    }
+
+    /// The colour of every grid pixel of `frame`, row by row into `out` (`gridWidth` × `gridHeight`).
+    public func image(_ frame: VideoFrame, into out: UnsafeMutablePointer<UInt32>) {
+        columns.withUnsafeBufferPointer { cs in
+            rows.withUnsafeBufferPointer { rs in
+                let m = YUV.Matrix(fullRange: frame.fullRange, bt709: frame.bt709)
+                for v in 0..<gridHeight {
+                    let r = rs[v], row = out + v &* gridWidth
+                    for u in 0..<gridWidth { row[u] = Self.packed(frame, cs[u], r, m) }
+                }
+            }
+        }
+    }
+
+    @inline(__always)
+    static func packed(_ f: VideoFrame, _ c: Tap, _ r: Tap, _ m: YUV.Matrix) -> UInt32 {
         @inline(__always) func bilinear(_ p: UnsafePointer<UInt8>, _ stride: Int, _ x0: Int32, _ x1: Int32, _ fx: Float,
                                         _ y0: Int32, _ y1: Int32, _ fy: Float) -> Float {
             let r0 = p + Int(y0) &* stride, r1 = p + Int(y1) &* stride
@@ -62,10 +92,9 @@ public struct GridColourSampler: Sendable {
             let top = a + (b - a) * fx, bottom = c + (d - c) * fx
             return top + (bottom - top) * fy
         }
-        let c = columns, r = rows
-        let y = bilinear(frame.planes.0, frame.strides.0, c.luma0[u], c.luma1[u], c.lumaWeight[u], r.luma0[v], r.luma1[v], r.lumaWeight[v])
-        let cb = bilinear(frame.planes.1, frame.strides.1, c.chroma0[u], c.chroma1[u], c.chromaWeight[u], r.chroma0[v], r.chroma1[v], r.chromaWeight[v])
-        let cr = bilinear(frame.planes.2, frame.strides.2, c.chroma0[u], c.chroma1[u], c.chromaWeight[u], r.chroma0[v], r.chroma1[v], r.chromaWeight[v])
-        return SIMD3<UInt8>(truncatingIfNeeded: SIMD3<Int32>(YUV.rgb(y: y, u: cb, v: cr, fullRange: frame.fullRange, bt709: frame.bt709)))
+        let y = bilinear(f.planes.0, f.strides.0, c.luma0, c.luma1, c.lumaWeight, r.luma0, r.luma1, r.lumaWeight)
+        let cb = bilinear(f.planes.1, f.strides.1, c.chroma0, c.chroma1, c.chromaWeight, r.chroma0, r.chroma1, r.chromaWeight)
+        let cr = bilinear(f.planes.2, f.strides.2, c.chroma0, c.chroma1, c.chromaWeight, r.chroma0, r.chroma1, r.chromaWeight)
+        return m.packed(y: y, u: cb, v: cr)
     }
 }

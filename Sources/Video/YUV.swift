@@ -8,18 +8,43 @@ public enum YUV {
         bt709 ? (0.2126, 0.0722) : (0.299, 0.114)
     }
 
-    /// R'G'B' (each 0–255) from Y'CbCr samples, rounded and clamped.
+    /// The conversion to R'G'B' (0–255) as one affine map: R = l·(Y − y0) + rv·(V − 128),
+    /// G = l·(Y − y0) − gu·(U − 128) − gv·(V − 128), B = l·(Y − y0) + bu·(U − 128), with the
+    /// range's luma scale and offset and the matrix's chroma weights folded in (multiplies
+    /// only: the per-sample hot path has no division).
+    public struct Matrix: Sendable, Equatable {
+        let luma: Float, lumaOffset: Float, rv: Float, gu: Float, gv: Float, bu: Float
+
+        public init(fullRange: Bool, bt709: Bool) {
+            let (kr, kb) = coefficients(bt709: bt709), kg = 1 - kr - kb
+            let chroma: Float = fullRange ? 1 : 255 / 224
+            luma = fullRange ? 1 : 255 / 219
+            lumaOffset = fullRange ? 0 : 16
+            rv = 2 * (1 - kr) * chroma
+            bu = 2 * (1 - kb) * chroma
+            gu = kb / kg * bu
+            gv = kr / kg * rv
+        }
+
+        /// R'G'B', clamped to 0...255, unrounded.
+        @inline(__always) public func rgb(y: Float, u: Float, v: Float) -> (Float, Float, Float) {
+            let l = luma * (y - lumaOffset), cb = u - 128, cr = v - 128
+            @inline(__always) func clamp(_ x: Float) -> Float { min(max(x, 0), 255) }
+            return (clamp(l + rv * cr), clamp(l - gu * cb - gv * cr), clamp(l + bu * cb))
+        }
+
+        /// Rounded half up (the values are non-negative), as bytes `R | G << 8 | B << 16`.
+        @inline(__always) public func packed(y: Float, u: Float, v: Float) -> UInt32 {
+            let (r, g, b) = rgb(y: y, u: u, v: v)
+            return UInt32(r + 0.5) | UInt32(g + 0.5) << 8 | UInt32(b + 0.5) << 16
+        }
+    }
+
+    /// R'G'B' (each 0–255) from Y'CbCr samples, rounded and clamped (`Matrix`).
     @inline(__always)
     public static func rgb(y: Float, u: Float, v: Float, fullRange: Bool, bt709: Bool) -> SIMD3<Float> {
-        let (kr, kb) = coefficients(bt709: bt709), kg = 1 - kr - kb
-        // Normalised luma 0...1 and chroma -0.5...0.5.
-        let l = fullRange ? y / 255 : (y - 16) / 219
-        let cb = fullRange ? (u - 128) / 255 : (u - 128) / 224, cr = fullRange ? (v - 128) / 255 : (v - 128) / 224
-        let r = l + 2 * (1 - kr) * cr
-        let b = l + 2 * (1 - kb) * cb
-        let g = (l - kr * r - kb * b) / kg
-        let out = SIMD3(r, g, b) * 255
-        return out.clamped(lowerBound: .zero, upperBound: SIMD3(repeating: 255)).rounded(.toNearestOrAwayFromZero)
+        let (r, g, b) = Matrix(fullRange: fullRange, bt709: bt709).rgb(y: y, u: u, v: v)
+        return SIMD3((r + 0.5).rounded(.down), (g + 0.5).rounded(.down), (b + 0.5).rounded(.down))
     }
 
     /// Video-range Y'CbCr (BT.709 or BT.601) of R'G'B' (each 0–255), unrounded.

@@ -36,10 +36,13 @@ public final class KeptVoxelIndex: @unchecked Sendable {  // read-only after ini
             t[i].mask |= 1 << local
         }
         table = t; mask = capacity - 1
+        // Slots brick by brick in key order (z fastest): bricks near each other in space get
+        // slots near each other in memory, so a frame's samples touch fewer cache lines of
+        // the sums than with bricks in table (hash) order.
         var base: Int32 = 0
-        for i in 0...mask where table[i].key != VoxelKey.empty {
-            table[i].base = base
-            base += Int32(table[i].mask.nonzeroBitCount)
+        for i in (0..<capacity).filter({ t[$0].key != VoxelKey.empty }).sorted(by: { t[$0].key < t[$1].key }) {
+            t[i].base = base
+            base += Int32(t[i].mask.nonzeroBitCount)
         }
         var order = [Int32](repeating: 0, count: keys.count)
         for (i, k) in keys.enumerated() {
@@ -76,70 +79,101 @@ public final class KeptVoxelIndex: @unchecked Sendable {  // read-only after ini
     /// The slot of the voxel whose `Fusion.voxelize` key is `key`, or -1 if it is not kept
     /// (dropped by the support filter, or outside the representable range).
     @inline(__always) public func slot(fusionKey key: UInt64) -> Int {
+        var memo = Memo()
+        return slot(fusionKey: key, memo: &memo)
+    }
+
+    /// The last brick looked up: neighbouring samples mostly share a brick, so most lookups
+    /// skip the table.
+    public struct Memo {
+        var brick = VoxelKey.empty, mask: UInt64 = 0, base = 0
+        public init() {}
+    }
+
+    /// `slot(fusionKey:)` through `memo`.
+    @inline(__always) public func slot(fusionKey key: UInt64, memo: inout Memo) -> Int {
         let brick = key >> 6, local = key & 63
-        let i = Self.find(brick, table, mask, insert: false)
-        guard i >= 0 else { return -1 }
-        let b = table[i]
-        guard b.mask >> local & 1 == 1 else { return -1 }
-        return Int(b.base) &+ (b.mask & (1 << local &- 1)).nonzeroBitCount
+        if brick != memo.brick {
+            let i = Self.find(brick, table, mask, insert: false)
+            memo.brick = brick
+            if i >= 0 { memo.mask = table[i].mask; memo.base = Int(table[i].base) } else { memo.mask = 0 }
+        }
+        guard memo.mask >> local & 1 == 1 else { return -1 }
+        return memo.base &+ (memo.mask & (1 << local &- 1)).nonzeroBitCount
     }
 }
 
 /// One thread's colour sums per kept voxel (R, G, B and samples, exact integers, so the
 /// partition of samples between threads does not change a total). 32-bit sums hold
-/// 2^32/255 samples; before a thread could pass that, its sums move into 64-bit totals
-/// (`spill`), so no sum can overflow whatever the scan and voxel size.
+/// 2^32/255 samples; a voxel about to pass that many moves its sums into 64-bit ones kept
+/// aside (`overflow`: in practice empty, it takes a voxel seen by millions of pixels), so no
+/// sum can overflow whatever the scan and voxel size, and no memory is set aside for it.
 public final class VoxelColourSums: @unchecked Sendable {  // one per thread
     public let index: KeptVoxelIndex
     let sums: UnsafeMutablePointer<SIMD4<UInt32>>
-    /// Samples added since the last spill (a bound on any one voxel's count).
-    private var sinceSpill = 0
-    private var totals: UnsafeMutablePointer<SIMD4<UInt64>>?
-    static let samplesPerSpill = Int(UInt32.max / 255)
+    /// Sums moved out of `sums` before a voxel's count would pass `spillCount`, by slot.
+    private(set) var overflow: [Int: SIMD4<UInt64>] = [:]
+    /// The most samples a voxel's 32-bit sums hold (255 × it still fits in 32 bits); lower
+    /// only in tests.
+    let spillCount: UInt32
+    static let largestSpillCount = UInt32.max / 255
     private let low = UnsafeMutablePointer<UInt32>.allocate(capacity: ActiveVoxels.chunk)
     private let high = UnsafeMutablePointer<UInt32>.allocate(capacity: ActiveVoxels.chunk)
     private let offsets = UnsafeMutablePointer<Int32>.allocate(capacity: 3 * ActiveVoxels.chunk)
 
-    public init(index: KeptVoxelIndex) {
+    public convenience init(index: KeptVoxelIndex) { self.init(index: index, spillCount: Self.largestSpillCount) }
+
+    init(index: KeptVoxelIndex, spillCount: UInt32) {
         self.index = index
+        self.spillCount = min(spillCount, Self.largestSpillCount)
         sums = .allocate(capacity: index.count)
         sums.initialize(repeating: .zero, count: index.count)
     }
 
-    deinit { sums.deallocate(); totals?.deallocate(); low.deallocate(); high.deallocate(); offsets.deallocate() }
+    deinit { sums.deallocate(); low.deallocate(); high.deallocate(); offsets.deallocate() }
 
     /// Adds the colour of every point of `points` (`points.colours`, R | G << 8 | B << 16)
     /// whose voxel is kept; returns how many were. `inverseVoxel` must be the fusion's.
+    /// Neighbouring samples mostly share a voxel: a run of samples of one voxel is summed in
+    /// registers and added to its entry once.
     public func add(_ points: PointBuffer, inverseVoxel: Float) -> Int {
-        if sinceSpill + points.count > Self.samplesPerSpill { spill() }
-        sinceSpill += points.count
         let n = ActiveVoxels.chunk, ox = offsets, oy = offsets + n, oz = offsets + 2 * n
-        var added = 0, start = 0
+        var added = 0, start = 0, memo = KeptVoxelIndex.Memo()
+        var slot = -1, run = SIMD4<UInt32>.zero
         while start < points.count {
             let m = min(points.count &- start, n)
             Fusion.voxelize(points.x + start, points.y + start, points.z + start, m, inverseVoxel: inverseVoxel,
                             low: low, high: high, x: ox, y: oy, z: oz)
             let colours = points.colours + start
             for j in 0..<m {
-                let s = index.slot(fusionKey: UInt64(high[j]) << 32 | UInt64(low[j]))
+                let s = index.slot(fusionKey: UInt64(high[j]) << 32 | UInt64(low[j]), memo: &memo)
                 guard s >= 0 else { continue }
+                if s != slot {
+                    if slot >= 0 { flush(slot, run) }
+                    slot = s; run = .zero
+                }
                 let c = colours[j]
-                sums[s] &+= SIMD4(c & 0xFF, c >> 8 & 0xFF, c >> 16 & 0xFF, 1)
+                run.x &+= c & 0xFF; run.y &+= c >> 8 & 0xFF; run.z &+= c >> 16; run.w &+= 1
                 added &+= 1
             }
             start &+= m
         }
+        if slot >= 0 { flush(slot, run) }
         return added
     }
 
-    /// Moves the 32-bit sums into the 64-bit totals.
-    private func spill() {
-        if totals == nil {
-            totals = .allocate(capacity: index.count)
-            totals!.initialize(repeating: .zero, count: index.count)
-        }
-        for s in 0..<index.count { totals![s] &+= SIMD4<UInt64>(truncatingIfNeeded: sums[s]); sums[s] = .zero }
-        sinceSpill = 0
+    /// Adds a run's sums to slot `s` (its old sums moved to `overflow` first if the count
+    /// would pass `spillCount`).
+    @inline(__always) private func flush(_ s: Int, _ run: SIMD4<UInt32>) {
+        let e = sums + s
+        if e.pointee.w &+ run.w > spillCount { spill(s) }
+        e.pointee.x &+= run.x; e.pointee.y &+= run.y; e.pointee.z &+= run.z; e.pointee.w &+= run.w
+    }
+
+    /// Moves slot `s`'s 32-bit sums into `overflow`.
+    func spill(_ s: Int) {
+        overflow[s, default: .zero] &+= SIMD4<UInt64>(truncatingIfNeeded: sums[s])
+        sums[s] = .zero
     }
 
     /// Each kept voxel's mean colour (R, G, B per point, cloud order, rounded half up) over
@@ -151,7 +185,7 @@ public final class VoxelColourSums: @unchecked Sendable {  // one per thread
             var t = SIMD4<UInt64>.zero
             for p in parts {
                 t &+= SIMD4<UInt64>(truncatingIfNeeded: p.sums[s])
-                if let q = p.totals { t &+= q[s] }
+                if !p.overflow.isEmpty, let q = p.overflow[s] { t &+= q }
             }
             let o = 3 * Int(index.outputIndex[s])
             guard t.w > 0 else { uncoloured += 1; continue }

@@ -67,7 +67,7 @@ public struct FusedVoxels: Sendable {
     public var counts: [UInt32] = []
     /// Mean confidence level of each voxel's samples, when asked for.
     public var confidence: [Float]?
-    /// Keys and first frames, when asked for (normals need them).
+    /// Keys (normals and colour need them) and first frames (normals), when asked for.
     public var keys: [UInt64]?
     public var firstFrames: [UInt32]?
     public var kept: Int { counts.count }
@@ -222,7 +222,7 @@ public final class VoxelStore: @unchecked Sendable {
     /// asked) mean confidence, key and first frame. Shards are read in parallel, each
     /// into its place in the output, and freed as soon as they are read, so the output
     /// grows while the store shrinks.
-    public func readOut(minSupport: UInt32, confidence: Bool, keysAndFrames: Bool) -> FusedVoxels {
+    public func readOut(minSupport: UInt32, confidence: Bool, keys withKeys: Bool, firstFrames withFrames: Bool) -> FusedVoxels {
         let n = shards.count
         // Pass 1: each shard to one run; its voxels and those kept.
         var occupied = [Int](repeating: 0, count: n), kept = occupied
@@ -254,8 +254,8 @@ public final class VoxelStore: @unchecked Sendable {
         result.positions = fill(3 * total) { (p: UnsafeMutablePointer<Float>?) in
             counts = fill(total) { (c: UnsafeMutablePointer<UInt32>?) in
                 confidences = fill(confidence ? total : 0) { (f: UnsafeMutablePointer<Float>?) in
-                    keys = fill(keysAndFrames ? total : 0) { (k: UnsafeMutablePointer<UInt64>?) in
-                        frames = fill(keysAndFrames ? total : 0) { (ff: UnsafeMutablePointer<UInt32>?) in
+                    keys = fill(withKeys ? total : 0) { (k: UnsafeMutablePointer<UInt64>?) in
+                        frames = fill(withFrames ? total : 0) { (ff: UnsafeMutablePointer<UInt32>?) in
                             let p = UncheckedSendable(p), c = UncheckedSendable(c), f = UncheckedSendable(f)
                             let k = UncheckedSendable(k), ff = UncheckedSendable(ff)
                             parallelFor(n, threads: threads) { s in
@@ -269,7 +269,8 @@ public final class VoxelStore: @unchecked Sendable {
                                     p.value![3 * i + 2] = Float(centre.z + Double(t.sumZ) * u / m)
                                     c.value![i] = t.count
                                     if confidence { f.value![i] = Float(t.confidenceSum) / Float(t.count) }
-                                    if keysAndFrames { k.value![i] = t.key; ff.value![i] = t.firstFrame }
+                                    if withKeys { k.value![i] = t.key }
+                                    if withFrames { ff.value![i] = t.firstFrame }
                                     i &+= 1
                                 }
                                 shard.runs = []
@@ -282,7 +283,8 @@ public final class VoxelStore: @unchecked Sendable {
         shards = []; shardIDs = []
         result.counts = counts
         if confidence { result.confidence = confidences }
-        if keysAndFrames { result.keys = keys; result.firstFrames = frames }
+        if withKeys { result.keys = keys }
+        if withFrames { result.firstFrames = frames }
         return result
     }
 

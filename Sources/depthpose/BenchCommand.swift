@@ -9,7 +9,7 @@ struct BenchCommand: ParsableCommand {
         commandName: "bench",
         abstract: "Measure a stage on a scan: median wall time over runs, frames/s, MB/s, peak RSS.",
         discussion: "Run it on a release build (swift build -c release).",
-        subcommands: [Decode.self, Backproject.self, Cloud.self, Normals.self, Gestures.self, Eval.self, Nightly.self])
+        subcommands: [Decode.self, Video.self, Backproject.self, Cloud.self, Normals.self, Gestures.self, Eval.self, Nightly.self])
 
     /// What every benchmark takes.
     struct Common: ParsableArguments {
@@ -30,6 +30,12 @@ struct BenchCommand: ParsableCommand {
         @OptionGroup var input: ScanInput
         static let configuration = CommandConfiguration(abstract: "Decode every depth frame.")
         func measure() throws -> any BenchFigures { try Benchmark.decode(scan: input.scan, threads: input.threads, runs: common.runs) }
+    }
+
+    struct Video: ScanBenchTarget {
+        @OptionGroup var input: ScanInput
+        static let configuration = CommandConfiguration(abstract: "Decode every frame of the scan's colour video (like ffmpeg -threads N -i VIDEO -f null -).")
+        func measure() throws -> any BenchFigures { try Benchmark.video(scan: input.scan, threads: input.threads, runs: common.runs) }
     }
 
     struct Backproject: ScanBenchTarget {

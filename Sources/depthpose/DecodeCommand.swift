@@ -14,11 +14,13 @@ struct DecodeArguments: StageArguments {
     @Option(help: "JPEG quality of --rgb (1-100).") var rgbQuality = defaults.rgbQuality
     @Option(help: "With --rgb, every N-th video frame (0, N, 2N, ...).") var rgbEvery = defaults.rgbEvery
     @Flag(help: "With --rgb, only the video frames whose depth frame has a usable pose.") var rgbPosedOnly = defaults.rgbPosedOnly
+    @Flag(help: "Only the video frames as JPEG (implies --rgb; no depth, trajectory, IMU or frame table), like the toolkit's extract_rgb.")
+    var rgbOnly = defaults.rgbOnly
 
     var value: DecodeStage.Options {
         var o = DecodeStage.Options()
         o.format = format; o.pngLevel = pngLevel; o.truncate = truncate
-        o.rgb = rgb; o.rgbQuality = rgbQuality; o.rgbEvery = rgbEvery; o.rgbPosedOnly = rgbPosedOnly
+        o.rgb = rgb; o.rgbQuality = rgbQuality; o.rgbEvery = rgbEvery; o.rgbPosedOnly = rgbPosedOnly; o.rgbOnly = rgbOnly
         return o
     }
 }

@@ -135,6 +135,21 @@ final class CloudColourTests: XCTestCase {
         }
     }
 
+    func testVideoDamagedMidwayIsAnErrorNamingTheFrame() throws {
+        // Bytes scrambled in the middle of the file: the decoding thread meets the damage,
+        // and the colour pass reports it with the file and frame (not a partly coloured cloud).
+        let scan = try Self.colourScan(frames: 20, width: 64, height: 48)
+        let path = scan + "/" + Synthesizer.colourVideoName
+        var bytes = TestSupport.read(path)
+        for i in bytes.count / 2 ..< bytes.count / 2 + 3000 { bytes[i] = bytes[i] &* 7 &+ 13 }
+        TestSupport.write(bytes, path)
+        XCTAssertThrowsError(try CloudBuilder.build(scan: scan, options: CloudOptions())) { e in
+            guard case let VideoError.decode(file, frame, _) = e else { return XCTFail("\(e)") }
+            XCTAssertEqual(file, path)
+            XCTAssertGreaterThan(frame, 0); XCTAssertLessThan(frame, 20)
+        }
+    }
+
     func testKeptVoxelIndexFindsEveryKeptVoxelAndNothingElse() {
         // Keys spread over bricks (some full, some with one voxel), looked up through the
         // fusion's own key form: every kept voxel gives its slot, its cloud index round-trips,
@@ -171,6 +186,37 @@ final class CloudColourTests: XCTestCase {
         XCTAssertEqual(seen.count, keys.count)
         for key in others { XCTAssertEqual(index.slot(fusionKey: fusionKey(key)), -1) }
         XCTAssertEqual(index.slot(fusionKey: VoxelKey.outside), -1)
+    }
+
+    func testColourSumsSpillAndMeansAreExact() {
+        // Two kept voxels (and one that is not) get interleaved samples on two "threads";
+        // with 32-bit sums spilling after 10 samples the means are still the exact rounded
+        // means of every sample, and spills happened.
+        let keys = [VoxelKey.pack(0, 0, 0), VoxelKey.pack(5, 0, 0)].sorted()
+        let index = KeptVoxelIndex(keys: keys)
+        let parts = [VoxelColourSums(index: index, spillCount: 10), VoxelColourSums(index: index, spillCount: 10)]
+        var expected = [SIMD4<Int>](repeating: .zero, count: 2)
+        var rng = SeededRandom(seed: 4)
+        for round in 0..<9 {
+            let points = PointBuffer(pixels: 64)
+            points.count = 37
+            for j in 0..<37 {
+                let voxel = j % 3  // 0 and 1 kept (x = 0.5 and 5.5), 2 not (x = 9.5)
+                points.x[j] = [0.5, 5.5, 9.5][voxel]; points.y[j] = 0.25; points.z[j] = 0.75
+                let c = SIMD3<UInt32>(UInt32(rng.uniform(0...255)), UInt32(rng.uniform(0...255)), UInt32(rng.uniform(0...255)))
+                points.colours[j] = c.x | c.y << 8 | c.z << 16
+                if voxel < 2 { expected[voxel] &+= SIMD4(Int(c.x), Int(c.y), Int(c.z), 1) }
+            }
+            XCTAssertEqual(parts[round % 2].add(points, inverseVoxel: 1), 25)
+        }
+        XCTAssertFalse(parts[0].overflow.isEmpty); XCTAssertFalse(parts[1].overflow.isEmpty)
+        let (rgb, uncoloured) = VoxelColourSums.means(parts)
+        XCTAssertEqual(uncoloured, 0)
+        for v in 0..<2 {
+            let e = expected[v]
+            let want = (0..<3).map { UInt8((2 * e[$0] + e.w) / (2 * e.w)) }
+            XCTAssertEqual(Array(rgb[3 * v ..< 3 * v + 3]), want)
+        }
     }
 
     func testGridSamplerIsTheBilinearSamplerAtScaledPixels() throws {

@@ -67,7 +67,7 @@ final class FusionKernelTests: XCTestCase {
         XCTAssertEqual(Fusion.fuse(points, frame: 9, inverseVoxel: 1, into: active), n)
         active.flush()
         cloud.absorb([active])
-        let out = cloud.readOut(minSupport: 1, confidence: true, keysAndFrames: true)
+        let out = cloud.readOut(minSupport: 1, confidence: true, keys: true, firstFrames: true)
         XCTAssertEqual(out.counts, [UInt32(n)])
         XCTAssertEqual(out.positions, [0.25, 0.5, -0.75])
         XCTAssertEqual(out.confidence, [2])
@@ -224,7 +224,7 @@ final class VoxelStoreTests: XCTestCase {
             XCTAssertEqual(totals, reference.keys.sorted().map { reference[$0]! }, "\(threads) threads")
             XCTAssertGreaterThan(store.records, totals.count, "full records are kept apart")
             // read out with a support filter: the same voxels, in the same order
-            let out = store.readOut(minSupport: 30, confidence: true, keysAndFrames: true)
+            let out = store.readOut(minSupport: 30, confidence: true, keys: true, firstFrames: true)
             let kept = totals.filter { $0.count >= 30 }
             XCTAssertEqual(out.occupied, totals.count)
             XCTAssertEqual(out.keys, kept.map(\.key))

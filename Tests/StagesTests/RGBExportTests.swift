@@ -54,9 +54,15 @@ final class RGBExportTests: XCTestCase {
         let dir = TestSupport.temporaryDirectory("rgb")
         var o = DecodeExporter.Options(); o.rgb = RGBExporter.Options(); o.rgb!.every = 2; o.rgb!.posedOnly = true
         let summary = try DecodeExporter.export(scan: scan, to: dir + "/out", options: o)
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir + "/out/rgb").sorted(),
-                       ["frame_000000.jpg", "frame_000002.jpg", "frame_000008.jpg"])
+        let expected = ["frame_000000.jpg", "frame_000002.jpg", "frame_000008.jpg"]
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir + "/out/rgb").sorted(), expected)
         XCTAssertEqual(summary.rgb?.written, 3)
+        // The frames alone (the toolkit's extract_rgb): the same files and nothing else.
+        o.depth = false
+        _ = try DecodeExporter.export(scan: scan, to: dir + "/only", options: o)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir + "/only"), ["rgb"])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir + "/only/rgb").sorted(), expected)
+        for name in expected { XCTAssertEqual(TestSupport.read(dir + "/only/rgb/" + name), TestSupport.read(dir + "/out/rgb/" + name)) }
     }
 
     func testNoVideoIsAnErrorAndLeavesNothing() throws {
