@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(name: "TrajectoriesTests", dependencies: ["Trajectories", "Geometry", "Synthesis", "TestSupport"]),
         .testTarget(name: "GesturesTests", dependencies: ["Gestures", "Synthesis", "ScanFormats", "Codecs", "TestSupport"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "Codecs", "Video", "TestSupport"]),
-        .testTarget(name: "BatchTests", dependencies: ["Batch", "FileIO", "Stages", "Synthesis", "TestSupport"]),
+        .testTarget(name: "BatchTests", dependencies: ["Batch", "FileIO", "PointClouds", "Stages", "Synthesis", "TestSupport"]),
         .testTarget(name: "VideoTests", dependencies: ["Video", "Synthesis", "Geometry", "Trajectories", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "PointClouds", "Batch", "depthpose"]),
     ]

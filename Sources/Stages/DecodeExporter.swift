@@ -33,6 +33,8 @@ public enum DecodeExporter {
         public var poses: Int
         public var imuSamples: Int
         public var rgb: RGBExporter.Summary?
+        /// Whether depth, trajectory, IMU and the frame table were written (not with `--rgb-only`).
+        public var depthExported = true
     }
 
     /// The folder of the JPEG frames (the toolkit's name).
@@ -69,7 +71,8 @@ public enum DecodeExporter {
             rgb = try RGBExporter.export(scan, depthFrames: frames, to: rgbDir, options: r, threads: options.threads)
         }
         try staged.commit()
-        return Summary(output: out, frames: frames, poses: scan.poses.filter(\.isUsable).count, imuSamples: scan.imu.count, rgb: rgb)
+        return Summary(output: out, frames: frames, poses: scan.poses.filter(\.isUsable).count, imuSamples: scan.imu.count, rgb: rgb,
+                       depthExported: options.depth)
     }
 
     private static func write(_ batch: DepthBatch, _ k: Int, into dir: String, _ o: Options, scratch: inout [UInt16]) throws {

@@ -66,8 +66,8 @@ public enum DecodeStage: Stage {
 
 extension DecodeExporter.Summary: StageSummary {
     public var text: String {
-        var s = "decoded \(frames) depth frames, \(poses) poses, \(imuSamples) IMU samples into \(output)"
-        if let r = rgb { s += "\nwrote \(r.written) of \(r.videoFrames) video frames (\(r.info.codec) \(r.info.width)x\(r.info.height)) as JPEG into \(output)/\(DecodeExporter.rgbFolder)" }
+        var s = depthExported ? "decoded \(frames) depth frames, \(poses) poses, \(imuSamples) IMU samples into \(output)" : ""
+        if let r = rgb { s += (s.isEmpty ? "" : "\n") + "wrote \(r.written) of \(r.videoFrames) video frames (\(r.info.codec) \(r.info.width)x\(r.info.height)) as JPEG into \(output)/\(DecodeExporter.rgbFolder)" }
         return s
     }
 }

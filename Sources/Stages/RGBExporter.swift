@@ -62,32 +62,90 @@ public enum RGBExporter {
         if o.posedOnly {
             posed = Set((0..<depthFrames).filter { scan.pose(forFrame: $0) != nil }.map { scan.videoFrame(forDepthFrame: $0) })
         }
-        let slots = (0 ..< 2 * max(1, threads)).map { _ in Slot() }
-        var pending: [Int] = []
-        func flush() throws {
-            let failures = parallelMap(pending.count, threads: threads) { i -> (any Error)? in
-                do {
-                    let jpeg = try slots[i].encode(quality: o.quality)
-                    let file = dir + "/" + fileName(pending[i])
-                    do { try Data(jpeg).write(to: URL(fileURLWithPath: file)) } catch {
-                        throw IOError.cannotWrite(path: file, reason: AtomicOutput.systemReason(error))
-                    }
-                    return nil
-                } catch { return error }
+        // The decoding thread (this one, feeding FFmpeg's) copies each wanted frame into a free
+        // slot; `threads` encoding threads take filled slots as they come, so decoding and
+        // encoding overlap instead of taking turns.
+        let workers = max(1, threads)
+        let slots = (0 ..< 2 * workers + 2).map { _ in Slot() }
+        let queue = SlotQueue(slots: slots.count)
+        let finished = DispatchGroup()
+        for _ in 0..<workers {
+            finished.enter()
+            Thread {
+                defer { finished.leave() }
+                while let (slot, frame) = queue.take() {
+                    do {
+                        let jpeg = try slots[slot].encode(quality: o.quality)
+                        let file = dir + "/" + fileName(frame)
+                        do { try Data(jpeg).write(to: URL(fileURLWithPath: file)) } catch {
+                            throw IOError.cannotWrite(path: file, reason: AtomicOutput.systemReason(error))
+                        }
+                        queue.done(slot)
+                    } catch { queue.fail(error, slot: slot) }
+                }
+            }.start()
+        }
+        do {
+            try reader.forEachFrame { f in
+                guard f.index % o.every == 0, posed?.contains(f.index) ?? true else { return }
+                let slot = try queue.free()
+                slots[slot].copy(f)
+                queue.fill(slot, frame: f.index)
             }
-            if let f = failures.lazy.compactMap({ $0 }).first { throw f }
-            summary.written += pending.count
-            pending.removeAll(keepingCapacity: true)
-        }
-        try reader.forEachFrame { f in
-            guard f.index % o.every == 0, posed?.contains(f.index) ?? true else { return }
-            slots[pending.count].copy(f)
-            pending.append(f.index)
-            if pending.count == slots.count { try flush() }
-        }
-        try flush()
+        } catch { queue.fail(error, slot: nil) }
+        queue.close()
+        finished.wait()
+        if let failure = queue.failure { throw failure }
+        summary.written = queue.written
         summary.videoFrames = reader.framesDecoded
         return summary
+    }
+
+    /// Slots handed between the decoding thread (`free`, `fill`) and the encoding threads
+    /// (`take`, `done`); the first error stops both sides.
+    final class SlotQueue: @unchecked Sendable {  // every access under `condition`
+        private let condition = NSCondition()
+        private var freeSlots: [Int], filled: [(slot: Int, frame: Int)] = []
+        private var closed = false
+        private(set) var failure: (any Error)?
+        private(set) var written = 0
+
+        init(slots: Int) { freeSlots = Array((0..<slots).reversed()) }
+
+        /// A free slot for the next frame (waits for one); throws once an encoder failed.
+        func free() throws -> Int {
+            condition.lock(); defer { condition.unlock() }
+            while freeSlots.isEmpty && failure == nil { condition.wait() }
+            if let failure { throw failure }
+            return freeSlots.removeLast()
+        }
+
+        func fill(_ slot: Int, frame: Int) {
+            condition.lock(); filled.append((slot, frame)); condition.broadcast(); condition.unlock()
+        }
+
+        /// The next filled slot, or nil when the decoding side closed and none is left (or an error stopped it).
+        func take() -> (Int, Int)? {
+            condition.lock(); defer { condition.unlock() }
+            while filled.isEmpty && !closed && failure == nil { condition.wait() }
+            guard failure == nil, !filled.isEmpty else { return nil }
+            let next = filled.removeFirst()
+            return (next.slot, next.frame)
+        }
+
+        func done(_ slot: Int) {
+            condition.lock(); written += 1; freeSlots.append(slot); condition.broadcast(); condition.unlock()
+        }
+
+        func fail(_ error: any Error, slot: Int?) {
+            condition.lock()
+            if failure == nil { failure = error }
+            if let slot { freeSlots.append(slot) }
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func close() { condition.lock(); closed = true; condition.broadcast(); condition.unlock() }
     }
 
     /// One frame's full-range planes and the encoder that writes them.

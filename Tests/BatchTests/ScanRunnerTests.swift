@@ -5,6 +5,7 @@ import Gestures
 import Stages
 import TestSupport
 import FileIO
+import PointClouds
 
 /// `run`: the same outputs as the stages run on their own, and isolated stage failures.
 final class ScanRunnerTests: XCTestCase {
@@ -36,6 +37,20 @@ final class ScanRunnerTests: XCTestCase {
         XCTAssertEqual(m["path_length_m"], report.analytics.pathLength)
         XCTAssertEqual(m["ape_rmse_m"], report.reference!.ape.rmse)
         XCTAssertGreaterThan(m["points"]!, 1000)
+    }
+
+    func testCloudsAreColouredWhereTheScanHasAVideoUnlessAskedNot() throws {
+        let scan = try TestSupport.synthScan(frames: 8, seed: 4) { $0.colour = true }
+        var o = RunOptions(); o.threads = 2; o.stages = [.cloud]
+        let out = TestSupport.temporaryDirectory("run")
+        XCTAssertEqual(try ScanRunner.run(scan: scan, out: out, options: o).status, .ok)
+        XCTAssertEqual(try PLYReader.read(out + "/cloud.ply").properties, ["x", "y", "z", "red", "green", "blue"])
+        let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(TestSupport.read(out + "/cloud.json"))) as? [String: Any])
+        XCTAssertEqual((summary["colour"] as? [String: Any])?["frames_coloured"] as? Int, 8)
+        o.color = false
+        let grey = TestSupport.temporaryDirectory("run")
+        XCTAssertEqual(try ScanRunner.run(scan: scan, out: grey, options: o).status, .ok)
+        XCTAssertEqual(try PLYReader.read(grey + "/cloud.ply").properties, ["x", "y", "z"])
     }
 
     func testAFailingStageIsRecordedAndLeavesNoOutputsWhileTheOthersRun() throws {

@@ -65,6 +65,24 @@ final class RGBExportTests: XCTestCase {
         for name in expected { XCTAssertEqual(TestSupport.read(dir + "/only/rgb/" + name), TestSupport.read(dir + "/out/rgb/" + name)) }
     }
 
+    func testDamagedVideoIsAnErrorAndLeavesNoFrames() throws {
+        // The decoding side meets the damage while the encoding threads are busy: the error
+        // names the file and frame, the threads stop, and no rgb/ folder is committed.
+        let scan = try TestSupport.synthScan(frames: 20, seed: 53) { $0.colour = true }
+        var bytes = TestSupport.read(scan + "/rgb.mp4")
+        // The middle third scrambled (a few KB can decode to garbage unnoticed, by ffmpeg too).
+        for i in bytes.count / 3 ..< 2 * bytes.count / 3 { bytes[i] = bytes[i] &* 7 &+ 13 }
+        TestSupport.write(bytes, scan + "/rgb.mp4")
+        let dir = TestSupport.temporaryDirectory("rgb")
+        var o = DecodeExporter.Options(); o.rgb = RGBExporter.Options(); o.threads = 2
+        XCTAssertThrowsError(try DecodeExporter.export(scan: scan, to: dir + "/out", options: o)) { e in
+            guard case let VideoError.decode(file, frame, _) = e else { return XCTFail("\(e)") }
+            XCTAssertEqual(file, scan + "/rgb.mp4")
+            XCTAssertGreaterThan(frame, 0)
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir + "/out"), [])
+    }
+
     func testNoVideoIsAnErrorAndLeavesNothing() throws {
         let scan = try TestSupport.synthScan(frames: 3)
         let dir = TestSupport.temporaryDirectory("rgb")

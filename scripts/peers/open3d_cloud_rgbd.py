@@ -11,7 +11,6 @@ Prints a JSON line with the phase times, point counts and the process's RSS afte
 (VmRSS) and its peak (VmHWM). The ffmpeg child decodes on --threads threads.
 """
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -22,7 +21,6 @@ import open3d as o3d
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import open3d_route  # noqa: E402
-import scanio  # noqa: E402
 
 
 def main():
@@ -33,25 +31,8 @@ def main():
     ap.add_argument("--max-depth", type=float, default=5.0, help="depth_trunc, metres (depthpose's default range)")
     args = ap.parse_args()
     res = {"scan": args.scan_dir, "open3d": o3d.__version__, "phases": {}}
-    md = scanio.read_metadata(args.scan_dir)
-    Kd = md["K_depth"]
-    w, h = md["depth_size"]
-    _, _, poses = scanio.read_pose_map(os.path.join(args.scan_dir, "trans.json"))
-
-    t0 = time.perf_counter()
-    frames = []
-    import lz4.block
-    with open(os.path.join(args.scan_dir, "depth.bin"), "rb") as f:
-        while True:
-            s = f.read(4)
-            if not s:
-                break
-            data = f.read(int.from_bytes(s, "little"))
-            frames.append(np.frombuffer(lz4.block.decompress(data, uncompressed_size=h * w * 2), np.uint16).reshape(h, w))
+    Kd, w, h, poses, frames = open3d_route.load_arkit(args.scan_dir, res, None)
     n = len(frames)
-    res["frames"] = n
-    res["phases"]["decode_s"] = time.perf_counter() - t0
-    res["mem_after_decode_MiB"] = open3d_route.mem()
 
     intr = o3d.camera.PinholeCameraIntrinsic(w, h, Kd[0, 0], Kd[1, 1], Kd[0, 2], Kd[1, 2])
     flip = np.diag([1.0, -1.0, -1.0, 1.0])
@@ -74,13 +55,7 @@ def main():
     video.stdout.close()
     video.wait()
     res["frames_coloured"] = used
-    res["phases"]["accumulate_s"] = time.perf_counter() - t0
-    res["points"] = len(acc.points)
-    res["mem_after_accumulate_MiB"] = open3d_route.mem()
-    del frames
-
-    open3d_route.downsample(acc, args.voxel, res)
-    print(json.dumps(res))
+    open3d_route.finish(acc, t0, frames, args.voxel, res)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,34 @@
-"""The end of Open3D's whole-scan cloud route, shared by the peer scripts that time it
-(open3d_cloud.py for ARKit-Scanner scans, open3d_cloud_stray.py for Stray exports): the
-process's memory and the voxel_down_sample phase with its figures."""
+"""The ends of Open3D's whole-scan cloud routes, shared by the peer scripts that time them
+(open3d_cloud.py and open3d_cloud_rgbd.py for ARKit-Scanner scans, open3d_cloud_stray.py for
+Stray exports): an ARKit-Scanner scan's depth decoded into memory, the process's memory, and
+the voxel_down_sample phase with its figures."""
+import os
 import time
+
+import numpy as np
+
+
+def load_arkit(scan_dir, res, limit=None):
+    """An LZ4 ARKit-Scanner scan: (depth intrinsics, width, height, poses, uint16 frames),
+    depth.bin decoded into memory by a python loop [decode_s] (up to `limit` frames)."""
+    import lz4.block
+    import scanio
+    md = scanio.read_metadata(scan_dir)
+    w, h = md["depth_size"]
+    _, _, poses = scanio.read_pose_map(os.path.join(scan_dir, "trans.json"))
+    t0 = time.perf_counter()
+    frames = []
+    with open(os.path.join(scan_dir, "depth.bin"), "rb") as f:
+        while limit is None or len(frames) < limit:
+            s = f.read(4)
+            if not s:
+                break
+            data = f.read(int.from_bytes(s, "little"))
+            frames.append(np.frombuffer(lz4.block.decompress(data, uncompressed_size=h * w * 2), np.uint16).reshape(h, w))
+    res["frames"] = len(frames)
+    res["phases"]["decode_s"] = time.perf_counter() - t0
+    res["mem_after_decode_MiB"] = mem()
+    return md["K_depth"], w, h, poses, frames
 
 
 def mem():
@@ -24,3 +51,15 @@ def downsample(acc, voxels, res):
         res[f"points_after_voxel_{v}"] = len(down.points)
         res[f"mem_after_voxel_{v}_MiB"] = mem()
         del down
+
+
+def finish(acc, started, frames, voxels, res):
+    """The accumulation's figures (time since `started`, points, memory), the decoded
+    `frames` let go, then voxel_down_sample at each size; prints the JSON line."""
+    import json
+    res["phases"]["accumulate_s"] = time.perf_counter() - started
+    res["points"] = len(acc.points)
+    res["mem_after_accumulate_MiB"] = mem()
+    frames.clear()
+    downsample(acc, voxels, res)
+    print(json.dumps(res))
