@@ -22,6 +22,10 @@ static void fail(const struct depthpose_ffmpeg_api *ff, int code, char *error, s
     else snprintf(error, size, "%s", text);
 }
 
+/// The demuxers a scan's video may be read with: MP4/MOV (ARKit-Scanner, Stray) and
+/// Matroska (ScanNet++).
+#define DEPTHPOSE_VIDEO_CONTAINERS "mov,mp4,m4a,3gp,3g2,mj2,matroska,webm"
+
 struct depthpose_video_reader {
     const struct depthpose_ffmpeg_api *ff;
     AVFormatContext *format;
@@ -51,8 +55,20 @@ depthpose_video_reader *depthpose_video_open(const char *path, int threads, dept
     depthpose_video_reader *r = calloc(1, sizeof *r);
     if (!r) { snprintf(error, size, "out of memory"); return NULL; }
     r->ff = ff;
-    int code = ff->format_open_input(&r->format, path, NULL, NULL);
-    if (code < 0) { fail(ff, code, error, size, "cannot open as a video container"); r->format = NULL; goto failed; }
+    // Scans are untrusted: only the file named (no URL protocols: a scan folder called
+    // "http:..." or "concat:..." stays a path, and nothing it references is fetched) and only
+    // the containers capture apps write (no playlists or scripts that open other files).
+    AVDictionary *options = NULL;
+    ff->dict_set(&options, "protocol_whitelist", "file", 0);
+    ff->dict_set(&options, "format_whitelist", DEPTHPOSE_VIDEO_CONTAINERS, 0);
+    char *url = malloc(strlen(path) + 6);
+    if (!url) { snprintf(error, size, "out of memory"); ff->dict_free(&options); goto failed; }
+    memcpy(url, "file:", 5);
+    memcpy(url + 5, path, strlen(path) + 1);
+    int code = ff->format_open_input(&r->format, url, NULL, &options);
+    free(url);
+    ff->dict_free(&options);
+    if (code < 0) { fail(ff, code, error, size, "cannot open as a video container (%s)", DEPTHPOSE_VIDEO_CONTAINERS); r->format = NULL; goto failed; }
     code = ff->format_find_stream_info(r->format, NULL);
     if (code < 0) { fail(ff, code, error, size, "cannot read the streams"); goto failed; }
     const AVCodec *decoder = NULL;

@@ -109,4 +109,26 @@ final class VideoReaderTests: XCTestCase {
             XCTAssertEqual(path, mkv); XCTAssertLessThan(frame, 24)
         }
     }
+
+    func testOnlyTheNamedFileAndAppContainersAreOpened() throws {
+        // Scans are untrusted: an "rgb.mp4" that is really an HLS playlist (FFmpeg probes by
+        // content) would have FFmpeg open whatever files or URLs it lists; here it lists a
+        // valid video beside it, which the old reader decoded. Only MP4/MOV and Matroska are
+        // read now, and only as the file named (a folder called "concat:..." stays a path).
+        let dir = TestSupport.temporaryDirectory("video")
+        let video = try Self.pattern("t.mp4", encoder: "libx264", frames: 4)
+        try FileManager.default.copyItem(atPath: video, toPath: dir + "/other.mp4")
+        TestSupport.writeText("#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-MEDIA-SEQUENCE:0\n#EXTINF:10.0,\nother.mp4\n#EXT-X-ENDLIST\n", dir + "/rgb.mp4")
+        XCTAssertThrowsError(try VideoReader(path: dir + "/rgb.mp4", threads: 1).forEachFrame { _ in }) { e in
+            guard case .open(let path, let reason)? = e as? VideoError else { return XCTFail("\(e)") }
+            XCTAssertEqual(path, dir + "/rgb.mp4")
+            XCTAssertTrue(reason.contains("mov,mp4"), reason)
+        }
+        let odd = dir + "/concat:a|b"
+        try FileManager.default.createDirectory(atPath: odd, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: video, toPath: odd + "/rgb.mp4")
+        var frames = 0
+        try VideoReader(path: odd + "/rgb.mp4", threads: 1).forEachFrame { _ in frames += 1 }
+        XCTAssertEqual(frames, 4)
+    }
 }

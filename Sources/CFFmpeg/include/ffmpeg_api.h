@@ -3,6 +3,7 @@
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
+#include <libavutil/dict.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
@@ -51,7 +52,9 @@
     F(av_write_trailer, write_trailer) \
     F(avformat_free_context, format_free_context) \
     F(avio_open, io_open) \
-    F(avio_closep, io_closep)
+    F(avio_closep, io_closep) \
+    F(av_dict_set, dict_set) \
+    F(av_dict_free, dict_free)
 struct depthpose_ffmpeg_api { DEPTHPOSE_FFMPEG_API(DEPTHPOSE_LAZY_FIELD) };
 
 #pragma clang assume_nonnull begin
