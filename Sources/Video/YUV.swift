@@ -38,6 +38,24 @@ public enum YUV {
             let (r, g, b) = rgb(y: y, u: u, v: v)
             return UInt32(r + 0.5) | UInt32(g + 0.5) << 8 | UInt32(b + 0.5) << 16
         }
+
+        /// `packed` for eight samples at a time: the same arithmetic lane by lane, and the
+        /// rounding done without a checked conversion (adding 2^23 leaves the nearest
+        /// integer in the mantissa; one less where that rounded up gives the floor).
+        @inline(__always) public func packed(y: SIMD8<Float>, u: SIMD8<Float>, v: SIMD8<Float>) -> SIMD8<UInt32> {
+            typealias F = SIMD8<Float>
+            let l = luma * (y - lumaOffset), cb = u - 128, cr = v - 128
+            let zero = F(), top = F(repeating: 255), magic = F(repeating: 8_388_608)
+            @inline(__always) func clamp(_ x: F) -> F { x.replacing(with: zero, where: x .< zero).replacing(with: top, where: x .> top) }
+            /// ⌊x + 0.5⌋ for x in 0...255.
+            @inline(__always) func rounded(_ x: F) -> SIMD8<UInt32> {
+                let h = x + 0.5, m = h + magic, n = m - magic
+                let nearest = unsafeBitCast(m, to: SIMD8<UInt32>.self) & 0x1FF
+                return nearest &- SIMD8<UInt32>(repeating: 0).replacing(with: 1, where: n .> h)
+            }
+            let r = rounded(clamp(l + rv * cr)), g = rounded(clamp(l - gu * cb - gv * cr)), b = rounded(clamp(l + bu * cb))
+            return r | g &<< 8 | b &<< 16
+        }
     }
 
     /// R'G'B' (each 0–255) from Y'CbCr samples, rounded and clamped (`Matrix`).

@@ -236,4 +236,25 @@ final class CloudColourTests: XCTestCase {
             }
         }
     }
+
+    func testGridImageIsTheSamplerAtEveryPixel() throws {
+        // The whole-image path (eight columns at a time, unchecked rounding) gives the same
+        // bytes as the per-pixel one, on a grid whose width is a multiple of 8 and on one
+        // whose last columns are left over (60 = 7 x 8 + 4).
+        let scan = try Self.colourScan(frames: 2, width: 64, height: 48)
+        let reader = try VideoReader(path: scan + "/" + Synthesizer.colourVideoName, threads: 1)
+        _ = try reader.next { f in
+            for (w, h) in [(64, 48), (60, 45)] {
+                let grid = GridColourSampler(gridWidth: w, gridHeight: h, frame: f)
+                var image = [UInt32](repeating: 0, count: w * h)
+                image.withUnsafeMutableBufferPointer { grid.image(f, into: $0.baseAddress!) }
+                for v in 0..<h {
+                    for u in 0..<w {
+                        let c = grid.rgb(f, u: u, v: v), p = image[v * w + u]
+                        XCTAssertEqual(p, UInt32(c.x) | UInt32(c.y) << 8 | UInt32(c.z) << 16, "\(w)x\(h) (\(u), \(v))")
+                    }
+                }
+            }
+        }
+    }
 }
