@@ -33,13 +33,21 @@ public struct RunOptions: StageOptions {
 
     public var problem: String? {
         if !threadCountRange.contains(threads) { return "threads \(threads) outside \(threadCountRange.lowerBound)...\(threadCountRange.upperBound)" }
-        return cloud.problem
+        return cloud.problem ?? mesh.problem
     }
 
     /// The cloud stage's options under `run`.
     public var cloud: CloudStage.Options {
         var o = CloudStage.Options()
         o.voxel = voxel; o.normals = normals; o.color = color; o.stride = stride
+        return o
+    }
+
+    /// The mesh stage's options under `run` (on request): its own defaults (1.5 cm voxels),
+    /// with the run's colour and stride.
+    public var mesh: MeshStage.Options {
+        var o = MeshStage.Options()
+        o.color = color; o.stride = stride
         return o
     }
 

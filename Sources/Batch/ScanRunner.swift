@@ -87,6 +87,19 @@ public enum ScanRunner {
             r.warnings = report.notes
             r.metrics.merge(ScanMetrics.trajectory(report)) { a, _ in a }
         }
+        stage(.mesh) { r, output in
+            var summary = try MeshStage.run(scan: scan, options: options.mesh, output: output, context: context).mesh
+            r.metrics["mesh_seconds"] = summary.seconds
+            summary.seconds = 0  // timings live in the run record; mesh.json stays comparable between runs
+            try AtomicOutput.write(try JSONOutput.encode(summary), to: dir + "/mesh.json")
+            r.warnings = summary.notes
+            r.metrics["vertices"] = Double(summary.vertices)
+            r.metrics["triangles"] = Double(summary.triangles)
+            r.metrics["surface_area_m2"] = summary.area
+            if summary.triangles == 0 {
+                throw BatchError.problems(["empty mesh: none of the \(summary.frames) frames had depth and a usable pose (\(summary.framesWithoutPose) without a pose)"])
+            }
+        }
         stage(.decode) { r, output in
             r.metrics["decoded_frames"] = Double(try DecodeStage.run(scan: scan, options: options.decode, output: output, context: context).frames)
         }

@@ -5,7 +5,7 @@ import Execution
 /// The stages, in the order `run` runs them. Each has a type conforming to `Stage`
 /// (`InspectStage`, `GesturesStage`, `CloudStage`, `TrajectoryStage`, `DecodeStage`).
 public enum StageName: String, Sendable, Codable, CaseIterable {
-    case inspect, gestures, cloud, trajectory, decode
+    case inspect, gestures, cloud, trajectory, decode, mesh
 
     /// The outputs a reader looks for, by what they are (the nightly summary's keys), with
     /// their paths in a scan's output folder.
@@ -16,6 +16,7 @@ public enum StageName: String, Sendable, Codable, CaseIterable {
         case .cloud: return [("cloud", "cloud.ply"), ("cloud_summary", "cloud.json")]
         case .trajectory: return [("trajectory", "trajectory/report.json"), ("trajectory_html", "trajectory/report.html")]
         case .decode: return [("decode", "decode")]
+        case .mesh: return [("mesh", "mesh.ply"), ("mesh_summary", "mesh.json")]
         }
     }
 
@@ -32,7 +33,7 @@ public enum StageName: String, Sendable, Codable, CaseIterable {
     /// Where the stage writes inside a scan's output folder under `run` (its `--out` there).
     public var runOutput: String { namedOutputs[0].path.split(separator: "/").first.map(String.init)! }
 
-    /// What `run` does unless told otherwise (`decode` only on request).
+    /// What `run` does unless told otherwise (`decode` and `mesh` only on request).
     public static let standard: [StageName] = [.inspect, .gestures, .cloud, .trajectory]
 }
 

@@ -145,6 +145,23 @@ public final class BackProjector {
         }
     }
 
+    /// Frame `k` of `batch` as metres after `filters` (range, flying pixels, confidence; 0
+    /// where a pixel has no depth or was dropped), row by row, valid until the next call:
+    /// the depth `project` back-projects, for stages that look pixels up rather than
+    /// project them (the mesh's TSDF fusion).
+    public func depthImage(_ batch: DepthBatch, _ k: Int, filters f: PixelFilters) -> UnsafePointer<Float> {
+        guard batch.layout.width == width && batch.layout.height == height else { fatalError("frame size differs from the projector's") }
+        let all = 0 ..< height
+        loadDepth(batch, k, f, rows: all)
+        var d = depth
+        if f.flyingPixelThreshold > 0 { maskFlyingPixels(f.flyingPixelThreshold, rows: all); d = masked }
+        if let conf = batch.confidenceMap(k), f.minConfidence > 0 {
+            let minConf = f.minConfidence
+            for i in 0 ..< width &* height where conf[i] < minConf { d[i] = 0 }
+        }
+        return UnsafePointer(d)
+    }
+
     /// 1 for a depth sample (> 0), 0 for no depth (+0, as the filters leave it), without a
     /// float compare: integer arithmetic on the bits never branches.
     @inline(__always) static func hasDepth(_ z: Float) -> Int { Int((z.bitPattern &+ 0x7FFF_FFFF) >> 31) }

@@ -611,3 +611,38 @@ final class PlotPageTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix(".") }, [])
     }
 }
+
+/// `mesh` through the built binary, read back by Open3D's `read_triangle_mesh` and plyfile.
+final class MeshCommandTests: XCTestCase {
+    func testMeshPLYIsReadByOpen3DAndPlyfile() throws {
+        let python = try TestSupport.peerPython(needs: "plyfile and open3d", check: "import plyfile, open3d")
+        let dir = TestSupport.temporaryDirectory("meshcli")
+        XCTAssertEqual(try TestSupport.depthpose("synth", "--out", dir + "/scan", "--frames", "10", "--width", "64", "--height", "48", "--color").status, 0)
+        let ply = dir + "/m.ply"
+        let r = try TestSupport.depthpose("mesh", dir + "/scan", "--out", ply, "--json")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let vertices = try XCTUnwrap(summary["vertices"] as? Int), triangles = try XCTUnwrap(summary["triangles"] as? Int)
+        XCTAssertEqual(summary["frames_coloured"] as? Int, 10)
+        XCTAssertGreaterThan(triangles, 100)
+        let check = """
+        import sys, numpy as np, open3d as o3d; from plyfile import PlyData
+        p = PlyData.read(sys.argv[1]); v = p['vertex']; f = p['face']
+        assert [q.name for q in v.properties] == ['x', 'y', 'z', 'nx', 'ny', 'nz', 'red', 'green', 'blue'], v.properties
+        m = o3d.io.read_triangle_mesh(sys.argv[1])
+        assert len(m.vertices) == len(v) and len(m.triangles) == len(f)
+        assert m.has_vertex_normals() and m.has_vertex_colors()
+        assert np.allclose(np.asarray(m.vertices)[:, 0], v['x'])
+        assert (np.asarray(m.triangles) == np.stack(f['vertex_indices'])).all()
+        assert np.allclose(np.asarray(m.vertex_colors)[:, 0] * 255, v['red'])
+        print(len(v), len(f), int(m.is_edge_manifold()))
+        """
+        let c = try TestSupport.run(python, ["-c", check, ply])
+        XCTAssertEqual(c.status, 0, c.stderr)
+        XCTAssertEqual(c.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "\(vertices) \(triangles) 1")
+        // An input error leaves no PLY behind.
+        let bad = dir + "/bad.ply"
+        XCTAssertNotEqual(try TestSupport.depthpose("mesh", dir + "/missing", "--out", bad).status, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: bad))
+    }
+}

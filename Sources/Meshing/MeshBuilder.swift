@@ -1,0 +1,169 @@
+import Foundation
+import Geometry
+import ScanFormats
+import VoxelFusion
+import Video
+import Diagnostics
+import Execution
+
+/// Options of `mesh`, with their defaults.
+public struct MeshOptions: Sendable {
+    /// Voxel edge, metres: StrayVisualizer's 1.5 cm.
+    public var voxelSize = 0.015
+    /// Truncation distance in voxels (the TSDF saturates at ±this far from the surface):
+    /// 4 voxels, 6 cm at the default size — a few times LiDAR's depth noise at 2–3 m.
+    public var truncationVoxels = 4.0
+    /// The cloud's pixel filters (range, flying pixels, confidence), the same defaults.
+    public var filters = PixelFilters()
+    /// Use every `stride`-th frame.
+    public var stride = 1
+    /// A cube is meshed only where all eight voxels were updated by at least this many frames.
+    public var minWeight = 1.0
+    /// Colour the mesh from the scan's video when it has one.
+    public var colour = true
+    public var threads = ProcessStats.cores
+    public init() {}
+
+    public static let voxelRange = 0.002...0.5
+    public static let truncationRange = 1.0...20.0
+
+    /// Why these options cannot be used, or nil.
+    public var problem: String? {
+        if !Self.voxelRange.contains(voxelSize) { return "voxel size \(voxelSize) m outside \(Self.voxelRange.lowerBound)...\(Self.voxelRange.upperBound) m" }
+        if !Self.truncationRange.contains(truncationVoxels) { return "truncation \(truncationVoxels) voxels outside \(Self.truncationRange.lowerBound)...\(Self.truncationRange.upperBound)" }
+        if !threadCountRange.contains(threads) { return "\(threads) threads outside \(threadCountRange.lowerBound)...\(threadCountRange.upperBound)" }
+        if stride < 1 { return "stride must be at least 1" }
+        if !(minWeight >= 1 && minWeight.isFinite) { return "minimum weight must be at least 1" }
+        let f = filters
+        if !(f.minDepth >= 0 && f.maxDepth > f.minDepth) { return "need 0 <= minimum depth < maximum depth (\(f.minDepth), \(f.maxDepth))" }
+        if !(f.flyingPixelThreshold >= 0 && f.flyingPixelThreshold.isFinite) { return "flying-pixel threshold must be a finite fraction >= 0" }
+        if f.minConfidence > 2 { return "minimum confidence \(f.minConfidence) outside 0...2" }
+        return nil
+    }
+}
+
+/// What `mesh` did.
+public struct MeshSummary: Sendable, Codable {
+    public var scan: String
+    public var voxelSize: Double
+    public var truncation: Double
+    public var frames = 0, framesUsed = 0, framesSkippedByStride = 0, framesWithoutPose = 0
+    /// Frames fused with colour from their video frame.
+    public var framesColoured = 0
+    public var blocks = 0
+    public var vertices = 0, triangles = 0
+    /// Surface area of the mesh, m².
+    public var area = 0.0
+    /// Edges of one triangle only: holes and the rim of what was seen (0 when closed).
+    public var boundaryEdges = 0
+    public var volumeBytes = 0
+    public var notes: [String] = []
+    public var seconds = 0.0
+
+    public init(scan: String, voxelSize: Double, truncation: Double) { self.scan = scan; self.voxelSize = voxelSize; self.truncation = truncation }
+
+    enum CodingKeys: String, CodingKey {
+        case scan, voxelSize = "voxel_size", truncation, frames, framesUsed = "frames_used", framesSkippedByStride = "frames_skipped_by_stride"
+        case framesWithoutPose = "frames_without_pose", framesColoured = "frames_coloured", blocks, vertices, triangles, area
+        case boundaryEdges = "boundary_edges", volumeBytes = "volume_bytes", notes, seconds
+    }
+}
+
+/// Builds a triangle mesh from a scan: every used frame's filtered depth fused into a
+/// `TSDFVolume` (the cloud's frame selection, pose handling and pixel filters), then
+/// `MeshExtractor`. Frames go in order; within a frame the blocks it touches are split
+/// between threads, each block fused by one, so `-j 1` and `-j 2` give the same bytes.
+public enum MeshBuilder {
+    public static func build(scan path: String, options o: MeshOptions) throws -> (TriangleMesh, MeshSummary) {
+        if let p = o.problem { throw MeshError.options(p) }
+        let start = ProcessStats.now()
+        let scan = try ScanOpener.open(path, strict: true)
+        let truncation = Float(o.voxelSize * o.truncationVoxels)
+        var summary = MeshSummary(scan: path, voxelSize: o.voxelSize, truncation: o.voxelSize * o.truncationVoxels)
+        let threads = max(1, o.threads), layout = scan.depthLayout
+
+        func use(_ info: FrameInfo) throws -> (pose: Pose, intrinsics: Intrinsics)? {
+            guard info.index % o.stride == 0, let pose = info.pose else { return nil }
+            if let p = info.intrinsics.problem {
+                throw ScanFormatError.malformed(InputLocation(file: scan.path, frame: info.index), "intrinsics: \(p)")
+            }
+            return (pose, info.intrinsics)
+        }
+
+        // The video, decoded ahead on its own thread into depth-grid colour images.
+        var stream: GridColourStream?
+        if o.colour, let video = scan.colourVideoPath {
+            let reader = try VideoReader(path: video, threads: 2 * threads)
+            var wanted: [Int] = []
+            for i in 0 ..< (try scan.depthFrameCount()) where try use(scan.frameInfo(i)) != nil { wanted.append(scan.videoFrame(forDepthFrame: i)) }
+            stream = GridColourStream(reader: reader, gridWidth: layout.width, gridHeight: layout.height, frames: wanted)
+            stream?.start()
+        } else if o.colour {
+            summary.notes.append("no colour video (\(scan.layout.colourVideoName)) in this scan: the mesh is grey")
+        }
+        defer { stream?.stop() }
+
+        let volume = TSDFVolume(voxelSize: Float(o.voxelSize), coloured: stream != nil)
+        let projector = BackProjector(width: layout.width, height: layout.height)
+        let sets = (0..<threads).map { _ in BlockKeySet() }
+        try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps) { fb in
+            for (k, info) in fb.infos.enumerated() {
+                summary.frames += 1
+                guard let (pose, intrinsics) = try use(info) else {
+                    if info.index % o.stride != 0 { summary.framesSkippedByStride += 1 } else { summary.framesWithoutPose += 1 }
+                    continue
+                }
+                summary.framesUsed += 1
+                var colours: UnsafePointer<UInt32>?
+                if let stream {
+                    colours = try stream.colours(of: scan.videoFrame(forDepthFrame: info.index))
+                    if colours != nil { summary.framesColoured += 1 }
+                }
+                let depth = projector.depthImage(fb.depth, k, filters: o.filters)
+                let frame = TSDFVolume.Frame(depth: depth, width: layout.width, height: layout.height, pose: pose, intrinsics: intrinsics, colours: colours)
+                parallelFor(threads, threads: o.threads) { t in
+                    sets[t].removeAll()
+                    volume.touchedKeys(frame, truncation: truncation, rows: layout.height * t / threads ..< layout.height * (t + 1) / threads, into: sets[t])
+                }
+                let keys = mergeDistinct(sets.map(\.keys))
+                volume.allocate(sortedKeys: keys)
+                let blocks = keys.map { volume.block($0)! }
+                parallelFor(threads, threads: o.threads) { t in
+                    volume.integrate(frame, blocks: blocks[blocks.count * t / threads ..< blocks.count * (t + 1) / threads], truncation: truncation)
+                }
+                if colours != nil { stream?.release() }
+            }
+        }
+        if let stream, summary.framesColoured < summary.framesUsed {
+            summary.notes.append("\(summary.framesUsed - summary.framesColoured) of the frames used have no video frame (the video has \(stream.framesDecoded)): they add no colour")
+        }
+        stream?.stop()
+        summary.blocks = volume.blockCount
+        summary.volumeBytes = volume.bytes
+        let mesh = MeshExtractor.extract(volume, minWeight: Float(o.minWeight))
+        summary.vertices = mesh.vertexCount
+        summary.triangles = mesh.triangleCount
+        summary.area = mesh.area
+        summary.boundaryEdges = mesh.boundaryEdges
+        if summary.framesUsed == 0 { summary.notes.append("no frame had a usable pose: the mesh is empty") }
+        summary.seconds = ProcessStats.now() - start
+        return (mesh, summary)
+    }
+
+    /// The sorted, distinct union of arrays.
+    static func mergeDistinct(_ parts: [[UInt64]]) -> [UInt64] {
+        var all = parts.flatMap { $0 }
+        all.sort()
+        var n = 0
+        for i in 0..<all.count where i == 0 || all[i] != all[n - 1] { all[n] = all[i]; n += 1 }
+        all.removeLast(all.count - n)
+        return all
+    }
+}
+
+public enum MeshError: Error, CustomStringConvertible {
+    case options(String)
+    public var description: String {
+        switch self { case let .options(s): return "mesh options: \(s)" }
+    }
+}
