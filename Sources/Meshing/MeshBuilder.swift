@@ -34,11 +34,7 @@ public struct MeshOptions: Sendable {
         if !threadCountRange.contains(threads) { return "\(threads) threads outside \(threadCountRange.lowerBound)...\(threadCountRange.upperBound)" }
         if stride < 1 { return "stride must be at least 1" }
         if !(minWeight >= 1 && minWeight.isFinite) { return "minimum weight must be at least 1" }
-        let f = filters
-        if !(f.minDepth >= 0 && f.maxDepth > f.minDepth) { return "need 0 <= minimum depth < maximum depth (\(f.minDepth), \(f.maxDepth))" }
-        if !(f.flyingPixelThreshold >= 0 && f.flyingPixelThreshold.isFinite) { return "flying-pixel threshold must be a finite fraction >= 0" }
-        if f.minConfidence > 2 { return "minimum confidence \(f.minConfidence) outside 0...2" }
-        return nil
+        return filters.problem
     }
 }
 
@@ -82,13 +78,7 @@ public enum MeshBuilder {
         var summary = MeshSummary(scan: path, voxelSize: o.voxelSize, truncation: o.voxelSize * o.truncationVoxels)
         let threads = max(1, o.threads), layout = scan.depthLayout
 
-        func use(_ info: FrameInfo) throws -> (pose: Pose, intrinsics: Intrinsics)? {
-            guard info.index % o.stride == 0, let pose = info.pose else { return nil }
-            if let p = info.intrinsics.problem {
-                throw ScanFormatError.malformed(InputLocation(file: scan.path, frame: info.index), "intrinsics: \(p)")
-            }
-            return (pose, info.intrinsics)
-        }
+        func use(_ info: FrameInfo) throws -> (pose: Pose, intrinsics: Intrinsics)? { try info.fusable(stride: o.stride, scanPath: scan.path) }
 
         // The video, decoded ahead on its own thread into depth-grid colour images.
         var stream: GridColourStream?

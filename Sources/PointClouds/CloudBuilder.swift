@@ -43,11 +43,7 @@ public struct CloudOptions: Sendable {
         if !Self.normalRadiusRange.contains(normalRadius) { return "normal radius \(normalRadius) voxels outside \(Self.normalRadiusRange.lowerBound)...\(Self.normalRadiusRange.upperBound)" }
         if !threadCountRange.contains(threads) { return "\(threads) threads outside \(threadCountRange.lowerBound)...\(threadCountRange.upperBound)" }
         if stride < 1 || minSupport < 1 { return "stride and minimum support must be at least 1" }
-        let f = filters
-        if !(f.minDepth >= 0 && f.maxDepth > f.minDepth) { return "need 0 <= minimum depth < maximum depth (\(f.minDepth), \(f.maxDepth))" }
-        if !(f.flyingPixelThreshold >= 0 && f.flyingPixelThreshold.isFinite) { return "flying-pixel threshold must be a finite fraction >= 0" }
-        if f.minConfidence > 2 { return "minimum confidence \(f.minConfidence) outside 0...2" }
-        return nil
+        return filters.problem
     }
 
     /// All filters off (for comparing voxel counts with Open3D's `voxel_down_sample`).
@@ -128,13 +124,7 @@ public enum CloudBuilder {
         let inverseVoxel = Float(1 / o.voxelSize)
 
         /// The frames the cloud uses: the stride's, with a usable pose (the colour pass asks again).
-        func use(_ info: FrameInfo) throws -> (pose: Pose, intrinsics: Intrinsics)? {
-            guard info.index % o.stride == 0, let pose = info.pose else { return nil }
-            if let p = info.intrinsics.problem {
-                throw ScanFormatError.malformed(InputLocation(file: scan.path, frame: info.index), "intrinsics: \(p)")
-            }
-            return (pose, info.intrinsics)
-        }
+        func use(_ info: FrameInfo) throws -> (pose: Pose, intrinsics: Intrinsics)? { try info.fusable(stride: o.stride, scanPath: scan.path) }
         let video = o.colour ? scan.colourVideoPath : nil
         let hasConfidence = scan.hasConfidenceMaps
         try scan.forEachFrameBatch(threads: o.threads, confidence: hasConfidence) { fb in

@@ -89,6 +89,17 @@ public struct FrameInfo: Sendable {
     /// Nearest IMU sample within the association tolerance, and its time minus the frame's.
     public var imu: IMUSample?
     public var imuOffset: Double?
+
+    /// The pose and intrinsics of a frame a fusing stage (cloud, mesh) uses: every
+    /// `stride`-th frame that has a usable pose; nil for the others (counted by the caller,
+    /// never shifted). Throws for intrinsics no camera has (named by `scanPath` and frame).
+    public func fusable(stride: Int, scanPath: String) throws -> (pose: Pose, intrinsics: Intrinsics)? {
+        guard index % stride == 0, let pose else { return nil }
+        if let p = intrinsics.problem {
+            throw ScanFormatError.malformed(InputLocation(file: scanPath, frame: index), "intrinsics: \(p)")
+        }
+        return (pose, intrinsics)
+    }
 }
 
 /// A scan folder opened for reading: sidecars parsed, depth stream recognised.

@@ -17,6 +17,14 @@ public struct PixelFilters: Sendable, Equatable {
 
     public init() {}
 
+    /// Why these filters cannot be used, or nil.
+    public var problem: String? {
+        if !(minDepth >= 0 && maxDepth > minDepth) { return "need 0 <= minimum depth < maximum depth (\(minDepth), \(maxDepth))" }
+        if !(flyingPixelThreshold >= 0 && flyingPixelThreshold.isFinite) { return "flying-pixel threshold must be a finite fraction >= 0" }
+        if minConfidence > 2 { return "minimum confidence \(minConfidence) outside 0...2" }
+        return nil
+    }
+
     /// Everything valid kept: range (0, ∞), no flying-pixel test, any confidence.
     public static let none: PixelFilters = {
         var f = PixelFilters()
