@@ -2,6 +2,8 @@
 # Installs what depthpose needs to build (Debian packages) and, with --tests, a Python
 # venv holding the ScanNet++ toolkit's decode dependencies (parity tests), plyfile and Open3D
 # (independent PLY readers for the cloud tests) and Snakemake (the Pipelines/ workflow test).
+# --bench: the benchmarks' peers (.venv-bench/); --mesh-peer: Open3D 0.18's TSDF mesh route
+# (.venv-mesh-peer/, scripts/requirements-mesh-peer.txt).
 # Idempotent: packages already present are not reinstalled. Prints the venv's python last.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,5 +50,17 @@ if [ "${1:-}" = "--bench" ]; then
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/python" -c "import numpy, lz4.block, imageio, open3d, psutil; assert open3d.__version__ == '0.20.0'" 2>/dev/null ||
     "$venv/bin/pip" install -q numpy lz4 imageio "open3d==0.20.0" psutil >&2
+  echo "$venv/bin/python"
+fi
+
+if [ "${1:-}" = "--mesh-peer" ]; then
+  # The mesh peer (scripts/peers/open3d_mesh_tsdf.py, mesh_distance.py): Open3D 0.18.0 with
+  # NumPy 1.x in its own venv (0.20.0's ScalableTSDFVolume returns empty meshes), pinned in
+  # scripts/requirements-mesh-peer.txt; the ffmpeg command line for the colour video.
+  apt_install python3 python3-venv ffmpeg
+  venv=${DEPTHPOSE_MESH_PEER_VENV:-$here/.venv-mesh-peer}
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -c "import numpy, lz4.block, open3d; assert open3d.__version__ == '0.18.0' and numpy.__version__ == '1.26.4'" 2>/dev/null ||
+    "$venv/bin/pip" install -q -r "$here/scripts/requirements-mesh-peer.txt" >&2
   echo "$venv/bin/python"
 fi

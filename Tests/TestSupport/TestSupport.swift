@@ -112,20 +112,24 @@ public enum TestSupport {
         public var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
     }
 
-    /// The Python of the test venv (`DEPTHPOSE_PYTHON`, set by `scripts/test.sh`) after
-    /// checking it can run `check` (an import of what the test `needs`); see `missing`.
-    public static func peerPython(needs: String, check: String) throws -> String {
+    /// The Python of the test venv (`DEPTHPOSE_PYTHON`, set by `scripts/test.sh`; or of the
+    /// venv named by `variable`, such as `meshPeerPythonVariable`) after checking it can run
+    /// `check` (an import of what the test `needs`); see `missing`.
+    public static func peerPython(needs: String, check: String, variable: String = "DEPTHPOSE_PYTHON") throws -> String {
         let env = ProcessInfo.processInfo.environment
         let problem: String
-        if let python = env["DEPTHPOSE_PYTHON"] {
+        if let python = env[variable] {
             let r = try run(python, ["-c", check])
             if r.status == 0 { return python }
             problem = "\(python) cannot import \(needs): \(r.stderr.split(separator: "\n").last ?? "")"
         } else {
-            problem = "DEPTHPOSE_PYTHON is not set (a Python with \(needs); ./scripts/test.sh makes the venv and sets it)"
+            problem = "\(variable) is not set (a Python with \(needs); ./scripts/test.sh makes the venv and sets it)"
         }
         throw missing(problem)
     }
+
+    /// The variable naming the mesh peer's Python (Open3D 0.18, `scripts/setup.sh --mesh-peer`).
+    public static let meshPeerPythonVariable = "DEPTHPOSE_MESH_PEER_PYTHON"
 
     /// A peer the test needs is missing: a failure, saying what to install. The test command
     /// (`scripts/test.sh`) installs every peer, so a missing one is a broken setup, never a
