@@ -11,7 +11,8 @@ import CPrefetch
 /// constant weight 1 per frame, as Open3D's `ScalableTSDFVolume`), and with colour the
 /// running mean R, G, B of the pixels it projected to. Voxel (i, j, k) has its centre at
 /// ((i, j, k) + 0.5) × voxel size, as in Open3D. 8 bytes a voxel (20 with colour), 4 KiB a
-/// block (10 KiB).
+/// block (10 KiB), stored in chunks of `chunkBlocks` blocks that never move: growing adds a
+/// chunk instead of copying the volume, so the peak memory is the volume, not twice it.
 ///
 /// Blocks are numbered in the order they were created; a frame creates its new blocks in
 /// key order, so numbering and every value are independent of thread count.
@@ -21,23 +22,22 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     public let coloured: Bool
     /// Block keys (`key(_:_:_:)`), by block number.
     public private(set) var keys: [UInt64] = []
-    private(set) var tsdf: UnsafeMutablePointer<Float>
-    private(set) var weight: UnsafeMutablePointer<Float>
-    private(set) var colour: UnsafeMutablePointer<Float>  // 3 per voxel, empty without colour
-    private var capacity = 0
+    /// Per chunk: the TSDF of its blocks, then their weights, then (with colour) R, G, B per voxel.
+    private var chunks: [UnsafeMutablePointer<Float>] = []
+    static let chunkBlocks = 256
+    private var chunkFloats: Int { Self.chunkBlocks * Self.blockVoxels * (coloured ? 5 : 2) }
     private var table: [Int32]  // open addressing on keys: block number, -1 empty
     private var tableMask: Int
 
     public var blockCount: Int { keys.count }
-    public var bytes: Int { capacity * Self.blockVoxels * (coloured ? 20 : 8) + table.count * 4 + keys.count * 8 }
+    public var bytes: Int { chunks.count * chunkFloats * 4 + table.count * 4 + keys.count * 8 }
 
     public init(voxelSize: Float, coloured: Bool) {
         self.voxelSize = voxelSize; self.coloured = coloured
-        tsdf = .allocate(capacity: 0); weight = .allocate(capacity: 0); colour = .allocate(capacity: 0)
         table = [Int32](repeating: -1, count: 1 << 12); tableMask = (1 << 12) - 1
     }
 
-    deinit { tsdf.deallocate(); weight.deallocate(); colour.deallocate() }
+    deinit { for c in chunks { c.deallocate() } }
 
     // MARK: keys
 
@@ -77,11 +77,11 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
             if 2 * (keys.count + 1) > table.count { grow() }
             let n = keys.count
             keys.append(k)
-            if n >= capacity { reserve(max(64, capacity * 2)) }
-            let base = n * Self.blockVoxels
-            (tsdf + base).initialize(repeating: 1, count: Self.blockVoxels)
-            (weight + base).initialize(repeating: 0, count: Self.blockVoxels)
-            if coloured { (colour + 3 * base).initialize(repeating: 0, count: 3 * Self.blockVoxels) }
+            if n == chunks.count * Self.chunkBlocks { chunks.append(.allocate(capacity: chunkFloats)) }
+            let v = storage(n)
+            v.tsdf.initialize(repeating: 1, count: Self.blockVoxels)
+            v.weight.initialize(repeating: 0, count: Self.blockVoxels)
+            if coloured { v.colour.initialize(repeating: 0, count: 3 * Self.blockVoxels) }
             var i = slot(k)
             while table[i] >= 0 { i = (i + 1) & tableMask }
             table[i] = Int32(n)
@@ -97,29 +97,29 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
         }
     }
 
-    private func reserve(_ blocks: Int) {
-        func moved<T>(_ p: UnsafeMutablePointer<T>, _ per: Int) -> UnsafeMutablePointer<T> {
-            let q = UnsafeMutablePointer<T>.allocate(capacity: blocks * per)
-            q.moveInitialize(from: p, count: capacity * per)
-            p.deallocate()
-            return q
-        }
-        tsdf = moved(tsdf, Self.blockVoxels); weight = moved(weight, Self.blockVoxels)
-        if coloured { colour = moved(colour, 3 * Self.blockVoxels) }
-        capacity = blocks
+    /// Where block `b`'s voxels are: TSDF and weight (x + 8y + 64z), R, G, B (3 per voxel).
+    @inline(__always) private func storage(_ b: Int) -> (tsdf: UnsafeMutablePointer<Float>, weight: UnsafeMutablePointer<Float>, colour: UnsafeMutablePointer<Float>) {
+        Self.storage(chunks[b / Self.chunkBlocks], b % Self.chunkBlocks)
+    }
+
+    @inline(__always) private static func storage(_ chunk: UnsafeMutablePointer<Float>, _ i: Int)
+        -> (tsdf: UnsafeMutablePointer<Float>, weight: UnsafeMutablePointer<Float>, colour: UnsafeMutablePointer<Float>) {
+        let n = chunkBlocks * blockVoxels
+        return (chunk + i * blockVoxels, chunk + n + i * blockVoxels, chunk + 2 * n + 3 * i * blockVoxels)
     }
 
     // MARK: values
 
     /// TSDF, weight and colour of block `b`'s voxel `i` (x + 8y + 64z).
     public func voxel(_ b: Int, _ i: Int) -> (tsdf: Float, weight: Float, colour: SIMD3<Float>) {
-        let at = b * Self.blockVoxels + i
-        return (tsdf[at], weight[at], coloured ? SIMD3(colour[3 * at], colour[3 * at + 1], colour[3 * at + 2]) : .zero)
+        let v = storage(b)
+        return (v.tsdf[i], v.weight[i], coloured ? SIMD3(v.colour[3 * i], v.colour[3 * i + 1], v.colour[3 * i + 2]) : .zero)
     }
 
     /// Sets block `b`'s voxel `i` (tests build fields this way).
     func setVoxel(_ b: Int, _ i: Int, tsdf value: Float, weight w: Float) {
-        tsdf[b * Self.blockVoxels + i] = value; weight[b * Self.blockVoxels + i] = w
+        let v = storage(b)
+        v.tsdf[i] = value; v.weight[i] = w
     }
 
     /// One frame as the integration sees it: depth in metres (0 = none) on a `width` ×
@@ -157,7 +157,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
         typealias I = SIMD8<Int32>
         let lanes = F(0, 1, 2, 3, 4, 5, 6, 7)
         let camX = lanes * stepX.x, camY = lanes * stepX.y, camZ = lanes * stepX.z
-        let tsdf = self.tsdf, weight = self.weight, colour = self.colour, colours = coloured ? frame.colours : nil
+        let chunks = self.chunks, colours = coloured ? frame.colours : nil
         let width = F(repeating: Float(w)), height = F(repeating: Float(h)), zero = F(), one = F(repeating: 1)
         let magic = F(repeating: 8_388_608), minusTruncation = F(repeating: -truncation)
         /// ⌊x⌋ for 0 ≤ x < 2^22 without a checked conversion: adding 2^23 leaves the nearest
@@ -169,7 +169,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
         for b in blocks {
             let origin = SIMD3<Float>(Self.coordinates(keys[b]) &* Self.blockSide) * vs + vs / 2 - tw
             let o = SIMD3<Float>((c0 * origin).sum(), (c1 * origin).sum(), (c2 * origin).sum())
-            let base = b * Self.blockVoxels
+            let (tsdf, weight, colour) = Self.storage(chunks[b / Self.chunkBlocks], b % Self.chunkBlocks)
             for zy in 0..<64 {
                 let row = o + stepY * Float(zy & 7) + stepZ * Float(zy >> 3)
                 let px = camX + row.x, py = camY + row.y, z = -(camZ + row.z)
@@ -184,7 +184,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
                 let sdf = d - z
                 let update = seen .& (d .> zero) .& (sdf .>= minusTruncation)
                 if !any(update) { continue }
-                let at = base &+ zy &* 8
+                let at = zy &* 8
                 let oldT = UnsafeRawPointer(tsdf + at).loadUnaligned(as: F.self), oldW = UnsafeRawPointer(weight + at).loadUnaligned(as: F.self)
                 let value = (sdf * inverseTruncation).replacing(with: one, where: sdf * inverseTruncation .> one)
                 let newW = oldW + one

@@ -1,5 +1,6 @@
 import Foundation
 import Gestures
+import Meshing
 import PointClouds
 import VoxelFusion
 import ScanFormats
@@ -58,7 +59,7 @@ extension BenchResult {
 /// Benchmarks of the stages (`depthpose bench STAGE SCAN`).
 public enum Benchmark {
     /// What `bench` measures (`nightly` lives with the batch layer: `NightlyBenchmark`).
-    public enum Target: String, Sendable, Codable, CaseIterable { case decode, video, backproject, cloud, normals, eval, gestures, nightly }
+    public enum Target: String, Sendable, Codable, CaseIterable { case decode, video, backproject, cloud, normals, mesh, eval, gestures, nightly }
 
     /// The gestures stage (decode included) and plain decoding of the same scan, run
     /// alternately (decode, gestures, gestures, decode, ...) so both see the same machine
@@ -127,6 +128,16 @@ public enum Benchmark {
         let scan = try ScanOpener.open(path, strict: false)
         let frames = summary!.frames, bytes = frames * scan.depthLayout.pixels * scan.depthFormat.bytesPerSample
         return BenchResult(stage: .cloud, scan: path, frames: frames, threads: options.threads, runSeconds: times, bytes: bytes)
+    }
+
+    /// `mesh` end to end (open, decode, TSDF fusion, marching cubes, normals, colour; no file
+    /// written) at the given options; MB/s counts decoded depth.
+    public static func mesh(scan path: String, options: MeshOptions, runs: Int) throws -> BenchResult {
+        var summary: MeshSummary?
+        let times = try timed(runs: runs) { summary = try MeshBuilder.build(scan: path, options: options).1 }
+        let scan = try ScanOpener.open(path, strict: false)
+        let frames = summary!.frames, bytes = frames * scan.depthLayout.pixels * scan.depthFormat.bytesPerSample
+        return BenchResult(stage: .mesh, scan: path, frames: frames, threads: options.threads, runSeconds: times, bytes: bytes)
     }
 
     /// Normals alone, on the points of the scan's cloud at `options` (built once, untimed):

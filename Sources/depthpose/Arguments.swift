@@ -8,6 +8,7 @@ import Execution
 import FileIO
 import ResultFiles
 import ScanFormats
+import VoxelFusion
 
 // The library's domain values as command-line values: each enum's raw values are its
 // spellings, and `--help` lists them.
@@ -53,6 +54,22 @@ struct ThreadOptions: ParsableArguments {
     }
 
     var context: StageContext { StageContext(threads: threads) }
+}
+
+/// The frame selection and pixel-filter flags of `cloud` and `mesh` (`DepthFilterOptions`):
+/// one spelling, help text and default for both.
+struct DepthFilterArguments: ParsableArguments {
+    private static let defaults = PixelFilters()
+    @Option(help: "Nearest depth kept, metres.") var minDepth = defaults.minDepth
+    @Option(help: "Farthest depth kept, metres.") var maxDepth = defaults.maxDepth
+    @Option(help: "Use every N-th frame.") var stride = 1
+    @Option(help: "Lowest confidence level kept where confidence maps exist (0 low, 1 medium, 2 high).") var minConfidence = defaults.minConfidence
+    @Option(help: "Flying-pixel threshold: drop pixels whose 4-neighbour depth differs by more than this fraction (0 = off).")
+    var flyingPixel = defaults.flyingPixelThreshold
+
+    func apply<O: DepthFilterOptions>(to o: inout O) {
+        o.minDepth = minDepth; o.maxDepth = maxDepth; o.stride = stride; o.minConfidence = minConfidence; o.flyingPixel = flyingPixel
+    }
 }
 
 /// Checks a stage's options as parsed (ranges and relations between them).

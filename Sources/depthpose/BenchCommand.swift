@@ -9,7 +9,7 @@ struct BenchCommand: ParsableCommand {
         commandName: "bench",
         abstract: "Measure a stage on a scan: median wall time over runs, frames/s, MB/s, peak RSS.",
         discussion: "Run it on a release build (swift build -c release).",
-        subcommands: [Decode.self, Video.self, Backproject.self, Cloud.self, Normals.self, Gestures.self, Eval.self, Nightly.self])
+        subcommands: [Decode.self, Video.self, Backproject.self, Cloud.self, Normals.self, Mesh.self, Gestures.self, Eval.self, Nightly.self])
 
     /// What every benchmark takes.
     struct Common: ParsableArguments {
@@ -67,6 +67,19 @@ struct BenchCommand: ParsableCommand {
             var o = CloudStage.Options()
             o.voxel = voxel; o.normalRadius = normalRadius
             return try Benchmark.normals(scan: input.scan, options: try validated(o).builder(threads: input.threads), runs: common.runs)
+        }
+    }
+
+    struct Mesh: ScanBenchTarget {
+        @OptionGroup var input: ScanInput
+        static let configuration = CommandConfiguration(abstract: "The whole mesh stage at --voxel, no file written (like Open3D's ScalableTSDFVolume route).")
+        @Option(help: "Voxel size in metres.") var voxel = MeshStage.Options().voxel
+        @Flag(help: "Only the depth range as a filter (compare with Open3D's route).") var noFilters = false
+        func measure() throws -> any BenchFigures {
+            var o = MeshStage.Options()
+            o.voxel = voxel
+            if noFilters { o.minDepth = 0; o.flyingPixel = 0; o.minConfidence = 0 }
+            return try Benchmark.mesh(scan: input.scan, options: try validated(o).builder(threads: input.threads), runs: common.runs)
         }
     }
 

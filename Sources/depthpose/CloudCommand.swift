@@ -8,12 +8,7 @@ struct CloudArguments: StageArguments {
     typealias S = CloudStage
     private static let defaults = CloudStage.Options()
     @Option(help: "Voxel size in metres (\(CloudOptions.voxelRange.lowerBound)...\(CloudOptions.voxelRange.upperBound)).") var voxel = defaults.voxel
-    @Option(help: "Nearest depth kept, metres.") var minDepth = defaults.minDepth
-    @Option(help: "Farthest depth kept, metres.") var maxDepth = defaults.maxDepth
-    @Option(help: "Use every N-th frame.") var stride = defaults.stride
-    @Option(help: "Lowest confidence level kept where confidence maps exist (0 low, 1 medium, 2 high).") var minConfidence = defaults.minConfidence
-    @Option(help: "Flying-pixel threshold: drop pixels whose 4-neighbour depth differs by more than this fraction (0 = off).")
-    var flyingPixel = defaults.flyingPixel
+    @OptionGroup var filters: DepthFilterArguments
     @Option(help: "Drop voxels supported by fewer depth samples (1 = keep all).") var minSupport = defaults.minSupport
     @Flag(help: "All filters off: any valid depth, no flying-pixel test, any confidence, min support 1.") var noFilters = defaults.noFilters
     @Flag(help: "Estimate normals (Open3D's hybrid search: neighbours within the radius, the 30 nearest; covariance, closed-form eigenvector), oriented toward the cameras.") var normals = defaults.normals
@@ -27,8 +22,8 @@ struct CloudArguments: StageArguments {
 
     var value: CloudStage.Options {
         var o = CloudStage.Options()
-        o.voxel = voxel; o.minDepth = minDepth; o.maxDepth = maxDepth; o.stride = stride; o.minConfidence = minConfidence
-        o.flyingPixel = flyingPixel; o.minSupport = minSupport; o.noFilters = noFilters; o.normals = normals
+        o.voxel = voxel; filters.apply(to: &o)
+        o.minSupport = minSupport; o.noFilters = noFilters; o.normals = normals
         o.normalRadius = normalRadius; o.frame = frame; o.ascii = ascii; o.extras = extras; o.color = color
         return o
     }

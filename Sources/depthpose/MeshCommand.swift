@@ -9,12 +9,7 @@ struct MeshArguments: StageArguments {
     private static let defaults = MeshStage.Options()
     @Option(help: "Voxel size in metres (\(MeshOptions.voxelRange.lowerBound)...\(MeshOptions.voxelRange.upperBound)).") var voxel = defaults.voxel
     @Option(help: "Truncation distance in voxels (\(MeshOptions.truncationRange.lowerBound)...\(MeshOptions.truncationRange.upperBound)).") var truncation = defaults.truncation
-    @Option(help: "Nearest depth kept, metres.") var minDepth = defaults.minDepth
-    @Option(help: "Farthest depth kept, metres.") var maxDepth = defaults.maxDepth
-    @Option(help: "Use every N-th frame.") var stride = defaults.stride
-    @Option(help: "Lowest confidence level kept where confidence maps exist (0 low, 1 medium, 2 high).") var minConfidence = defaults.minConfidence
-    @Option(help: "Flying-pixel threshold: drop pixels whose 4-neighbour depth differs by more than this fraction (0 = off).")
-    var flyingPixel = defaults.flyingPixel
+    @OptionGroup var filters: DepthFilterArguments
     @Option(help: "Mesh a cube only where all eight voxels were updated by at least this many frames.") var minWeight = defaults.minWeight
     @Flag(inversion: .prefixedNo, help: "Colour the vertices from the scan's video (rgb.mp4, ScanNet++ rgb.mkv) when it has one.")
     var color = defaults.color
@@ -22,8 +17,8 @@ struct MeshArguments: StageArguments {
 
     var value: MeshStage.Options {
         var o = MeshStage.Options()
-        o.voxel = voxel; o.truncation = truncation; o.minDepth = minDepth; o.maxDepth = maxDepth; o.stride = stride
-        o.minConfidence = minConfidence; o.flyingPixel = flyingPixel; o.minWeight = minWeight; o.color = color; o.ascii = ascii
+        o.voxel = voxel; o.truncation = truncation; filters.apply(to: &o)
+        o.minWeight = minWeight; o.color = color; o.ascii = ascii
         return o
     }
 }

@@ -32,8 +32,8 @@ final class MeshPeerTests: XCTestCase {
         print("mesh vs Open3D: vertices \(counts), symmetric mean \(symmetric) m; truth: ours \(oursTruth) m, Open3D \(theirsTruth) m")
         // The bound is one voxel. Both sides apply the same update rule (weight 1,
         // TSDF clipped at the truncation) to the same depth, so their zero crossings differ
-        // only by float rounding and by where each allocates blocks; measured 0.03 voxel on
-        // the 300-frame room. A half-voxel shift of the grid or a sign slip lands near 0.5.
+        // only by float rounding and by where each allocates blocks; measured 0.004 voxel here
+        // and on the 300-frame bench room. A half-voxel shift of the grid or a sign slip lands near 0.5.
         XCTAssertLessThan(symmetric, 0.1 * voxel)
         XCTAssertLessThan(try figure("a_to_b", "beyond"), 0.01, "our vertices more than a voxel from Open3D's surface")
         XCTAssertLessThan(try figure("b_to_a", "beyond"), 0.01, "Open3D's vertices more than a voxel from our surface")
