@@ -115,9 +115,8 @@ public enum MeshBuilder {
                     sets[t].removeAll()
                     volume.touchedKeys(frame, truncation: truncation, rows: layout.height * t / threads ..< layout.height * (t + 1) / threads, into: sets[t])
                 }
-                let keys = mergeDistinct(sets.map(\.keys))
-                volume.allocate(sortedKeys: keys)
-                let blocks = keys.map { volume.block($0)! }
+                for t in 1..<threads { sets[0].formUnion(sets[t]) }
+                let blocks = volume.blocks(sets[0].keys)
                 parallelFor(threads, threads: o.threads) { t in
                     volume.integrate(frame, blocks: blocks[blocks.count * t / threads ..< blocks.count * (t + 1) / threads], truncation: truncation)
                 }
@@ -138,16 +137,6 @@ public enum MeshBuilder {
         if summary.framesUsed == 0 { summary.notes.append("no frame had a usable pose: the mesh is empty") }
         summary.seconds = ProcessStats.now() - start
         return (mesh, summary)
-    }
-
-    /// The sorted, distinct union of arrays.
-    static func mergeDistinct(_ parts: [[UInt64]]) -> [UInt64] {
-        var all = parts.flatMap { $0 }
-        all.sort()
-        var n = 0
-        for i in 0..<all.count where i == 0 || all[i] != all[n - 1] { all[n] = all[i]; n += 1 }
-        all.removeLast(all.count - n)
-        return all
     }
 }
 

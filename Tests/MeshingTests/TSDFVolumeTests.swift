@@ -1,0 +1,66 @@
+import XCTest
+import Geometry
+@testable import Meshing
+
+/// The block search and the block table of the TSDF volume, against plain references.
+final class TSDFVolumeTests: XCTestCase {
+    /// `touchedKeys` (eight samples at a time, single precision, keys only when a box
+    /// changes) against the rule written out in double precision: every second pixel of
+    /// every second row with depth, its axis-aligned box ±truncation, every block the box
+    /// overlaps. A block clearly inside some box must be found; every block found must
+    /// touch some box (a margin of 1e-4 block for the float rounding). The frame is 37 wide
+    /// (a tail of fewer than eight samples), the set starts tiny (it grows mid-row), and
+    /// the pose turns the camera so no axis lines up.
+    func testTouchedKeysAreTheBoxesOfTheSamples() {
+        let w = 37, h = 29, voxel: Float = 0.015, truncation: Float = 0.06
+        var rng = SystemRandomNumberGenerator()
+        var depth = [Float](repeating: 0, count: w * h)
+        for i in depth.indices where Double.random(in: 0..<1, using: &rng) > 0.15 { depth[i] = Float.random(in: 0.3...4.5, using: &rng) }
+        let pose = Pose(rotation: Matrix3.rotation(axis: Vec3(0.3, 1, -0.2), angle: 0.7), translation: Vec3(-1.3, 0.4, 2.2))
+        let k = Intrinsics(fx: 29.5, fy: 30.5, cx: 18.3, cy: 13.9, width: w, height: h)
+        let volume = TSDFVolume(voxelSize: voxel, coloured: false)
+        let set = BlockKeySet(capacity: 16)
+        depth.withUnsafeBufferPointer { d in
+            let frame = TSDFVolume.Frame(depth: d.baseAddress!, width: w, height: h, pose: pose, intrinsics: k, colours: nil)
+            volume.touchedKeys(frame, truncation: truncation, rows: 0 ..< h, into: set)
+        }
+        let found = Set(set.keys)
+        XCTAssertEqual(found.count, set.count, "keys listed twice")
+        var required = Set<UInt64>(), allowed = Set<UInt64>()
+        let block = Double(voxel) * 8, reach = Double(truncation) / block, margin = 1e-4
+        for v in stride(from: 0, to: h, by: 2) {
+            for u in stride(from: 0, to: w, by: 2) where depth[v * w + u] > 0 {
+                let d = Double(depth[v * w + u])
+                let q = (pose.rotation * Vec3((Double(u) - k.cx) / k.fx * d, -(Double(v) - k.cy) / k.fy * d, -d) + pose.translation) / block
+                func add(_ into: inout Set<UInt64>, _ e: Double) {
+                    let lo = (0..<3).map { Int((q[$0] - reach - e).rounded(.down)) }, hi = (0..<3).map { Int((q[$0] + reach + e).rounded(.down)) }
+                    for x in lo[0]...hi[0] { for y in lo[1]...hi[1] { for z in lo[2]...hi[2] { into.insert(TSDFVolume.key(x, y, z)!) } } }
+                }
+                add(&required, -margin)
+                add(&allowed, margin)
+            }
+        }
+        XCTAssertGreaterThan(required.count, 100)
+        XCTAssertTrue(required.isSubset(of: found), "\(required.subtracting(found).count) blocks of the boxes missing")
+        XCTAssertTrue(found.isSubset(of: allowed), "\(found.subtracting(allowed).count) blocks outside every box")
+    }
+
+    /// Block numbers follow the keys' ascending order among the new blocks, whatever order
+    /// the keys come in (the two threads' key sets merge in any order), and known blocks
+    /// keep their numbers.
+    func testBlockNumbersDoNotDependOnKeyOrder() {
+        let first = (0..<40).map { TSDFVolume.key($0 % 5, $0 / 5, -$0)! }, second = (20..<90).map { TSDFVolume.key($0 % 5, $0 / 5, -$0)! }
+        func volume(_ order: ([UInt64]) -> [UInt64]) -> TSDFVolume {
+            let v = TSDFVolume(voxelSize: 0.01, coloured: false)
+            let a = order(first), b = order(second)
+            XCTAssertEqual(v.blocks(a).map { v.keys[$0] }, a)
+            XCTAssertEqual(v.blocks(b).map { v.keys[$0] }, b)
+            return v
+        }
+        let sorted = volume { $0.sorted() }, reversed = volume { $0.sorted().reversed() }, shuffled = volume { $0.shuffled() }
+        XCTAssertEqual(sorted.keys, reversed.keys)
+        XCTAssertEqual(sorted.keys, shuffled.keys)
+        XCTAssertEqual(Array(sorted.keys[..<40]), first.sorted())
+        XCTAssertEqual(sorted.blockCount, 90)
+    }
+}
