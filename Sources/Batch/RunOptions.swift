@@ -15,8 +15,10 @@ public struct RunOptions: StageOptions {
     public var normals = false
     /// Colour the cloud from the scan's video when it has one.
     public var color = CloudStage.Options().color
-    /// Use every N-th frame for the cloud.
+    /// Use every N-th frame for the cloud and the mesh.
     public var stride = 1
+    /// Mesh voxel size, metres (the mesh stage runs on request: `stages`).
+    public var meshVoxel = MeshStage.Options().voxel
     /// A trajectory file with this name inside the scan folder is used as the reference (TUM).
     public var referenceName = "groundtruth.tum"
     /// Depth image format of the optional decode stage.
@@ -27,7 +29,7 @@ public struct RunOptions: StageOptions {
     public init() {}
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        case stages, voxel, normals, color, stride, referenceName = "reference_name", decodeFormat = "decode_format", threads
+        case stages, voxel, normals, color, stride, meshVoxel = "mesh_voxel", referenceName = "reference_name", decodeFormat = "decode_format", threads
     }
     public typealias Keys = CodingKeys
 
@@ -43,11 +45,11 @@ public struct RunOptions: StageOptions {
         return o
     }
 
-    /// The mesh stage's options under `run` (on request): its own defaults (1.5 cm voxels),
-    /// with the run's colour and stride.
+    /// The mesh stage's options under `run` (on request): its own defaults, with the run's
+    /// mesh voxel size, colour and stride.
     public var mesh: MeshStage.Options {
         var o = MeshStage.Options()
-        o.color = color; o.stride = stride
+        o.voxel = meshVoxel; o.color = color; o.stride = stride
         return o
     }
 

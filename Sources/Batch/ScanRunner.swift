@@ -93,9 +93,10 @@ public enum ScanRunner {
             summary.seconds = 0  // timings live in the run record; mesh.json stays comparable between runs
             try AtomicOutput.write(try JSONOutput.encode(summary), to: dir + "/mesh.json")
             r.warnings = summary.notes
-            r.metrics["vertices"] = Double(summary.vertices)
-            r.metrics["triangles"] = Double(summary.triangles)
-            r.metrics["surface_area_m2"] = summary.area
+            r.metrics["mesh_vertices"] = Double(summary.vertices)
+            r.metrics["mesh_triangles"] = Double(summary.triangles)
+            r.metrics["mesh_area_m2"] = summary.area
+            r.metrics["mesh_boundary_edges"] = Double(summary.boundaryEdges)
             if summary.triangles == 0 {
                 throw BatchError.problems(["empty mesh: none of the \(summary.frames) frames had depth and a usable pose (\(summary.framesWithoutPose) without a pose)"])
             }

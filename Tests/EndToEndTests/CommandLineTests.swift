@@ -645,4 +645,26 @@ final class MeshCommandTests: XCTestCase {
         XCTAssertNotEqual(try TestSupport.depthpose("mesh", dir + "/missing", "--out", bad).status, 0)
         XCTAssertFalse(FileManager.default.fileExists(atPath: bad))
     }
+
+    /// A mesh run stopped part-way (SIGINT, SIGTERM, SIGKILL) leaves nothing in its output
+    /// folder: no PLY, partial or whole, and no staging file.
+    func testAnInterruptedMeshRunLeavesNoPLY() throws {
+        let dir = TestSupport.temporaryDirectory("meshstop")
+        XCTAssertEqual(try TestSupport.depthpose("synth", "--out", dir + "/scan", "--frames", "1500").status, 0)
+        for signal in [SIGINT, SIGTERM, SIGKILL] {
+            let out = dir + "/out-\(signal)"
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: TestSupport.productsDirectory + "/depthpose")
+            p.arguments = ["mesh", dir + "/scan", "--out", out + "/scene.ply", "-j", "1"]
+            p.standardOutput = FileHandle.nullDevice; p.standardError = FileHandle.nullDevice
+            try p.run()
+            usleep(400_000)
+            XCTAssertTrue(p.isRunning, "the run ended before it could be stopped: make the scan longer")
+            kill(p.processIdentifier, signal)
+            p.waitUntilExit()
+            XCTAssertNotEqual(p.terminationStatus, 0)
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out), [], "signal \(signal)")
+        }
+    }
 }

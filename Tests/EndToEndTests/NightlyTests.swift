@@ -188,5 +188,24 @@ final class NightlyTests: XCTestCase {
         XCTAssertEqual(s.scans[1].error, "empty folder: no scan files")
         let n = try summary(base + "/nightly")
         for (a, b) in zip(s.scans, n.scans) { XCTAssertEqual(a.metrics, b.metrics, a.name) }
+
+        // The mesh stage on request: config `stages` and `options.mesh_voxel` in the workflow,
+        // --stages and --mesh-voxel in nightly; the same mesh.ply and mesh.json.
+        XCTAssertEqual(try nightly(base + "/dataset", "--out", base + "/nightly-mesh", "--stages", "inspect,mesh", "--mesh-voxel", "0.02").status, 3)
+        // (options through a config file: `--config` passes nested values as text)
+        TestSupport.writeText("stages: [inspect, mesh]\noptions:\n  mesh_voxel: 0.02\n", base + "/mesh.yaml")
+        let m = try TestSupport.run(snakemake, ["-s", pipelines + "/Snakefile", "--profile", pipelines + "/profiles/local", "--cores", "2",
+                                                "--directory", base, "--configfile", base + "/mesh.yaml",
+                                                "--config", "dataset=\(base)/dataset", "out=\(base)/smk-mesh", "depthpose=\(TestSupport.productsDirectory)/depthpose"])
+        XCTAssertEqual(m.status, 0, m.stderr)
+        for name in ["alpha", "gamma", "sub__beta"] {
+            let got = outputs(base + "/smk-mesh/" + name), want = outputs(base + "/nightly-mesh/" + name)
+            XCTAssertNotNil(want["mesh.ply"], name)
+            XCTAssertEqual(got["mesh.ply"], want["mesh.ply"], name)
+            XCTAssertEqual(got["mesh.json"], want["mesh.json"], name)
+        }
+        let ms = try summary(base + "/smk-mesh")
+        XCTAssertEqual(ms.scans.map(\.status), [.ok, .failed, .ok, .ok])
+        XCTAssertGreaterThan(ms.scans[0].metrics["mesh_triangles"] ?? 0, 100)
     }
 }

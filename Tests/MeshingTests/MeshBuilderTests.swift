@@ -68,7 +68,7 @@ final class MeshBuilderTests: XCTestCase {
         }
     }
 
-    func testFramesWithoutPosesAreCountedAndNoPoseGivesAnEmptyMesh() throws {
+    func testStrideIsCountedAndOptionsAreChecked() throws {
         let scan = try TestSupport.synthScan(frames: 12, seed: 9, width: 64, height: 48)
         var o = MeshOptions(); o.stride = 5
         let (_, s) = try MeshBuilder.build(scan: scan, options: o)
@@ -77,6 +77,54 @@ final class MeshBuilderTests: XCTestCase {
         XCTAssertThrowsError(try MeshBuilder.build(scan: scan, options: o)) { XCTAssertTrue("\($0)".contains("voxel size")) }
         o = MeshOptions(); o.truncationVoxels = 0.5
         XCTAssertThrowsError(try MeshBuilder.build(scan: scan, options: o)) { XCTAssertTrue("\($0)".contains("truncation")) }
+    }
+
+    /// Frames whose pose is NaN, not a rotation, or missing are skipped and counted, and
+    /// the frames after them keep their own poses (never shifted): ten frames without an
+    /// entry in the middle of the walk would put every later frame's depth ten frames'
+    /// motion (~10 cm) away from the truth if the poses slid up.
+    func testUnusablePosesAreSkippedAndNeverShifted() throws {
+        let scan = try TestSupport.synthScan(frames: 40, seed: 23, width: 128, height: 96) { $0.noise = false }
+        var entries = try FlatJSONMap.read(path: scan + "/trans.json", what: "")
+        var nan = try NumberList.parse(entries[2].value).get(), stretched = try NumberList.parse(entries[25].value).get()
+        nan[5] = .nan
+        for i in 0..<3 { stretched[i] *= 1.5 }  // first column: no longer a rotation
+        entries[2].value = ARKitScanWriter.list(nan); entries[25].value = ARKitScanWriter.list(stretched)
+        entries.removeSubrange(10..<20)
+        TestSupport.writeText("{" + entries.map { "\"\($0.key)\": \"\($0.value)\"" }.joined(separator: ",\n") + "}", scan + "/trans.json")
+        let (mesh, s) = try MeshBuilder.build(scan: scan, options: MeshOptions())
+        XCTAssertEqual(s.frames, 40)
+        XCTAssertEqual(s.framesWithoutPose, 12)
+        XCTAssertEqual(s.framesUsed, 28)
+        let truth = try Self.scene(scan).scene
+        var sum = 0.0
+        for i in 0..<mesh.vertexCount {
+            let p = mesh.position(UInt32(i))
+            sum += truth.distanceToSurface(Vec3(Double(p.x), Double(p.y), Double(p.z)))
+        }
+        XCTAssertGreaterThan(mesh.triangleCount, 10_000)
+        XCTAssertLessThan(sum / Double(mesh.vertexCount), 0.001, "mean vertex distance to the true surfaces")
+    }
+
+    /// Poses that never overlap (each frame a kilometre from the last; one far beyond the
+    /// volume's ±7.8 km) give the mesh of what each frame saw, not an error: one separate
+    /// patch per frame inside the volume's range, none for the frame outside it.
+    func testPosesThatNeverOverlapGiveTheMeshOfWhatWasSeen() throws {
+        let scan = try TestSupport.synthScan(frames: 4, seed: 24, width: 128, height: 96) { $0.noise = false }
+        var entries = try FlatJSONMap.read(path: scan + "/trans.json", what: "")
+        for (i, offset) in [0.0, 1000, 2000, 1e6].enumerated() {
+            var v = try NumberList.parse(entries[i].value).get()
+            v[12] += offset
+            entries[i].value = ARKitScanWriter.list(v)
+        }
+        TestSupport.writeText("{" + entries.map { "\"\($0.key)\": \"\($0.value)\"" }.joined(separator: ",\n") + "}", scan + "/trans.json")
+        let (mesh, s) = try MeshBuilder.build(scan: scan, options: MeshOptions())
+        XCTAssertEqual(s.framesUsed, 4)
+        var patches = Set<Int>()
+        for i in 0..<mesh.vertexCount { patches.insert(Int((mesh.position(UInt32(i)).x / 500).rounded())) }
+        XCTAssertEqual(patches, [0, 2, 4], "one patch a frame within the volume's range")
+        XCTAssertGreaterThan(mesh.triangleCount, 3 * 1000)
+        XCTAssertEqual(mesh.positions.filter { !$0.isFinite }, [])
     }
 
     static func visibleSurface(_ scan: String, step: Int = 5) throws -> [SIMD3<Float>] {
