@@ -123,21 +123,22 @@ public enum Benchmark {
     /// `cloud` end to end (open, decode, back-project, fuse, filter; no file written) at
     /// the given options; MB/s counts decoded depth.
     public static func cloud(scan path: String, options: CloudOptions, runs: Int) throws -> BenchResult {
-        var summary: CloudSummary?
-        let times = try timed(runs: runs) { summary = try CloudBuilder.build(scan: path, options: options).1 }
-        let scan = try ScanOpener.open(path, strict: false)
-        let frames = summary!.frames, bytes = frames * scan.depthLayout.pixels * scan.depthFormat.bytesPerSample
-        return BenchResult(stage: .cloud, scan: path, frames: frames, threads: options.threads, runSeconds: times, bytes: bytes)
+        try endToEnd(.cloud, scan: path, threads: options.threads, runs: runs) { try CloudBuilder.build(scan: path, options: options).1.frames }
     }
 
     /// `mesh` end to end (open, decode, TSDF fusion, marching cubes, normals, colour; no file
     /// written) at the given options; MB/s counts decoded depth.
     public static func mesh(scan path: String, options: MeshOptions, runs: Int) throws -> BenchResult {
-        var summary: MeshSummary?
-        let times = try timed(runs: runs) { summary = try MeshBuilder.build(scan: path, options: options).1 }
+        try endToEnd(.mesh, scan: path, threads: options.threads, runs: runs) { try MeshBuilder.build(scan: path, options: options).1.frames }
+    }
+
+    /// A whole stage timed: `build` runs it and returns the frames it read.
+    static func endToEnd(_ stage: Target, scan path: String, threads: Int, runs: Int, _ build: () throws -> Int) throws -> BenchResult {
+        var frames = 0
+        let times = try timed(runs: runs) { frames = try build() }
         let scan = try ScanOpener.open(path, strict: false)
-        let frames = summary!.frames, bytes = frames * scan.depthLayout.pixels * scan.depthFormat.bytesPerSample
-        return BenchResult(stage: .mesh, scan: path, frames: frames, threads: options.threads, runSeconds: times, bytes: bytes)
+        let bytes = frames * scan.depthLayout.pixels * scan.depthFormat.bytesPerSample
+        return BenchResult(stage: stage, scan: path, frames: frames, threads: threads, runSeconds: times, bytes: bytes)
     }
 
     /// Normals alone, on the points of the scan's cloud at `options` (built once, untimed):
