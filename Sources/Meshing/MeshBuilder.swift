@@ -39,7 +39,7 @@ public struct MeshOptions: Sendable {
 }
 
 /// What `mesh` did.
-public struct MeshSummary: Sendable, Codable {
+public struct MeshSummary: Sendable, Codable, FrameAccounting {
     public var scan: String
     public var voxelSize: Double
     public var truncation: Double
@@ -78,14 +78,11 @@ public enum MeshBuilder {
         var summary = MeshSummary(scan: path, voxelSize: o.voxelSize, truncation: o.voxelSize * o.truncationVoxels)
         let threads = max(1, o.threads), layout = scan.depthLayout
 
-        func use(_ info: FrameInfo) throws -> (pose: Pose, intrinsics: Intrinsics)? { try info.fusable(stride: o.stride, scanPath: scan.path) }
-
         // The video, decoded ahead on its own thread into depth-grid colour images.
         var stream: GridColourStream?
         if o.colour, let video = scan.colourVideoPath {
             let reader = try VideoReader(path: video, threads: 2 * threads)
-            var wanted: [Int] = []
-            for i in 0 ..< (try scan.depthFrameCount()) where try use(scan.frameInfo(i)) != nil { wanted.append(scan.videoFrame(forDepthFrame: i)) }
+            let wanted = try scan.fusedVideoFrames(frames: scan.depthFrameCount(), stride: o.stride)
             stream = GridColourStream(reader: reader, gridWidth: layout.width, gridHeight: layout.height, frames: wanted)
             stream?.start()
         } else if o.colour {
@@ -98,12 +95,7 @@ public enum MeshBuilder {
         let sets = (0..<threads).map { _ in BlockKeySet() }
         try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps) { fb in
             for (k, info) in fb.infos.enumerated() {
-                summary.frames += 1
-                guard let (pose, intrinsics) = try use(info) else {
-                    if info.index % o.stride != 0 { summary.framesSkippedByStride += 1 } else { summary.framesWithoutPose += 1 }
-                    continue
-                }
-                summary.framesUsed += 1
+                guard let (pose, intrinsics) = try summary.take(info, stride: o.stride, scanPath: scan.path) else { continue }
                 var colours: UnsafePointer<UInt32>?
                 if let stream {
                     colours = try stream.colours(of: scan.videoFrame(forDepthFrame: info.index))

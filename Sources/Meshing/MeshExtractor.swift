@@ -80,6 +80,8 @@ public enum MeshExtractor {
         let vs = volume.voxelSize
         let edges = MarchingCubes.edges, table = MarchingCubes.triangles, offsets = MarchingCubes.offsets
         let cornerOffset = (0..<8).map { SIMD3<Int>($0 & 1, $0 >> 1 & 1, $0 >> 2 & 1) }
+        // a cube's vertex on each of its 12 edges, and which of them it has so far (bits)
+        var corner = [UInt32](repeating: 0, count: 12), made = 0
 
         for b in order {
             let origin = TSDFVolume.coordinates(volume.keys[b]) &* side
@@ -106,11 +108,11 @@ public enum MeshExtractor {
                     if value[i] < 0 { index |= 1 << k }
                 }
                 guard complete, index != 0, index != 255 else { continue }
-                var corner = [UInt32](repeating: 0, count: 12), made = [Bool](repeating: false, count: 12)
+                made = 0
                 for t in offsets[index] ..< offsets[index + 1] {
                     let e = Int(table[t])
-                    if made[e] { continue }
-                    made[e] = true
+                    if made & 1 << e != 0 { continue }
+                    made |= 1 << e
                     let edge = edges[e]
                     let a = cornerOffset[edge.from], g = origin &+ SIMD3(x, y, z) &+ a
                     let key = UInt64(g.x + (1 << 19)) << 42 | UInt64(g.y + (1 << 19)) << 22 | UInt64(g.z + (1 << 19)) << 2 | UInt64(edge.axis)
@@ -121,10 +123,10 @@ public enum MeshExtractor {
                     var p = (SIMD3<Float>(g) + 0.5) * vs
                     p[edge.axis] += s * vs
                     let v = UInt32(mesh.positions.count / 3)
-                    mesh.positions += [p.x, p.y, p.z]
+                    mesh.positions.append(p.x); mesh.positions.append(p.y); mesh.positions.append(p.z)
                     if volume.coloured {
                         let c = colour[ia] + (colour[ib] - colour[ia]) * s
-                        colours += [c.x, c.y, c.z]
+                        colours.append(c.x); colours.append(c.y); colours.append(c.z)
                     }
                     vertexOfEdge[key] = v
                     corner[e] = v
@@ -143,7 +145,7 @@ public enum MeshExtractor {
             let a = raw.triangles[t], b = raw.triangles[t + 1], c = raw.triangles[t + 2]
             let p = raw.position(a), n = cross(raw.position(b) - p, raw.position(c) - p)
             guard length(n) > 0 else { continue }
-            kept += [a, b, c]
+            kept.append(a); kept.append(b); kept.append(c)
             faceNormals[Int(a)] += n; faceNormals[Int(b)] += n; faceNormals[Int(c)] += n
         }
         var newIndex = [UInt32](repeating: UInt32.max, count: raw.vertexCount)
@@ -155,7 +157,8 @@ public enum MeshExtractor {
             newIndex[v] = next; next += 1
             mesh.positions += raw.positions[3 * v ..< 3 * v + 3]
             let nv = faceNormals[v], l = length(nv)
-            mesh.normals += l > 0 ? [nv.x / l, nv.y / l, nv.z / l] : [0, 0, 0]
+            let unit = l > 0 ? nv / l : .zero
+            mesh.normals.append(unit.x); mesh.normals.append(unit.y); mesh.normals.append(unit.z)
             if let colours {
                 for k in 0..<3 { mesh.colours!.append(UInt8(min(max(colours[3 * v + k], 0), 255).rounded())) }
             }

@@ -97,7 +97,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     }
 
     /// Creates the blocks of `sortedKeys` (ascending, distinct) that do not exist yet.
-    public func allocate(sortedKeys: [UInt64]) {
+    private func allocate(sortedKeys: [UInt64]) {
         for k in sortedKeys where block(k) == nil {
             if 2 * (keys.count + 1) > table.count { grow() }
             let n = keys.count
@@ -314,13 +314,6 @@ public final class BlockKeySet {
 
     /// The keys, in the order first inserted.
     public var keys: [UInt64] { Array(UnsafeBufferPointer(start: list, count: count)) }
-
-    @inline(__always) public func insert(_ key: UInt64) {
-        var i = inserter()
-        i.reserve(1, in: self)
-        i.insert(key)
-        finish(i)
-    }
 
     /// The set's state in local variables, for a hot loop of inserts (a class's stored
     /// properties would be checked for exclusive access on each); `finish` writes it back.

@@ -64,7 +64,7 @@ public enum CloudError: DepthPoseError {
 }
 
 /// What `cloud` did: counts of everything used, skipped or removed.
-public struct CloudSummary: Sendable, Codable {
+public struct CloudSummary: Sendable, Codable, FrameAccounting {
     public var version = 1
     public var scan: String
     public var frames = 0
@@ -123,23 +123,16 @@ public enum CloudBuilder {
         var cameras: [Vec3] = []
         let inverseVoxel = Float(1 / o.voxelSize)
 
-        /// The frames the cloud uses: the stride's, with a usable pose (the colour pass asks again).
-        func use(_ info: FrameInfo) throws -> (pose: Pose, intrinsics: Intrinsics)? { try info.fusable(stride: o.stride, scanPath: scan.path) }
         let video = o.colour ? scan.colourVideoPath : nil
         let hasConfidence = scan.hasConfidenceMaps
         try scan.forEachFrameBatch(threads: o.threads, confidence: hasConfidence) { fb in
             var selected: [(frame: Int, k: Int, pose: Pose, intrinsics: Intrinsics)] = []
             for (k, info) in fb.infos.enumerated() {
-                summary.frames += 1
                 cameras.append(info.pose?.translation ?? .zero)
-                guard let (pose, intrinsics) = try use(info) else {
-                    if info.index % o.stride != 0 { summary.framesSkippedByStride += 1 } else { summary.framesWithoutPose += 1 }
-                    continue
-                }
+                guard let (pose, intrinsics) = try summary.take(info, stride: o.stride, scanPath: scan.path) else { continue }
                 selected.append((info.index, k, pose, intrinsics))
                 gravity.add(pose: pose, imu: info.imu)
             }
-            summary.framesUsed += selected.count
             // Each thread fuses its band of rows of every frame into its own active voxels
             // (exact sums: the partition does not change the result), a sweep's worth of
             // frames at a time, after which the store takes what they wrote back: an outbox
@@ -179,7 +172,7 @@ public enum CloudBuilder {
         cloud.counts = fused.counts
         cloud.confidence = fused.confidence
         if let video, let keys = fused.keys {
-            switch try CloudColouring.colour(scan, video: video, keys: keys, frames: summary.frames, options: o, use: use) {
+            switch try CloudColouring.colour(scan, video: video, keys: keys, frames: summary.frames, options: o) {
             case let .coloured(rgb, report):
                 cloud.colours = rgb
                 summary.colour = report

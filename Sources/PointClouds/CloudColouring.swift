@@ -46,8 +46,7 @@ public struct ColourReport: Sendable, Codable {
 /// whose samples are coloured by bands of rows on `threads` threads, each with its own
 /// integer sums (the same bytes for any count).
 enum CloudColouring {
-    static func colour(_ scan: any Scan, video: String, keys: [UInt64], frames: Int, options o: CloudOptions,
-                       use: (FrameInfo) throws -> (pose: Pose, intrinsics: Intrinsics)?) throws -> Outcome {
+    static func colour(_ scan: any Scan, video: String, keys: [UInt64], frames: Int, options o: CloudOptions) throws -> Outcome {
         let start = ProcessStats.now()
         let threads = max(1, o.threads), layout = scan.depthLayout
         // Twice the threads for FFmpeg: its frame threads wait on the thread that feeds them
@@ -57,8 +56,7 @@ enum CloudColouring {
         if let p = shapeProblem(reader.info, depth: layout) { return .grey(because: "\(video): \(p): the cloud is grey") }
         var report = ColourReport(video: video, info: reader.info)
         // The video frames the used depth frames pair with, in order.
-        var wanted: [Int] = []
-        for i in 0..<frames where try use(scan.frameInfo(i)) != nil { wanted.append(scan.videoFrame(forDepthFrame: i)) }
+        let wanted = try scan.fusedVideoFrames(frames: frames, stride: o.stride)
         let stream = GridColourStream(reader: reader, gridWidth: layout.width, gridHeight: layout.height, frames: wanted)
         stream.start()
         defer { stream.stop() }
@@ -70,7 +68,7 @@ enum CloudColouring {
 
         try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps) { fb in
             for (k, info) in fb.infos.enumerated() {
-                guard let (pose, intrinsics) = try use(info) else { continue }
+                guard let (pose, intrinsics) = try info.fusable(stride: o.stride, scanPath: scan.path) else { continue }
                 guard let image = try stream.colours(of: scan.videoFrame(forDepthFrame: info.index)) else {
                     report.framesWithoutVideo += 1
                     continue

@@ -102,6 +102,34 @@ public struct FrameInfo: Sendable {
     }
 }
 
+/// The frame accounting of a fusing stage's summary (`CloudSummary`, `MeshSummary`): every
+/// frame read is used, skipped by the stride, or without a usable pose (never shifted).
+public protocol FrameAccounting {
+    var frames: Int { get set }
+    var framesUsed: Int { get set }
+    var framesSkippedByStride: Int { get set }
+    var framesWithoutPose: Int { get set }
+}
+
+extension FrameAccounting {
+    /// Counts frame `info` and returns its pose and intrinsics when the stage uses it
+    /// (`FrameInfo.fusable`).
+    public mutating func take(_ info: FrameInfo, stride: Int, scanPath: String) throws -> (pose: Pose, intrinsics: Intrinsics)? {
+        frames += 1
+        guard let used = try info.fusable(stride: stride, scanPath: scanPath) else {
+            if info.index % stride != 0 { framesSkippedByStride += 1 } else { framesWithoutPose += 1 }
+            return nil
+        }
+        framesUsed += 1
+        return used
+    }
+
+    /// "frames: N read, N used, N skipped by stride, N without a usable pose".
+    public var frameAccountText: String {
+        "frames: \(frames) read, \(framesUsed) used, \(framesSkippedByStride) skipped by stride, \(framesWithoutPose) without a usable pose"
+    }
+}
+
 /// A scan folder opened for reading: sidecars parsed, depth stream recognised.
 /// Depth is streamed in batches; nothing scales with scan length except per-frame
 /// metadata (poses, IMU), which is small.
@@ -194,6 +222,14 @@ extension Scan {
     }
 
     public func videoFrame(forDepthFrame index: Int) -> Int { index }
+
+    /// The video frames paired with the frames, among the first `frames`, that a fusing
+    /// stage uses (`FrameInfo.fusable`), in order: what its colour stream decodes.
+    public func fusedVideoFrames(frames: Int, stride: Int) throws -> [Int] {
+        var wanted: [Int] = []
+        for i in 0..<frames where try frameInfo(i).fusable(stride: stride, scanPath: path) != nil { wanted.append(videoFrame(forDepthFrame: i)) }
+        return wanted
+    }
     public var videoPairingRule: String { "depth frame i <-> video frame i (one video frame recorded with each depth frame)" }
 
     /// The usable pose of frame `index`, if paired and valid.

@@ -85,7 +85,7 @@ public enum CloudStage: Stage {
         public var text: String {
             let c = cloud
             var s = "wrote \(c.points) points to \(output) (voxel \(c.voxelSize) m, \(c.frame.rawValue) frame) in \(String(format: "%.2f", c.seconds)) s\n"
-            s += "frames: \(c.frames) read, \(c.framesUsed) used, \(c.framesSkippedByStride) skipped by stride, \(c.framesWithoutPose) without a usable pose\n"
+            s += c.frameAccountText + "\n"
             s += "samples fused: \(c.samples); voxels: \(c.voxels), \(c.voxelsRemovedLowSupport) removed with support < \(options.builder(threads: 1).minSupport)\n"
             if let g = c.gravity {
                 s += String(format: "gravity: %d frames, down (%.4f, %.4f, %.4f), %.3f deg from world -y\n", g.framesUsed, g.down[0], g.down[1], g.down[2], g.angleToMinusYDegrees)

@@ -65,7 +65,7 @@ public enum MeshStage: Stage {
         public var text: String {
             let m = mesh
             var s = "wrote \(m.vertices) vertices, \(m.triangles) triangles to \(output) (voxel \(m.voxelSize) m, truncation \(m.truncation) m) in \(String(format: "%.2f", m.seconds)) s\n"
-            s += "frames: \(m.frames) read, \(m.framesUsed) used, \(m.framesSkippedByStride) skipped by stride, \(m.framesWithoutPose) without a usable pose"
+            s += m.frameAccountText
             s += m.framesColoured > 0 ? ", \(m.framesColoured) coloured\n" : "\n"
             s += String(format: "surface: %.2f m², %d boundary edges; volume: %d blocks, %.1f MiB\n", m.area, m.boundaryEdges, m.blocks, Double(m.volumeBytes) / 1_048_576)
             for n in m.notes { s += "note: \(n)\n" }

@@ -8,7 +8,7 @@ final class MarchingCubesTests: XCTestCase {
         let v = TSDFVolume(voxelSize: voxel, coloured: false)
         var keys: [UInt64] = []
         for x in lo...hi { for y in lo...hi { for z in lo...hi { keys.append(TSDFVolume.key(x, y, z)!) } } }
-        v.allocate(sortedKeys: keys.sorted())
+        _ = v.blocks(keys.sorted())
         for b in 0..<v.blockCount {
             let o = TSDFVolume.coordinates(v.keys[b]) &* TSDFVolume.blockSide
             for i in 0..<TSDFVolume.blockVoxels {
