@@ -65,12 +65,34 @@ public struct MeshSummary: Sendable, Codable, FrameAccounting {
     }
 }
 
-/// Builds a triangle mesh from a scan: every used frame's filtered depth fused into a
-/// `TSDFVolume` (the cloud's frame selection, pose handling and pixel filters), then
-/// `MeshExtractor`. Frames go in order; within a frame the blocks it touches are split
-/// between threads, each block fused by one, so `-j 1` and `-j 2` give the same bytes.
+/// Builds a triangle mesh from a scan in two steps: `fuse` — every used frame's filtered
+/// depth into a `TSDFVolume` (the cloud's frame selection, pose handling and pixel filters) —
+/// then `extract` — `MeshExtractor` streaming the mesh into a sink (a PLY file, or memory).
+/// Frames go in order; within a frame the blocks it touches are split between threads, each
+/// block fused by one, so `-j 1` and `-j 2` give the same bytes.
 public enum MeshBuilder {
+    /// The whole mesh in memory (tests, the benchmark).
     public static func build(scan path: String, options o: MeshOptions) throws -> (TriangleMesh, MeshSummary) {
+        var (volume, summary) = try fuse(scan: path, options: o)
+        let collector = MeshCollector(coloured: volume.coloured)
+        try extract(volume, options: o, into: collector, summary: &summary)
+        return (collector.mesh, summary)
+    }
+
+    /// Marching cubes over `volume` into `sink`; the mesh's figures and time into `summary`.
+    public static func extract(_ volume: TSDFVolume, options o: MeshOptions, into sink: MeshSink, summary: inout MeshSummary) throws {
+        let start = ProcessStats.now()
+        let stats = try MeshExtractor.extract(volume, minWeight: Float(o.minWeight), into: sink)
+        summary.vertices = stats.vertices
+        summary.triangles = stats.triangles
+        summary.area = stats.area
+        summary.boundaryEdges = stats.boundaryEdges
+        summary.seconds += ProcessStats.now() - start
+    }
+
+    /// Every used frame fused into a TSDF volume; `summary` has the frames' accounting and
+    /// the time so far.
+    public static func fuse(scan path: String, options o: MeshOptions) throws -> (TSDFVolume, MeshSummary) {
         if let p = o.problem { throw MeshError.options(p) }
         let start = ProcessStats.now()
         let scan = try ScanOpener.open(path, strict: true)
@@ -121,14 +143,9 @@ public enum MeshBuilder {
         stream?.stop()
         summary.blocks = volume.blockCount
         summary.volumeBytes = volume.bytes
-        let mesh = MeshExtractor.extract(volume, minWeight: Float(o.minWeight))
-        summary.vertices = mesh.vertexCount
-        summary.triangles = mesh.triangleCount
-        summary.area = mesh.area
-        summary.boundaryEdges = mesh.boundaryEdges
         if summary.framesUsed == 0 { summary.notes.append("no frame had a usable pose: the mesh is empty") }
         summary.seconds = ProcessStats.now() - start
-        return (mesh, summary)
+        return (volume, summary)
     }
 }
 

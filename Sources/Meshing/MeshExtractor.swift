@@ -54,36 +54,90 @@ public struct TriangleMesh: Sendable {
 }
 @inline(__always) func length(_ a: SIMD3<Float>) -> Float { (a * a).sum().squareRoot() }
 
+/// Where `MeshExtractor` puts the mesh as it is made: parts in order, each holding the next
+/// vertices (numbered on from the previous parts') and triangles whose vertices have all been
+/// given, so a sink can write a part out and forget it (`MeshPLYStream`) or keep the whole
+/// mesh (`MeshCollector`).
+public protocol MeshSink: AnyObject {
+    func append(_ part: TriangleMesh) throws
+}
+
+/// Keeps the whole mesh in memory (tests, the benchmark, small scans).
+public final class MeshCollector: MeshSink {
+    public private(set) var mesh = TriangleMesh()
+    public init(coloured: Bool) { if coloured { mesh.colours = [] } }
+    public func append(_ part: TriangleMesh) {
+        mesh.positions += part.positions; mesh.normals += part.normals
+        if let c = part.colours { mesh.colours! += c }
+        mesh.triangles += part.triangles
+    }
+}
+
+/// Figures of an extracted mesh, counted as it streams by.
+public struct MeshStatistics: Sendable, Equatable {
+    public var vertices = 0, triangles = 0
+    /// Total area of the triangles, m².
+    public var area = 0.0
+    /// Edges of exactly one triangle (`TriangleMesh.boundaryEdges`).
+    public var boundaryEdges = 0
+    /// The most vertices held at once before they were final (the streaming window).
+    public var peakHeldVertices = 0
+}
+
 /// Marching cubes over a `TSDFVolume`: every cube of eight neighbouring voxel centres whose
 /// corners all have weight ≥ `minWeight` and whose TSDF changes sign gets its case's
 /// triangles (`MarchingCubes`); a vertex sits on a cube edge where the linear interpolation
 /// of the two TSDF values is zero, and is shared by every cube that has that edge (one
 /// vertex per crossed voxel edge in the whole mesh). Colour is interpolated the same way.
 /// Triangles of zero area (a vertex exactly on a corner) are dropped, and vertices no
-/// triangle uses with them.
+/// triangle uses with them. Normals: the area-weighted mean of a vertex's triangles' normals.
 ///
-/// Blocks are visited in key order and cubes in a block in x, y, z order, so the mesh is
-/// the same whatever order the volume was filled in.
+/// Streaming: blocks are visited in key order, which is slab by slab along x (block x
+/// coordinate), cubes in a block in x, y, z order. A vertex belongs to the slab of its
+/// edge's lower voxel, and only cubes of that slab and the one before touch it, so once a
+/// slab is done (and the next slab with blocks is further on) its vertices have all their
+/// triangles: they get their final numbers and go to the sink with every triangle whose
+/// three vertices are final. Only two slabs' vertices are held at a time, not the mesh.
+/// The output is the same whatever order the volume was filled in.
 public enum MeshExtractor {
+    /// The whole mesh in memory.
     public static func extract(_ volume: TSDFVolume, minWeight: Float) -> TriangleMesh {
+        let collector = MeshCollector(coloured: volume.coloured)
+        _ = try! extract(volume, minWeight: minWeight, into: collector)  // the collector cannot throw
+        return collector.mesh
+    }
+
+    /// A reference in a pending triangle: a held vertex (`held | index`) or a final number.
+    static let held: UInt32 = 1 << 31
+
+    @discardableResult
+    public static func extract(_ volume: TSDFVolume, minWeight: Float, into sink: MeshSink) throws -> MeshStatistics {
         let side = TSDFVolume.blockSide, n = side + 1
         let order = (0..<volume.blockCount).sorted { volume.keys[$0] < volume.keys[$1] }
-        var mesh = TriangleMesh()
-        if volume.coloured { mesh.colours = [] }
-        var colours: [Float] = []
-        // vertices by crossed edge: (global voxel of the edge's lower end, 20 bits an axis
+        let coloured = volume.coloured
+        var stats = MeshStatistics()
+        // the vertices not yet final (held), by creation: position, colour, normal sum, owning
+        // slab (block x of the edge's lower voxel), edge key, and whether a kept triangle uses it
+        var position: [SIMD3<Float>] = [], colourOf: [SIMD3<Float>] = [], normalSum: [SIMD3<Float>] = []
+        var owner: [Int] = [], edgeKey: [UInt64] = [], used: [Bool] = []
+        // held vertices by crossed edge: (global voxel of the edge's lower end, 20 bits an axis
         // biased by 2^19 — the volume's blocks stay within ±2^16, `TSDFVolume.blockLimit` — and axis)
         var vertexOfEdge: [UInt64: UInt32] = [:]
+        // kept triangles not yet given to the sink (three references each)
+        var pending: [UInt32] = []
+        // edges (final numbers) used by one triangle so far
+        var onceUsed = Set<UInt64>()
+        var finalCount: UInt32 = 0
         // the block's voxels and the first layer of its +x, +y, +z neighbours
         var value = [Float](repeating: 0, count: n * n * n), weight = value
-        var colour = [SIMD3<Float>](repeating: .zero, count: volume.coloured ? n * n * n : 0)
+        var colour = [SIMD3<Float>](repeating: .zero, count: coloured ? n * n * n : 0)
         let vs = volume.voxelSize
         let edges = MarchingCubes.edges, table = MarchingCubes.triangles, offsets = MarchingCubes.offsets
         let cornerOffset = (0..<8).map { SIMD3<Int>($0 & 1, $0 >> 1 & 1, $0 >> 2 & 1) }
         // a cube's vertex on each of its 12 edges, and which of them it has so far (bits)
         var corner = [UInt32](repeating: 0, count: 12), made = 0
 
-        for b in order {
+        func march(_ b: Int) {
             let origin = TSDFVolume.coordinates(volume.keys[b]) &* side
             // gather 9×9×9 values (weight 0 where no block)
             var neighbours = [Int?](repeating: nil, count: 8)
@@ -97,7 +151,7 @@ public enum MeshExtractor {
                 guard let nb = neighbours[bx | by << 1 | bz << 2] else { weight[i] = 0; continue }
                 let v = volume.voxel(nb, (x % side) + side * ((y % side) + side * (z % side)))
                 value[i] = v.tsdf; weight[i] = v.weight
-                if volume.coloured { colour[i] = v.colour }
+                if coloured { colour[i] = v.colour }
             } } }
             for z in 0..<side { for y in 0..<side { for x in 0..<side {
                 let i0 = x + n * (y + n * z)
@@ -122,48 +176,91 @@ public enum MeshExtractor {
                     let fa = value[ia], fb = value[ib], s = fa / (fa - fb)
                     var p = (SIMD3<Float>(g) + 0.5) * vs
                     p[edge.axis] += s * vs
-                    let v = UInt32(mesh.positions.count / 3)
-                    mesh.positions.append(p.x); mesh.positions.append(p.y); mesh.positions.append(p.z)
-                    if volume.coloured {
-                        let c = colour[ia] + (colour[ib] - colour[ia]) * s
-                        colours.append(c.x); colours.append(c.y); colours.append(c.z)
-                    }
+                    let v = UInt32(position.count)
+                    position.append(p)
+                    if coloured { colourOf.append(colour[ia] + (colour[ib] - colour[ia]) * s) }
+                    normalSum.append(.zero); used.append(false)
+                    owner.append(g.x >> 3)  // ⌊g.x / 8⌋: the block x of the lower voxel
+                    edgeKey.append(key)
                     vertexOfEdge[key] = v
                     corner[e] = v
                 }
-                for t in offsets[index] ..< offsets[index + 1] { mesh.triangles.append(corner[Int(table[t])]) }
+                var t = offsets[index]
+                while t < offsets[index + 1] {
+                    let a = corner[Int(table[t])], b = corner[Int(table[t + 1])], c = corner[Int(table[t + 2])]
+                    t += 3
+                    let p = position[Int(a)], normal = cross(position[Int(b)] - p, position[Int(c)] - p)
+                    let doubleArea = length(normal)
+                    guard doubleArea > 0 else { continue }
+                    stats.area += Double(doubleArea) / 2
+                    normalSum[Int(a)] += normal; normalSum[Int(b)] += normal; normalSum[Int(c)] += normal
+                    used[Int(a)] = true; used[Int(b)] = true; used[Int(c)] = true
+                    pending.append(held | a); pending.append(held | b); pending.append(held | c)
+                }
             } } }
         }
-        return finish(mesh, colours: volume.coloured ? colours : nil)
-    }
 
-    /// Drops zero-area triangles and unused vertices, then sets normals and colours.
-    static func finish(_ raw: TriangleMesh, colours: [Float]?) -> TriangleMesh {
-        var kept: [UInt32] = [], faceNormals = [SIMD3<Float>](repeating: .zero, count: raw.vertexCount)
-        kept.reserveCapacity(raw.triangles.count)
-        for t in stride(from: 0, to: raw.triangles.count, by: 3) {
-            let a = raw.triangles[t], b = raw.triangles[t + 1], c = raw.triangles[t + 2]
-            let p = raw.position(a), n = cross(raw.position(b) - p, raw.position(c) - p)
-            guard length(n) > 0 else { continue }
-            kept.append(a); kept.append(b); kept.append(c)
-            faceNormals[Int(a)] += n; faceNormals[Int(b)] += n; faceNormals[Int(c)] += n
-        }
-        var newIndex = [UInt32](repeating: UInt32.max, count: raw.vertexCount)
-        for v in kept { newIndex[Int(v)] = 0 }
-        var mesh = TriangleMesh()
-        if colours != nil { mesh.colours = [] }
-        var next: UInt32 = 0
-        for v in 0..<raw.vertexCount where newIndex[v] == 0 {
-            newIndex[v] = next; next += 1
-            mesh.positions += raw.positions[3 * v ..< 3 * v + 3]
-            let nv = faceNormals[v], l = length(nv)
-            let unit = l > 0 ? nv / l : .zero
-            mesh.normals.append(unit.x); mesh.normals.append(unit.y); mesh.normals.append(unit.z)
-            if let colours {
-                for k in 0..<3 { mesh.colours!.append(UInt8(min(max(colours[3 * v + k], 0), 255).rounded())) }
+        /// Gives the sink every held vertex owned by a slab before `next` that a kept triangle
+        /// uses (final numbers in creation order), and every pending triangle now all final.
+        func flush(before next: Int) throws {
+            stats.peakHeldVertices = max(stats.peakHeldVertices, position.count)
+            var part = TriangleMesh()
+            if coloured { part.colours = [] }
+            var remap = [UInt32](repeating: 0, count: position.count), kept = 0
+            for v in position.indices {
+                if owner[v] < next {
+                    guard used[v] else { continue }  // only in dropped triangles: never referenced
+                    remap[v] = finalCount; finalCount += 1
+                    let p = position[v], l = length(normalSum[v])
+                    let unit = l > 0 ? normalSum[v] / l : .zero
+                    part.positions.append(p.x); part.positions.append(p.y); part.positions.append(p.z)
+                    part.normals.append(unit.x); part.normals.append(unit.y); part.normals.append(unit.z)
+                    if coloured {
+                        let c = colourOf[v]
+                        for k in 0..<3 { part.colours!.append(UInt8(min(max(c[k], 0), 255).rounded())) }
+                    }
+                } else {
+                    remap[v] = held | UInt32(kept)
+                    position[kept] = position[v]; normalSum[kept] = normalSum[v]; used[kept] = used[v]
+                    owner[kept] = owner[v]; edgeKey[kept] = edgeKey[v]
+                    if coloured { colourOf[kept] = colourOf[v] }
+                    kept += 1
+                }
             }
+            position.removeSubrange(kept...); normalSum.removeSubrange(kept...); used.removeSubrange(kept...)
+            owner.removeSubrange(kept...); edgeKey.removeSubrange(kept...)
+            if coloured { colourOf.removeSubrange(kept...) }
+            vertexOfEdge.removeAll(keepingCapacity: true)
+            for (v, key) in edgeKey.enumerated() { vertexOfEdge[key] = UInt32(v) }
+            var stillPending = 0
+            for t in stride(from: 0, to: pending.count, by: 3) {
+                var r = SIMD3<UInt32>(pending[t], pending[t + 1], pending[t + 2])
+                for k in 0..<3 where r[k] & held != 0 { r[k] = remap[Int(r[k] & ~held)] }
+                if (r & held) == .zero {
+                    part.triangles.append(r.x); part.triangles.append(r.y); part.triangles.append(r.z)
+                    for k in 0..<3 {
+                        let a = r[k], b = r[(k + 1) % 3], edge = UInt64(min(a, b)) << 32 | UInt64(max(a, b))
+                        if onceUsed.remove(edge) == nil { onceUsed.insert(edge) }
+                    }
+                } else {
+                    pending[stillPending] = r.x; pending[stillPending + 1] = r.y; pending[stillPending + 2] = r.z
+                    stillPending += 3
+                }
+            }
+            pending.removeSubrange(stillPending...)
+            stats.vertices += part.vertexCount; stats.triangles += part.triangleCount
+            if part.vertexCount > 0 || part.triangleCount > 0 { try sink.append(part) }
         }
-        mesh.triangles = kept.map { newIndex[Int($0)] }
-        return mesh
+
+        var i = 0
+        while i < order.count {
+            let slab = TSDFVolume.coordinates(volume.keys[order[i]]).x
+            var j = i
+            while j < order.count && TSDFVolume.coordinates(volume.keys[order[j]]).x == slab { march(order[j]); j += 1 }
+            try flush(before: j < order.count ? TSDFVolume.coordinates(volume.keys[order[j]]).x : .max)
+            i = j
+        }
+        stats.boundaryEdges = onceUsed.count
+        return stats
     }
 }

@@ -2,58 +2,121 @@ import Foundation
 import FileIO
 import Diagnostics
 
-/// Writes a `TriangleMesh` as PLY, binary little-endian by default or ASCII: `element vertex`
+/// Writes a triangle mesh as PLY, binary little-endian by default or ASCII: `element vertex`
 /// with `float x y z`, `float nx ny nz` and (coloured) `uchar red green blue`, `element face`
 /// with `list uchar int vertex_indices` — what Open3D's `read_triangle_mesh`, plyfile and
 /// MeshLab read. Written atomically.
 public enum MeshPLYWriter {
+    /// Writes a mesh held in memory.
     public static func write(_ mesh: TriangleMesh, to path: String, ascii: Bool = false, comments: [String] = []) throws {
-        var header = "ply\nformat \(ascii ? "ascii" : "binary_little_endian") 1.0\n"
-        for c in comments { header += "comment \(c.replacingOccurrences(of: "\n", with: " "))\n" }
-        header += "element vertex \(mesh.vertexCount)\nproperty float x\nproperty float y\nproperty float z\n"
-        header += "property float nx\nproperty float ny\nproperty float nz\n"
-        if mesh.colours != nil { header += "property uchar red\nproperty uchar green\nproperty uchar blue\n" }
-        header += "element face \(mesh.triangleCount)\nproperty list uchar int vertex_indices\nend_header\n"
         try AtomicOutput.withTemporary(for: path) { tmp in
-            guard FileManager.default.createFile(atPath: tmp, contents: nil), let h = FileHandle(forWritingAtPath: tmp) else {
-                throw IOError.cannotWrite(path: path, reason: "cannot create")
+            let ply = try MeshPLYStream(path: tmp, coloured: mesh.colours != nil, ascii: ascii, comments: comments)
+            defer { ply.discard() }
+            try ply.append(mesh)
+            try ply.finish()
+        }
+    }
+}
+
+/// A PLY mesh written as `MeshExtractor` streams it: the parts' vertices and faces go to two
+/// side files next to `path` as they come (nothing of the mesh stays in memory), and
+/// `finish` writes `path`: the header, whose counts are known only then, and the two files
+/// copied after it. `discard` removes the side files (call it on every way out). `path` is
+/// meant to be an `AtomicOutput` temporary, whose name the side files extend, so an
+/// abandoned run's leftovers are cleared with it.
+public final class MeshPLYStream: MeshSink {
+    public let path: String
+    let coloured: Bool, ascii: Bool, comments: [String]
+    private var vertexFile: FileHandle, faceFile: FileHandle
+    private var vertexCount = 0, faceCount = 0
+    private var buffer: [UInt8] = []
+
+    var vertexPath: String { path + ".vertices" }
+    var facePath: String { path + ".faces" }
+
+    public init(path: String, coloured: Bool, ascii: Bool = false, comments: [String] = []) throws {
+        self.path = path; self.coloured = coloured; self.ascii = ascii; self.comments = comments
+        func create(_ p: String) throws -> FileHandle {
+            guard FileManager.default.createFile(atPath: p, contents: nil), let h = FileHandle(forWritingAtPath: p) else {
+                throw IOError.cannotWrite(path: p, reason: "cannot create")
             }
-            defer { try? h.close() }
-            try h.write(contentsOf: Data(header.utf8))
-            if ascii { try writeASCII(mesh, h) } else { try writeBinary(mesh, h) }
+            return h
         }
+        vertexFile = try create(path + ".vertices")
+        do { faceFile = try create(path + ".faces") } catch { try? vertexFile.close(); unlink(path + ".vertices"); throw error }
     }
 
-    static func writeBinary(_ mesh: TriangleMesh, _ h: FileHandle) throws {
-        let coloured = mesh.colours != nil, record = 24 + (coloured ? 3 : 0)
-        var out = Data(capacity: 1 << 20)
-        func flush(_ force: Bool) throws { if force || out.count >= 1 << 20 { try h.write(contentsOf: out); out.removeAll(keepingCapacity: true) } }
-        func put(_ v: Float) { withUnsafeBytes(of: v.bitPattern.littleEndian) { out.append(contentsOf: $0) } }
-        out.reserveCapacity(record * 4096)
-        for v in 0..<mesh.vertexCount {
-            for k in 0..<3 { put(mesh.positions[3 * v + k]) }
-            for k in 0..<3 { put(mesh.normals[3 * v + k]) }
-            if let c = mesh.colours { out.append(contentsOf: c[3 * v ..< 3 * v + 3]) }
-            try flush(false)
-        }
-        for t in 0..<mesh.triangleCount {
-            out.append(3)
-            for k in 0..<3 { withUnsafeBytes(of: Int32(mesh.triangles[3 * t + k]).littleEndian) { out.append(contentsOf: $0) } }
-            try flush(false)
-        }
-        try flush(true)
+    public var header: String {
+        var h = "ply\nformat \(ascii ? "ascii" : "binary_little_endian") 1.0\n"
+        for c in comments { h += "comment \(c.replacingOccurrences(of: "\n", with: " "))\n" }
+        h += "element vertex \(vertexCount)\nproperty float x\nproperty float y\nproperty float z\n"
+        h += "property float nx\nproperty float ny\nproperty float nz\n"
+        if coloured { h += "property uchar red\nproperty uchar green\nproperty uchar blue\n" }
+        h += "element face \(faceCount)\nproperty list uchar int vertex_indices\nend_header\n"
+        return h
     }
 
-    static func writeASCII(_ mesh: TriangleMesh, _ h: FileHandle) throws {
+    public func append(_ part: TriangleMesh) throws {
+        precondition((part.colours != nil) == coloured, "a part with colours only in a coloured mesh")
+        if ascii { try appendASCII(part) } else { try appendBinary(part) }
+        vertexCount += part.vertexCount; faceCount += part.triangleCount
+    }
+
+    private func appendBinary(_ part: TriangleMesh) throws {
+        // Records are packed (27 or 24 bytes a vertex, 13 a face): stored byte by byte.
+        let record = 24 + (coloured ? 3 : 0)
+        buffer.removeAll(keepingCapacity: true)
+        buffer.reserveCapacity(max(record * part.vertexCount, 13 * part.triangleCount))
+        for v in 0..<part.vertexCount {
+            for k in 0..<3 { put(part.positions[3 * v + k].bitPattern) }
+            for k in 0..<3 { put(part.normals[3 * v + k].bitPattern) }
+            if let c = part.colours { buffer.append(c[3 * v]); buffer.append(c[3 * v + 1]); buffer.append(c[3 * v + 2]) }
+        }
+        try vertexFile.write(contentsOf: buffer)
+        buffer.removeAll(keepingCapacity: true)
+        for t in part.triangles.indices {
+            if t % 3 == 0 { buffer.append(3) }
+            put(part.triangles[t])
+        }
+        try faceFile.write(contentsOf: buffer)
+    }
+
+    @inline(__always) private func put(_ v: UInt32) {
+        buffer.append(UInt8(truncatingIfNeeded: v)); buffer.append(UInt8(truncatingIfNeeded: v >> 8))
+        buffer.append(UInt8(truncatingIfNeeded: v >> 16)); buffer.append(UInt8(truncatingIfNeeded: v >> 24))
+    }
+
+    private func appendASCII(_ part: TriangleMesh) throws {
         var text = ""
-        func flush(_ force: Bool) throws { if force || text.utf8.count >= 1 << 20 { try h.write(contentsOf: Data(text.utf8)); text = "" } }
-        for v in 0..<mesh.vertexCount {
-            text += (0..<6).map { k in "\(k < 3 ? mesh.positions[3 * v + k] : mesh.normals[3 * v + k - 3])" }.joined(separator: " ")
-            if let c = mesh.colours { text += " \(c[3 * v]) \(c[3 * v + 1]) \(c[3 * v + 2])" }
+        for v in 0..<part.vertexCount {
+            text += (0..<6).map { k in "\(k < 3 ? part.positions[3 * v + k] : part.normals[3 * v + k - 3])" }.joined(separator: " ")
+            if let c = part.colours { text += " \(c[3 * v]) \(c[3 * v + 1]) \(c[3 * v + 2])" }
             text += "\n"
-            try flush(false)
         }
-        for t in 0..<mesh.triangleCount { text += "3 \(mesh.triangles[3 * t]) \(mesh.triangles[3 * t + 1]) \(mesh.triangles[3 * t + 2])\n"; try flush(false) }
-        try flush(true)
+        try vertexFile.write(contentsOf: Data(text.utf8))
+        text = ""
+        for t in 0..<part.triangleCount { text += "3 \(part.triangles[3 * t]) \(part.triangles[3 * t + 1]) \(part.triangles[3 * t + 2])\n" }
+        try faceFile.write(contentsOf: Data(text.utf8))
+    }
+
+    /// Writes `path`: the header, then the vertices and faces so far.
+    public func finish() throws {
+        try vertexFile.close(); try faceFile.close()
+        guard FileManager.default.createFile(atPath: path, contents: Data(header.utf8)), let out = FileHandle(forWritingAtPath: path) else {
+            throw IOError.cannotWrite(path: path, reason: "cannot create")
+        }
+        defer { try? out.close() }
+        try out.seekToEnd()
+        for side in [vertexPath, facePath] {
+            guard let input = FileHandle(forReadingAtPath: side) else { throw IOError.cannotWrite(path: path, reason: "\(side) vanished") }
+            defer { try? input.close() }
+            while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty { try out.write(contentsOf: chunk) }
+        }
+    }
+
+    /// Removes the side files.
+    public func discard() {
+        try? vertexFile.close(); try? faceFile.close()
+        unlink(vertexPath); unlink(facePath)
     }
 }

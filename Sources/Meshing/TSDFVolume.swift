@@ -8,11 +8,13 @@ import CPrefetch
 /// Per voxel: the TSDF (signed distance along the camera's axis to the observed surface,
 /// divided by the truncation distance and clipped to 1 in front; voxels more than the
 /// truncation behind the surface are not updated), its weight (frames that updated it:
-/// constant weight 1 per frame, as Open3D's `ScalableTSDFVolume`), and with colour the
-/// running mean R, G, B of the pixels it projected to. Voxel (i, j, k) has its centre at
-/// ((i, j, k) + 0.5) × voxel size, as in Open3D. 8 bytes a voxel (20 with colour), 4 KiB a
-/// block (10 KiB), stored in chunks of `chunkBlocks` blocks that never move: growing adds a
-/// chunk instead of copying the volume, so the peak memory is the volume, not twice it.
+/// constant weight 1 per frame, as Open3D's `ScalableTSDFVolume`; a 16-bit count, exact to
+/// `maxWeight` frames, after which the mean becomes a running average over that many), and
+/// with colour the running mean R, G, B of the pixels it projected to. Voxel (i, j, k) has
+/// its centre at ((i, j, k) + 0.5) × voxel size, as in Open3D. 6 bytes a voxel (18 with
+/// colour; Open3D's 8 and 20 — a float weight holds the same integers), 3 KiB a block
+/// (9 KiB), stored in chunks of `chunkBlocks` blocks that never move: growing adds a chunk
+/// instead of copying the volume, so the peak memory is the volume, not twice it.
 ///
 /// Blocks are numbered in the order they were created; a frame creates its new blocks in
 /// key order, so numbering and every value are independent of thread count.
@@ -22,15 +24,18 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     public let coloured: Bool
     /// Block keys (`key(_:_:_:)`), by block number.
     public private(set) var keys: [UInt64] = []
-    /// Per chunk: the TSDF of its blocks, then their weights, then (with colour) R, G, B per voxel.
-    private var chunks: [UnsafeMutablePointer<Float>] = []
+    /// Per chunk: the TSDF of its blocks (Float), then (with colour) R, G, B per voxel
+    /// (Float), then their weights (UInt16).
+    private var chunks: [UnsafeMutableRawPointer] = []
     static let chunkBlocks = 256
-    private var chunkFloats: Int { Self.chunkBlocks * Self.blockVoxels * (coloured ? 5 : 2) }
+    /// The weight stops growing here (frames that updated a voxel).
+    public static let maxWeight = Float(UInt16.max)
+    private var chunkBytes: Int { Self.chunkBlocks * Self.blockVoxels * (coloured ? 18 : 6) }
     private var table: [Int32]  // open addressing on keys: block number, -1 empty
     private var tableMask: Int
 
     public var blockCount: Int { keys.count }
-    public var bytes: Int { chunks.count * chunkFloats * 4 + table.count * 4 + keys.count * 8 }
+    public var bytes: Int { chunks.count * chunkBytes + table.count * 4 + keys.count * 8 }
 
     public init(voxelSize: Float, coloured: Bool) {
         self.voxelSize = voxelSize; self.coloured = coloured
@@ -102,7 +107,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
             if 2 * (keys.count + 1) > table.count { grow() }
             let n = keys.count
             keys.append(k)
-            if n == chunks.count * Self.chunkBlocks { chunks.append(.allocate(capacity: chunkFloats)) }
+            if n == chunks.count * Self.chunkBlocks { chunks.append(.allocate(byteCount: chunkBytes, alignment: 64)) }
             let v = storage(n)
             v.tsdf.initialize(repeating: 1, count: Self.blockVoxels)
             v.weight.initialize(repeating: 0, count: Self.blockVoxels)
@@ -123,14 +128,15 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     }
 
     /// Where block `b`'s voxels are: TSDF and weight (x + 8y + 64z), R, G, B (3 per voxel).
-    @inline(__always) private func storage(_ b: Int) -> (tsdf: UnsafeMutablePointer<Float>, weight: UnsafeMutablePointer<Float>, colour: UnsafeMutablePointer<Float>) {
-        Self.storage(chunks[b / Self.chunkBlocks], b % Self.chunkBlocks)
+    @inline(__always) private func storage(_ b: Int) -> (tsdf: UnsafeMutablePointer<Float>, weight: UnsafeMutablePointer<UInt16>, colour: UnsafeMutablePointer<Float>) {
+        Self.storage(chunks[b / Self.chunkBlocks], b % Self.chunkBlocks, coloured: coloured)
     }
 
-    @inline(__always) private static func storage(_ chunk: UnsafeMutablePointer<Float>, _ i: Int)
-        -> (tsdf: UnsafeMutablePointer<Float>, weight: UnsafeMutablePointer<Float>, colour: UnsafeMutablePointer<Float>) {
-        let n = chunkBlocks * blockVoxels
-        return (chunk + i * blockVoxels, chunk + n + i * blockVoxels, chunk + 2 * n + 3 * i * blockVoxels)
+    @inline(__always) private static func storage(_ chunk: UnsafeMutableRawPointer, _ i: Int, coloured: Bool)
+        -> (tsdf: UnsafeMutablePointer<Float>, weight: UnsafeMutablePointer<UInt16>, colour: UnsafeMutablePointer<Float>) {
+        let n = chunkBlocks * blockVoxels, floats = chunk.assumingMemoryBound(to: Float.self)
+        let weights = (chunk + 4 * n * (coloured ? 4 : 1)).assumingMemoryBound(to: UInt16.self)
+        return (floats + i * blockVoxels, weights + i * blockVoxels, floats + n + 3 * i * blockVoxels)
     }
 
     // MARK: values
@@ -138,11 +144,11 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     /// TSDF, weight and colour of block `b`'s voxel `i` (x + 8y + 64z).
     public func voxel(_ b: Int, _ i: Int) -> (tsdf: Float, weight: Float, colour: SIMD3<Float>) {
         let v = storage(b)
-        return (v.tsdf[i], v.weight[i], coloured ? SIMD3(v.colour[3 * i], v.colour[3 * i + 1], v.colour[3 * i + 2]) : .zero)
+        return (v.tsdf[i], Float(v.weight[i]), coloured ? SIMD3(v.colour[3 * i], v.colour[3 * i + 1], v.colour[3 * i + 2]) : .zero)
     }
 
     /// Sets block `b`'s voxel `i` (tests build fields this way).
-    func setVoxel(_ b: Int, _ i: Int, tsdf value: Float, weight w: Float) {
+    func setVoxel(_ b: Int, _ i: Int, tsdf value: Float, weight w: UInt16) {
         let v = storage(b)
         v.tsdf[i] = value; v.weight[i] = w
     }
@@ -194,7 +200,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
         for b in blocks {
             let origin = SIMD3<Float>(Self.coordinates(keys[b]) &* Self.blockSide) * vs + vs / 2 - tw
             let o = SIMD3<Float>((c0 * origin).sum(), (c1 * origin).sum(), (c2 * origin).sum())
-            let (tsdf, weight, colour) = Self.storage(chunks[b / Self.chunkBlocks], b % Self.chunkBlocks)
+            let (tsdf, weight, colour) = Self.storage(chunks[b / Self.chunkBlocks], b % Self.chunkBlocks, coloured: coloured)
             for zy in 0..<64 {
                 let row = o + stepY * Float(zy & 7) + stepZ * Float(zy >> 3)
                 let px = camX + row.x, py = camY + row.y, z = -(camZ + row.z)
@@ -210,11 +216,15 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
                 let update = seen .& (d .> zero) .& (sdf .>= minusTruncation)
                 if !any(update) { continue }
                 let at = zy &* 8
-                let oldT = UnsafeRawPointer(tsdf + at).loadUnaligned(as: F.self), oldW = UnsafeRawPointer(weight + at).loadUnaligned(as: F.self)
+                let oldT = UnsafeRawPointer(tsdf + at).loadUnaligned(as: F.self)
+                // in 32-bit lanes: Swift scalarises 16-bit lane compares (measured 2.6x slower)
+                let storedW = I(truncatingIfNeeded: UnsafeRawPointer(weight + at).loadUnaligned(as: SIMD8<UInt16>.self))
+                // the count stops at maxWeight; the mean then weighs the old value maxWeight − 1
+                let grownW = storedW &+ I(repeating: 1).replacing(with: 0, where: storedW .== I(repeating: Int32(UInt16.max)))
+                let newW = F(grownW), oldW = newW - one
                 let value = (sdf * inverseTruncation).replacing(with: one, where: sdf * inverseTruncation .> one)
-                let newW = oldW + one
                 UnsafeMutableRawPointer(tsdf + at).storeBytes(of: oldT.replacing(with: (oldT * oldW + value) / newW, where: update), as: F.self)
-                UnsafeMutableRawPointer(weight + at).storeBytes(of: oldW.replacing(with: newW, where: update), as: F.self)
+                UnsafeMutableRawPointer(weight + at).storeBytes(of: SIMD8<UInt16>(truncatingIfNeeded: storedW.replacing(with: grownW, where: update)), as: SIMD8<UInt16>.self)
                 if let colours {
                     for lane in 0..<8 where update[lane] {
                         let c = colours[Int(pixel[lane])], p = colour + 3 * (at + lane), old = oldW[lane], updated = newW[lane]

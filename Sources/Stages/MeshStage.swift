@@ -5,7 +5,7 @@ import FileIO
 import Diagnostics
 
 /// `mesh`: fuse every used frame's depth into a TSDF (sparse blocks), extract a triangle
-/// mesh by marching cubes, write PLY (`MeshBuilder`, `MeshPLYWriter`).
+/// mesh by marching cubes streamed into PLY (`MeshBuilder`, `MeshPLYStream`).
 public enum MeshStage: Stage {
     public struct Options: StageOptions {
         /// Voxel edge, metres (`MeshOptions.voxelRange`): StrayVisualizer's 1.5 cm.
@@ -75,11 +75,18 @@ public enum MeshStage: Stage {
 
     public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary {
         try OutputGuard.check(output: output, scan: scan)
-        var (mesh, summary) = try MeshBuilder.build(scan: scan, options: options.builder(threads: context.threads))
+        let builder = options.builder(threads: context.threads)
+        var (volume, summary) = try MeshBuilder.fuse(scan: scan, options: builder)
         summary.scan = context.shown(summary.scan, scan: scan)
-        try MeshPLYWriter.write(mesh, to: output, ascii: options.ascii,
-                                comments: ["made by depthpose \(DepthPoseVersion.current) mesh", "scan \(summary.scan)",
-                                           "voxel_size \(summary.voxelSize) m", "truncation \(summary.truncation) m"])
+        let comments = ["made by depthpose \(DepthPoseVersion.current) mesh", "scan \(summary.scan)",
+                        "voxel_size \(summary.voxelSize) m", "truncation \(summary.truncation) m"]
+        // the mesh streams into the PLY's side files as marching cubes makes it, not held whole
+        try AtomicOutput.withTemporary(for: output) { tmp in
+            let ply = try MeshPLYStream(path: tmp, coloured: volume.coloured, ascii: options.ascii, comments: comments)
+            defer { ply.discard() }
+            try MeshBuilder.extract(volume, options: builder, into: ply, summary: &summary)
+            try ply.finish()
+        }
         return Summary(mesh: summary, output: output, options: options)
     }
 }

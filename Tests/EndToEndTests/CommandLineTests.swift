@@ -640,6 +640,18 @@ final class MeshCommandTests: XCTestCase {
         let c = try TestSupport.run(python, ["-c", check, ply])
         XCTAssertEqual(c.status, 0, c.stderr)
         XCTAssertEqual(c.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "\(vertices) \(triangles) 1")
+        // ASCII holds the same mesh (the streamed side files are text then); none is left behind.
+        XCTAssertEqual(try TestSupport.depthpose("mesh", dir + "/scan", "--out", dir + "/a.ply", "--ascii").status, 0)
+        let same = """
+        import sys, numpy as np; from plyfile import PlyData
+        b, a = PlyData.read(sys.argv[1]), PlyData.read(sys.argv[2])
+        assert a.text and not b.text
+        for k in ['x', 'y', 'z', 'nx', 'ny', 'nz', 'red', 'green', 'blue']: assert np.allclose(a['vertex'][k], b['vertex'][k], atol=1e-6), k
+        assert (np.stack(a['face']['vertex_indices']) == np.stack(b['face']['vertex_indices'])).all()
+        """
+        let s = try TestSupport.run(python, ["-c", same, ply, dir + "/a.ply"])
+        XCTAssertEqual(s.status, 0, s.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir).sorted(), ["a.ply", "m.ply", "scan"])
         // An input error leaves no PLY behind.
         let bad = dir + "/bad.ply"
         XCTAssertNotEqual(try TestSupport.depthpose("mesh", dir + "/missing", "--out", bad).status, 0)

@@ -85,4 +85,47 @@ final class MarchingCubesTests: XCTestCase {
         XCTAssertEqual(Self.edgeUses(mesh), [2], "every edge shared by exactly two triangles")
         for x in mesh.positions { XCTAssertTrue(x.isFinite) }
     }
+
+    /// Records the parts a streaming extraction hands over.
+    final class PartRecorder: MeshSink {
+        var parts: [TriangleMesh] = [], vertices = 0
+        var problems: [String] = []
+        func append(_ part: TriangleMesh) {
+            vertices += part.vertexCount
+            // every triangle refers only to vertices given so far (this part included)
+            if let bad = part.triangles.first(where: { Int($0) >= vertices }) { problems.append("part \(parts.count) refers to vertex \(bad) of \(vertices)") }
+            parts.append(part)
+        }
+    }
+
+    func testTheMeshStreamsOutSlabBySlab() throws {
+        // The sphere spans eight slabs of blocks along x: the extraction hands the mesh over in
+        // parts whose triangles refer only to vertices already given, holds at most two slabs'
+        // vertices at once (a sphere's area is spread evenly along x, so about 2/7.5 of them,
+        // not all), and its streamed figures match those of the whole mesh.
+        let centre = SIMD3<Float>(0.02, -0.01, 0.03), r: Float = 0.3
+        let v = Self.volume(voxel: 0.01, blocks: -5, 4) { p in length(p - centre) - r }
+        let recorder = PartRecorder()
+        let stats = try MeshExtractor.extract(v, minWeight: 1, into: recorder)
+        let whole = MeshExtractor.extract(v, minWeight: 1)
+        XCTAssertEqual(recorder.problems, [])
+        XCTAssertGreaterThanOrEqual(recorder.parts.count, 7)
+        XCTAssertEqual(stats.vertices, whole.vertexCount)
+        XCTAssertEqual(stats.triangles, whole.triangleCount)
+        XCTAssertEqual(recorder.parts.map(\.triangleCount).reduce(0, +), whole.triangleCount)
+        XCTAssertEqual(stats.area, whole.area, accuracy: 1e-9)
+        XCTAssertEqual(stats.area, 4 * Double.pi * 0.09, accuracy: 0.01)
+        XCTAssertEqual(stats.boundaryEdges, 0)
+        XCTAssertLessThan(Double(stats.peakHeldVertices), 0.35 * Double(whole.vertexCount))
+        XCTAssertGreaterThan(stats.peakHeldVertices, 0)
+
+        // An open surface (a tilted plane cut by the volume's sides): the streamed count of
+        // boundary edges is the whole mesh's.
+        let plane = Self.volume(voxel: 0.01, blocks: 0, 2) { p in p.z - 0.07 - 0.2 * p.x + 0.1 * p.y }
+        let open = try MeshExtractor.extract(plane, minWeight: 1, into: PartRecorder())
+        let openMesh = MeshExtractor.extract(plane, minWeight: 1)
+        XCTAssertGreaterThan(openMesh.boundaryEdges, 100)
+        XCTAssertEqual(open.boundaryEdges, openMesh.boundaryEdges)
+        XCTAssertEqual(open.area, openMesh.area, accuracy: 1e-9)
+    }
 }

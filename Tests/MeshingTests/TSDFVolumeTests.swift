@@ -63,4 +63,47 @@ final class TSDFVolumeTests: XCTestCase {
         XCTAssertEqual(Array(sorted.keys[..<40]), first.sorted())
         XCTAssertEqual(sorted.blockCount, 90)
     }
+
+    /// Open3D's update with constant weight 1, against the rule written out: a camera at the
+    /// origin looking along −z at a wall 1 m away; each voxel of a block around the wall whose
+    /// pixel has depth gets min(1, (1 − z) / truncation) where 1 − z ≥ −truncation, and its
+    /// weight counts the frames. The 16-bit weight stops at `maxWeight`, where the mean
+    /// becomes a running average over that many frames (tsdf moves by 1/maxWeight of the
+    /// difference), instead of wrapping to 0 (which would make the next frame replace it).
+    func testTheUpdateRuleAndTheWeightCap() {
+        let w = 64, h = 64, voxel: Float = 0.015, truncation: Float = 0.06
+        let depth = [Float](repeating: 1, count: w * h)
+        let k = Intrinsics(fx: 32, fy: 32, cx: 31.5, cy: 31.5, width: w, height: h)
+        let volume = TSDFVolume(voxelSize: voxel, coloured: false)
+        let b = volume.blocks([TSDFVolume.key(0, 0, -9)!])  // voxel centres z = −1.0725 … −0.9675
+        func integrate(_ times: Int) {
+            depth.withUnsafeBufferPointer { d in
+                let frame = TSDFVolume.Frame(depth: d.baseAddress!, width: w, height: h, pose: Pose(rotation: .identity, translation: Vec3(0, 0, 0)),
+                                             intrinsics: k, colours: nil)
+                for _ in 0..<times { volume.integrate(frame, blocks: b[...], truncation: truncation) }
+            }
+        }
+        integrate(3)
+        var updated = 0
+        for i in 0..<TSDFVolume.blockVoxels {
+            let centre = (SIMD3<Float>(Float(i & 7), Float(i >> 3 & 7), Float(i >> 6) - 72) + 0.5) * voxel
+            let sdf = 1 - (-centre.z), v = volume.voxel(b[0], i)
+            if sdf >= -truncation {
+                updated += 1
+                XCTAssertEqual(v.weight, 3, "voxel \(i)")
+                XCTAssertEqual(v.tsdf, min(1, sdf / truncation), accuracy: 1e-5, "voxel \(i)")
+            } else {
+                XCTAssertEqual(v.weight, 0, "voxel \(i)")
+                XCTAssertEqual(v.tsdf, 1, "voxel \(i)")
+            }
+        }
+        XCTAssertEqual(updated, 8 * 8 * 7)  // the deepest layer (z = −1.0725) is beyond the truncation
+        // a voxel at the cap: the weight stays, the value takes 1/maxWeight of the new one
+        let i = 3 + 8 * 4 + 64 * 3, value = volume.voxel(b[0], i).tsdf
+        volume.setVoxel(b[0], i, tsdf: 0, weight: UInt16.max)
+        integrate(1)
+        XCTAssertEqual(volume.voxel(b[0], i).weight, TSDFVolume.maxWeight)
+        XCTAssertEqual(volume.voxel(b[0], i).tsdf, value / TSDFVolume.maxWeight, accuracy: 1e-9)
+        XCTAssertEqual(volume.voxel(b[0], i + 1).weight, 4)
+    }
 }
