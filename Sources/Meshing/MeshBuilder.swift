@@ -22,6 +22,8 @@ public struct MeshOptions: Sendable {
     /// Colour the mesh from the scan's video when it has one.
     public var colour = true
     public var threads = ProcessStats.cores
+    /// Where the frames fused are counted (a terminal's progress bar), if anywhere.
+    public var progress: ProgressMeter?
     public init() {}
 
     public static let voxelRange = 0.002...0.5
@@ -115,7 +117,7 @@ public enum MeshBuilder {
         let volume = TSDFVolume(voxelSize: Float(o.voxelSize), coloured: stream != nil)
         let projector = BackProjector(width: layout.width, height: layout.height)
         let sets = (0..<threads).map { _ in BlockKeySet() }
-        try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps) { fb in
+        try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps, progress: o.progress) { fb in
             for (k, info) in fb.infos.enumerated() {
                 guard let (pose, intrinsics) = try summary.take(info, stride: o.stride, scanPath: scan.path) else { continue }
                 var colours: UnsafePointer<UInt32>?

@@ -29,6 +29,8 @@ public struct CloudOptions: Sendable {
     /// Colour the points from the scan's video when it has one (`CloudColouring`).
     public var colour = true
     public var threads = ProcessStats.cores
+    /// Where the frames done are counted (a terminal's progress bar), if anywhere.
+    public var progress: ProgressMeter?
     public init() {}
 
     /// Voxel edges accepted, metres: LiDAR depth is good to about a centimetre, and keys
@@ -125,7 +127,7 @@ public enum CloudBuilder {
 
         let video = o.colour ? scan.colourVideoPath : nil
         let hasConfidence = scan.hasConfidenceMaps
-        try scan.forEachFrameBatch(threads: o.threads, confidence: hasConfidence) { fb in
+        try scan.forEachFrameBatch(threads: o.threads, confidence: hasConfidence, progress: o.progress) { fb in
             var selected: [(frame: Int, k: Int, pose: Pose, intrinsics: Intrinsics)] = []
             for (k, info) in fb.infos.enumerated() {
                 cameras.append(info.pose?.translation ?? .zero)

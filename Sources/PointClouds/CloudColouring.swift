@@ -66,7 +66,8 @@ enum CloudColouring {
         let points = (0..<threads).map { _ in PointBuffer(pixels: layout.pixels) }
         let inverseVoxel = Float(1 / o.voxelSize), width = layout.width
 
-        try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps) { fb in
+        o.progress?.phase("colour")
+        try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps, progress: o.progress) { fb in
             for (k, info) in fb.infos.enumerated() {
                 guard let (pose, intrinsics) = try info.fusable(stride: o.stride, scanPath: scan.path) else { continue }
                 guard let image = try stream.colours(of: scan.videoFrame(forDepthFrame: info.index)) else {

@@ -1,6 +1,7 @@
 import Diagnostics
 import FileIO
 import Geometry
+import Execution
 
 /// The capture layouts depthpose reads.
 public enum ScanLayout: String, Sendable, Codable {
@@ -198,17 +199,24 @@ public struct FrameBatch {
 
 extension Scan {
     /// Streams frames with their poses, intrinsics and IMU in consecutive batches: the
-    /// frame-source API every stage builds on.
-    public func forEachFrameBatch(threads: Int, confidence: Bool = false, onFrame: FrameHook? = nil, _ body: (FrameBatch) throws -> Void) throws {
+    /// frame-source API every stage builds on. `progress` counts the frames as each batch is done.
+    public func forEachFrameBatch(threads: Int, confidence: Bool = false, onFrame: FrameHook? = nil, progress: ProgressMeter? = nil,
+                                  _ body: (FrameBatch) throws -> Void) throws {
+        progress?.expect(depthFramesWithoutDecoding)
         try forEachDepthBatch(threads: threads, confidence: confidence, onFrame: onFrame) { batch in
             let infos = (0..<batch.count).map { frameInfo(batch.firstIndex + $0) }
             try body(FrameBatch(depth: batch, infos: infos))
+            progress?.advance(to: batch.firstIndex + batch.count)
         }
     }
 
     /// Streams depth in consecutive batches.
-    public func forEachDepthBatch(threads: Int, onFrame: FrameHook? = nil, _ body: (DepthBatch) throws -> Void) throws {
-        try forEachDepthBatch(threads: threads, confidence: false, onFrame: onFrame, body)
+    public func forEachDepthBatch(threads: Int, onFrame: FrameHook? = nil, progress: ProgressMeter? = nil, _ body: (DepthBatch) throws -> Void) throws {
+        progress?.expect(depthFramesWithoutDecoding)
+        try forEachDepthBatch(threads: threads, confidence: false, onFrame: onFrame) { batch in
+            try body(batch)
+            progress?.advance(to: batch.firstIndex + batch.count)
+        }
     }
 
     public var layoutDescription: String { layout.rawValue }

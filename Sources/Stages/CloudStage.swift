@@ -100,7 +100,9 @@ public enum CloudStage: Stage {
 
     public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary {
         try OutputGuard.check(output: output, scan: scan)
-        var (cloud, summary) = try CloudBuilder.build(scan: scan, options: options.builder(threads: context.threads))
+        var builder = options.builder(threads: context.threads)
+        builder.progress = context.progress
+        var (cloud, summary) = try CloudBuilder.build(scan: scan, options: builder)
         summary.scan = context.shown(summary.scan, scan: scan)
         var w = PLYWriter.Options()
         w.ascii = options.ascii

@@ -15,6 +15,8 @@ public enum DecodeExporter {
         /// How float metres become millimetres (uint16 LZ4 depth is written unchanged).
         public var rounding = DepthConversion.Rounding.nearest
         public var threads = ProcessStats.cores
+        /// Where the frames written are counted (a terminal's progress bar), if anywhere.
+        public var progress: ProgressMeter?
         /// zlib level for PNG (0-9). 6 (the default) gives files byte-identical to the
         /// ScanNet++ toolkit's; 1 is several times faster and about 10% larger.
         public var pngLevel: Int32 = 6
@@ -49,7 +51,7 @@ public enum DecodeExporter {
         if options.depth {
             let depthDir = staged.staging + "/depth"
             try AtomicOutput.makeDirectory(depthDir)
-            try scan.forEachDepthBatch(threads: options.threads) { batch in
+            try scan.forEachDepthBatch(threads: options.threads, progress: options.progress) { batch in
                 let failures = parallelMap(batch.count, threads: options.threads,
                                            state: { [UInt16](repeating: 0, count: batch.format == .float32Metres ? batch.layout.pixels : 0) }) { mm, k -> (any Error)? in
                     do { try write(batch, k, into: depthDir, options, scratch: &mm); return nil } catch { return error }
@@ -68,7 +70,7 @@ public enum DecodeExporter {
         if let r = options.rgb {
             let rgbDir = staged.staging + "/" + rgbFolder
             try AtomicOutput.makeDirectory(rgbDir)
-            rgb = try RGBExporter.export(scan, depthFrames: frames, to: rgbDir, options: r, threads: options.threads)
+            rgb = try RGBExporter.export(scan, depthFrames: frames, to: rgbDir, options: r, threads: options.threads, progress: options.progress)
         }
         try staged.commit()
         return Summary(output: out, frames: frames, poses: scan.poses.filter(\.isUsable).count, imuSamples: scan.imu.count, rgb: rgb,

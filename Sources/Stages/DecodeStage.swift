@@ -60,6 +60,7 @@ public enum DecodeStage: Stage {
         o.rgb = options.rgb || options.rgbOnly ? options.rgbOptions : nil
         o.depth = !options.rgbOnly
         o.threads = context.threads
+        o.progress = context.progress
         return try DecodeExporter.export(scan: scan, to: output, options: o)
     }
 }

@@ -39,7 +39,7 @@ public enum GesturesStage: Stage {
     public static func run(scan: String, options: Options, output: String, context: StageContext,
                            detected: Result<GestureReport, any Error>?) throws -> Summary {
         for o in outputs(output) { try OutputGuard.check(output: o, scan: scan) }
-        let report = try detected?.get() ?? GestureAnalysis.run(scan: scan, options: options, threads: context.threads)
+        let report = try detected?.get() ?? GestureAnalysis.run(scan: scan, options: options, threads: context.threads, progress: context.progress)
         try report.write(to: output)
         return Summary(report: report, output: output)
     }

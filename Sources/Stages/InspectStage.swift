@@ -26,7 +26,7 @@ public enum InspectStage: Stage {
 
     /// The report and the gestures of its decoding pass, written nowhere.
     public static func report(scan: String, context: StageContext) throws -> (report: InspectReport, gestures: Result<GestureReport, any Error>) {
-        var (report, gestures) = try Inspector.inspectWithGestures(scan, threads: context.threads)
+        var (report, gestures) = try Inspector.inspectWithGestures(scan, threads: context.threads, progress: context.progress)
         report.scan = context.shown(report.scan, scan: scan)
         return (report, gestures)
     }

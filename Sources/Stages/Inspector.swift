@@ -66,13 +66,15 @@ public enum Inspector {
     /// when the depth stream is broken, the error that stopped it (the report's `problems`
     /// say where), so no later stage decodes the scan again only to meet it.
     public static func inspectWithGestures(_ path: String, gestureOptions: GestureOptions = GestureOptions(),
-                                           threads: Int = ProcessStats.cores) throws -> (report: InspectReport, gestures: Result<GestureReport, any Error>) {
+                                           threads: Int = ProcessStats.cores, progress: ProgressMeter? = nil)
+        throws -> (report: InspectReport, gestures: Result<GestureReport, any Error>) {
         let scan = try ScanOpener.open(path, strict: false)
         var stats = DepthStatistics()
         var gestureStream = GestureStream(options: gestureOptions, threads: threads)
         var streamProblem: ScanProblem?, streamError: (any Error)?
         do {
-            try scan.forEachFrameBatch(threads: threads, confidence: scan.hasConfidenceMaps, onFrame: gestureStream.frameHook(batchFrames: scan.depthBatchFrames)) {
+            try scan.forEachFrameBatch(threads: threads, confidence: scan.hasConfidenceMaps, onFrame: gestureStream.frameHook(batchFrames: scan.depthBatchFrames),
+                                       progress: progress) {
                 stats.add($0.depth, threads: threads)
                 gestureStream.consume($0)
             }

@@ -75,7 +75,8 @@ public enum MeshStage: Stage {
 
     public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary {
         try OutputGuard.check(output: output, scan: scan)
-        let builder = options.builder(threads: context.threads)
+        var builder = options.builder(threads: context.threads)
+        builder.progress = context.progress
         var (volume, summary) = try MeshBuilder.fuse(scan: scan, options: builder)
         summary.scan = context.shown(summary.scan, scan: scan)
         let comments = ["made by depthpose \(DepthPoseVersion.current) mesh", "scan \(summary.scan)",

@@ -55,7 +55,7 @@ public enum RGBExporter {
     public static func fileName(_ index: Int) -> String { String(format: "frame_%06d.jpg", index) }
 
     /// Writes the frames into `dir` (which exists); `depthFrames` depth frames pair with poses.
-    static func export(_ scan: any Scan, depthFrames: Int, to dir: String, options o: Options, threads: Int) throws -> Summary {
+    static func export(_ scan: any Scan, depthFrames: Int, to dir: String, options o: Options, threads: Int, progress: ProgressMeter? = nil) throws -> Summary {
         let path = try video(of: scan)
         let reader = try VideoReader(path: path, threads: threads)
         var summary = Summary(video: path, info: reader.info)
@@ -86,8 +86,11 @@ public enum RGBExporter {
                 }
             }.start()
         }
+        progress?.phase("rgb")
+        progress?.expect(reader.info.declaredFrames)
         do {
             try reader.forEachFrame { f in
+                progress?.advance(to: f.index + 1)
                 guard f.index % o.every == 0, posed?.contains(f.index) ?? true else { return }
                 let slot = try queue.free()
                 slots[slot].copy(f)

@@ -60,9 +60,11 @@ public struct StageContext: Sendable {
     /// How outputs name the scan instead of its path (nightly passes an archive member's
     /// `archive.tar:dir/scan` rather than its temporary extraction folder).
     public var scanLabel: String?
+    /// Where the stage counts its frames as it goes (a terminal's progress bar), if anywhere.
+    public var progress: ProgressMeter?
 
-    public init(threads: Int = ProcessStats.cores, scanLabel: String? = nil) {
-        self.threads = threads; self.scanLabel = scanLabel
+    public init(threads: Int = ProcessStats.cores, scanLabel: String? = nil, progress: ProgressMeter? = nil) {
+        self.threads = threads; self.scanLabel = scanLabel; self.progress = progress
     }
 
     /// `path` as outputs show it: below `scan`, it is shown below the scan's label.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Stages
+import Execution
 
 /// The subcommand that runs one stage on one scan, `depthpose STAGE SCAN --out PATH [options]`:
 /// its name and help come from the stage type, its options from the stage's options struct
@@ -13,7 +14,15 @@ struct StageCommand<Arguments: StageArguments>: ParsableCommand {
     @OptionGroup var options: Arguments
 
     func run() throws {
-        try emit(try S.run(scan: io.scan, options: try validated(options.value), output: io.out, context: io.threads.context), json: io.json)
+        let options = try validated(options.value)
+        // a progress bar on a terminal (cleared before the summary), plain lines in a log
+        let progress = ProgressMeter(label: S.name.rawValue, style: ProgressMeter.style(quiet: io.quiet))
+        var context = io.threads.context
+        context.progress = progress
+        let summary: S.Summary
+        do { summary = try S.run(scan: io.scan, options: options, output: io.out, context: context) } catch { progress.finish(); throw error }
+        progress.finish()
+        try emit(summary, json: io.json)
     }
 }
 
@@ -41,5 +50,7 @@ struct StageIO: ParsableArguments {
     @Argument(help: "Scan folder (ARKit-Scanner, Stray Scanner or ScanNet++ layout).") var scan: String
     @Option(name: .long, help: "Output: a file or a folder, as the command says above.") var out: String
     @Flag(help: "Print the summary as JSON.") var json = false
+    @Flag(help: "No progress on standard error (by default a bar on a terminal, else a line every \(Int(ProgressMeter.lineInterval)) s).")
+    var quiet = false
     @OptionGroup var threads: ThreadOptions
 }

@@ -132,6 +132,31 @@ final class ToolkitParityTests: XCTestCase {
 
 /// `cloud` through the built binary, read back by an independent PLY reader (plyfile).
 final class CloudCommandTests: XCTestCase {
+    /// `cloud` run in a pseudo-terminal (util-linux `script`) draws a progress bar on
+    /// standard error and clears it before the summary; piped, or with --quiet, it prints none.
+    func testAProgressBarOnATerminalOnly() throws {
+        let script = try TestSupport.requiredProgram("script", package: "util-linux")
+        let dir = TestSupport.temporaryDirectory("progress")
+        XCTAssertEqual(try TestSupport.depthpose("synth", "--out", dir + "/scan", "--frames", "600").status, 0)
+        let cloud = [TestSupport.productsDirectory + "/depthpose", "cloud", dir + "/scan", "--out", dir + "/c.ply", "-j", "1"]
+        let shell = cloud.map { "'\($0)'" }.joined(separator: " ")
+        let tty = try TestSupport.run(script, ["-qfec", shell, "/dev/null"])
+        XCTAssertEqual(tty.status, 0, tty.stdout)
+        let clear = "\r\u{1b}[K"
+        XCTAssertTrue(tty.stdout.contains(clear + "cloud ["), tty.stdout)
+        XCTAssertTrue(tty.stdout.contains("/600 frames, "), tty.stdout)
+        XCTAssertTrue(tty.stdout.contains(" frames/s"), tty.stdout)
+        // the bar is cleared, then the summary starts on a clean line
+        let afterBar = try XCTUnwrap(tty.stdout.components(separatedBy: clear).last)
+        XCTAssertTrue(afterBar.hasPrefix("wrote "), afterBar)
+        let quiet = try TestSupport.run(script, ["-qfec", shell + " --quiet", "/dev/null"])
+        XCTAssertEqual(quiet.status, 0)
+        XCTAssertFalse(quiet.stdout.contains("\u{1b}"), quiet.stdout)
+        let piped = try TestSupport.run(cloud[0], Array(cloud.dropFirst()))
+        XCTAssertEqual(piped.status, 0)
+        XCTAssertEqual(piped.stderr, "", "no progress when standard error is not a terminal (a run this short prints no line)")
+    }
+
     func testPLYIsReadableByPlyfileWithTheRightValues() throws {
         let python = try TestSupport.peerPython(needs: "plyfile", check: "import plyfile")
         let dir = TestSupport.temporaryDirectory("cloudcli")
