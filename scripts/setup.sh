@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what depthpose needs to build (Debian packages) and, with --tests, a Python
 # venv holding the ScanNet++ toolkit's decode dependencies (parity tests), plyfile and Open3D
-# (independent PLY readers for the cloud tests) and Snakemake (the Pipelines/ workflow test).
+# (independent PLY readers for the cloud tests), Snakemake (the Pipelines/ workflow test) and
+# Jupyter's nbclient with pandas and matplotlib (the notebook test).
 # --bench: the benchmarks' peers (.venv-bench/); --mesh-peer: Open3D 0.18's TSDF mesh route
 # (.venv-mesh-peer/, scripts/requirements-mesh-peer.txt).
 # Idempotent: packages already present are not reinstalled. Prints the venv's python last.
@@ -36,8 +37,9 @@ if [ "${1:-}" = "--tests" ]; then
   fi
   # evo (pinned, with the scipy whose Rotation it measures angles with) regenerates
   # Notebooks-data/evo/expected.json: scripts/peers/evo_expected.py.
-  "$venv/bin/python" -c "import numpy, lz4.block, imageio, plyfile, snakemake, evo, scipy, open3d; assert evo.__version__ == 'v1.38.1' and scipy.__version__ == '1.17.1' and open3d.__version__ == '0.20.0'" 2>/dev/null ||
-    "$venv/bin/pip" install -q numpy lz4 imageio plyfile snakemake "evo==1.38.1" "scipy==1.17.1" "open3d==0.20.0" >&2
+  # nbclient, nbformat, ipykernel, pandas, matplotlib: the notebook in Notebooks-data is executed by a test.
+  "$venv/bin/python" -c "import numpy, lz4.block, imageio, plyfile, snakemake, evo, scipy, open3d, nbclient, nbformat, ipykernel, pandas, matplotlib; assert evo.__version__ == 'v1.38.1' and scipy.__version__ == '1.17.1' and open3d.__version__ == '0.20.0'" 2>/dev/null ||
+    "$venv/bin/pip" install -q numpy lz4 imageio plyfile snakemake "evo==1.38.1" "scipy==1.17.1" "open3d==0.20.0" nbclient nbformat ipykernel pandas matplotlib >&2
   echo "$venv/bin/python"
 fi
 

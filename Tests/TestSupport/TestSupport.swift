@@ -61,7 +61,7 @@ public enum TestSupport {
     /// Little-endian bytes of a UInt32.
     public static func le32(_ v: UInt32) -> [UInt8] { [UInt8(v & 0xff), UInt8(v >> 8 & 0xff), UInt8(v >> 16 & 0xff), UInt8(v >> 24)] }
 
-    /// The repository root (for `shared/` and the built binary).
+    /// The repository root (for Notebooks-data and the scripts).
     public static var repositoryRoot: String {
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { url.deleteLastPathComponent() }
