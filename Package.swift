@@ -86,7 +86,7 @@ let package = Package(
         .target(name: "Trajectories", dependencies: ["Diagnostics", "Statistics", "FileIO", "TextNumbers", "Geometry", "LinearAlgebra"], swiftSettings: optimisedInDebug),
         .target(name: "Synthesis", dependencies: ["Execution", "FileIO", "Geometry", "ScanFormats", "Trajectories", "Gestures", "Video"],
                 swiftSettings: optimisedInDebug),
-        .target(name: "Stages", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "Codecs", "Geometry", "ScanFormats", "Video", "PointClouds", "VoxelFusion", "Meshing", "Trajectories", "Gestures"],
+        .target(name: "Stages", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "Codecs", "Geometry", "ScanFormats", "Video", "PointClouds", "VoxelFusion", "Meshing", "Trajectories", "Gestures", "Plots"],
                 swiftSettings: optimisedInDebug),
         // Figures with round ticks, drawn as self-contained HTML pages (Debian's Chart.js inlined).
         .target(name: "Plots", dependencies: ["Diagnostics", "FileIO", "CCairo"]),

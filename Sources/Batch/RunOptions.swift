@@ -42,6 +42,7 @@ public struct RunOptions: StageOptions {
     public var cloud: CloudStage.Options {
         var o = CloudStage.Options()
         o.voxel = voxel; o.normals = normals; o.color = color; o.stride = stride
+        o.preview = true  // cloud.png: the nightly table's thumbnail
         return o
     }
 

@@ -26,10 +26,13 @@ enum SummaryPage {
             body += s.problems.map { "<li>\(esc($0))</li>" }.joined() + "</ul>"
         }
 
-        body += "<h2>Scans</h2><table><tr><th>scan</th><th>status</th>" + columns.map { "<th>\(esc($0.label))</th>" }.joined() + "<th>run (s)</th><th>reports</th></tr>"
+        body += "<h2>Scans</h2><table><tr><th>scan</th><th>status</th><th>preview</th>" + columns.map { "<th>\(esc($0.label))</th>" }.joined() + "<th>run (s)</th><th>reports</th></tr>"
         for r in s.scans {
             let prev = previous?.scans[r.name]?.metrics
-            body += "<tr class=\"\(r.status.rawValue)\"><td>\(esc(r.name))</td><td>\(r.status.rawValue)</td>"
+            body += "<tr class=\"\(r.status.rawValue)\"><td>\(esc(r.name))</td><td>\(r.status.rawValue)</td><td>"
+            // the cloud's preview (top and perspective views with the path), full size on click
+            if let png = r.outputs["cloud_preview"] { body += "<a href=\"\(esc(png))\"><img src=\"\(esc(png))\" width=\"240\" alt=\"preview of \(esc(r.name))\"></a>" }
+            body += "</td>"
             for col in columns {
                 guard let v = r.metrics[col.key] else { body += "<td></td>"; continue }
                 var cell = String(format: "%.\(col.digits)f", v)

@@ -2,6 +2,9 @@ import Foundation
 import PointClouds
 import VoxelFusion
 import FileIO
+import ScanFormats
+import Geometry
+import Plots
 
 /// Optional per-point properties of a cloud PLY beyond position and normal.
 public enum CloudExtra: String, Sendable, Codable, CaseIterable {
@@ -42,11 +45,13 @@ public enum CloudStage: Stage {
         public var extras: [CloudExtra] = []
         /// Colour the points from the scan's video when it has one (`uchar red green blue`).
         public var color = CloudOptions().colour
+        /// Also a PNG preview beside the PLY (`previewPath`): top and perspective views with the camera path.
+        public var preview = false
 
         public init() {}
         public enum CodingKeys: String, CodingKey, CaseIterable {
             case voxel, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel"
-            case minSupport = "min_support", noFilters = "no_filters", stride, normals, normalRadius = "normal_radius", frame, ascii, extras, color
+            case minSupport = "min_support", noFilters = "no_filters", stride, normals, normalRadius = "normal_radius", frame, ascii, extras, color, preview
         }
         public typealias Keys = CodingKeys
 
@@ -110,6 +115,28 @@ public enum CloudStage: Stage {
         w.includeConfidence = options.extras.contains(.confidence)
         w.comments = summary.plyComments
         try PLYWriter.write(cloud, to: output, options: w)
+        if options.preview { try writePreview(cloud, summary: summary, scan: scan, to: previewPath(output)) }
         return Summary(cloud: summary, output: output, options: options)
+    }
+
+    /// Where the preview of a cloud written to `output` goes: `scene.ply` → `scene.png`.
+    public static func previewPath(_ output: String) -> String {
+        (output.hasSuffix(".ply") ? String(output.dropLast(4)) : output) + ".png"
+    }
+
+    /// The cloud and the usable camera positions, in the cloud's frame, as a PNG (`CloudPreview`).
+    static func writePreview(_ cloud: PointCloud, summary: CloudSummary, scan: String, to file: String) throws {
+        try OutputGuard.check(output: file, scan: scan)
+        var path = try ScanOpener.open(scan, strict: false).poses.filter(\.isUsable).map(\.pose.translation)
+        var up = 1
+        if summary.frame == .gravity, let g = summary.gravity {
+            let r = GravityEstimate.levellingRotation(down: Vec3(g.down[0], g.down[1], g.down[2]))
+            path = path.map { r * $0 }
+            up = 2
+        }
+        let title = "\(URL(fileURLWithPath: summary.scan).lastPathComponent): \(cloud.count) points, voxel \(summary.voxelSize) m"
+        try AtomicOutput.withTemporary(for: file) { tmp in
+            try CloudPreview.write(positions: cloud.positions, colours: cloud.colours, path: path.map { SIMD3($0.x, $0.y, $0.z) }, up: up, title: title, to: tmp)
+        }
     }
 }

@@ -19,12 +19,14 @@ struct CloudArguments: StageArguments {
     @Option(help: "Extra per-point properties, comma-separated: count, confidence.", transform: commaList) var extras: [CloudExtra] = defaults.extras
     @Flag(inversion: .prefixedNo, help: "Colour the points from the scan's video (rgb.mp4, ScanNet++ rgb.mkv) when it has one: each voxel the mean colour of its samples.")
     var color = defaults.color
+    @Flag(help: "Also write a PNG preview beside the PLY (OUT with .png for .ply): a top and a perspective view with the camera path.")
+    var preview = defaults.preview
 
     var value: CloudStage.Options {
         var o = CloudStage.Options()
         o.voxel = voxel; filters.apply(to: &o)
         o.minSupport = minSupport; o.noFilters = noFilters; o.normals = normals
-        o.normalRadius = normalRadius; o.frame = frame; o.ascii = ascii; o.extras = extras; o.color = color
+        o.normalRadius = normalRadius; o.frame = frame; o.ascii = ascii; o.extras = extras; o.color = color; o.preview = preview
         return o
     }
 

@@ -132,6 +132,38 @@ final class ToolkitParityTests: XCTestCase {
 
 /// `cloud` through the built binary, read back by an independent PLY reader (plyfile).
 final class CloudCommandTests: XCTestCase {
+    /// `cloud --preview` writes a PNG beside the PLY (read back by imageio): the top view
+    /// draws the points where they are — the drawn region has the room's width-to-depth
+    /// ratio, x across and z down (swapped axes give the inverse ratio) — and the camera
+    /// path in red; without the flag no PNG is written.
+    func testThePreviewShowsTheRoomFromAboveWithThePath() throws {
+        let python = try TestSupport.peerPython(needs: "imageio and plyfile", check: "import imageio, plyfile")
+        let dir = TestSupport.temporaryDirectory("preview")
+        XCTAssertEqual(try TestSupport.depthpose("synth", "--out", dir + "/scan", "--frames", "300").status, 0)
+        XCTAssertEqual(try TestSupport.depthpose("cloud", dir + "/scan", "--out", dir + "/room.ply", "--preview").status, 0)
+        XCTAssertEqual(try TestSupport.depthpose("cloud", dir + "/scan", "--out", dir + "/plain.ply").status, 0)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir).sorted(), ["plain.ply", "room.ply", "room.png", "scan"])
+        let check = """
+        import sys, numpy as np, imageio.v3 as iio; from plyfile import PlyData
+        img = iio.imread(sys.argv[1])[..., :3].astype(int)
+        assert img.shape == (516, 1280, 3), img.shape
+        left = img[36:, :640]
+        red = (left[..., 0] > 180) & (left[..., 1] < 90) & (left[..., 2] < 90)
+        assert red.sum() > 50, red.sum()
+        drawn = (left.sum(axis=2) < 3 * 250) & ~red
+        ys, xs = np.nonzero(drawn[:-30])  # above the scale bar
+        v = PlyData.read(sys.argv[2])['vertex']
+        x, z = np.percentile(v['x'], [0.5, 99.5]), np.percentile(v['z'], [0.5, 99.5])
+        want = (x[1] - x[0]) / (z[1] - z[0])
+        got = (xs.max() - xs.min()) / (ys.max() - ys.min())
+        assert abs(got / want - 1) < 0.1, (got, want)
+        print(round(want, 2))
+        """
+        let r = try TestSupport.run(python, ["-c", check, dir + "/room.png", dir + "/room.ply"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertNotEqual(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "1.0", "a square room could not tell the axes apart")
+    }
+
     /// `cloud` run in a pseudo-terminal (util-linux `script`) draws a progress bar on
     /// standard error and clears it before the summary; piped, or with --quiet, it prints none.
     func testAProgressBarOnATerminalOnly() throws {

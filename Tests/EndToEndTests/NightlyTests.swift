@@ -86,6 +86,12 @@ final class NightlyTests: XCTestCase {
         }
         XCTAssertEqual(csv.split(separator: "\n").count, 8)
         XCTAssertFalse(fm.fileExists(atPath: out + "/empty"))
+        // Each good scan's cloud preview is a thumbnail in the table; a failed scan shows none.
+        for name in ["alpha", "sub__beta", "gamma"] {
+            XCTAssertTrue(fm.fileExists(atPath: out + "/\(name)/cloud.png"), name)
+            XCTAssertTrue(html.contains("<img src=\"\(name)/cloud.png\""), name)
+        }
+        for name in ["empty", "nodepth", "truncated", "nanposes"] { XCTAssertFalse(html.contains("<img src=\"\(name)/"), name) }
     }
 
     func testResumeSkipsUnchangedScansAndRedoesChangedOnes() throws {

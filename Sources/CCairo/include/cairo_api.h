@@ -14,6 +14,10 @@
     F(cairo_svg_surface_create, svg_surface_create) \
     F(cairo_pdf_surface_create, pdf_surface_create) \
     F(cairo_image_surface_create, image_surface_create) \
+    F(cairo_image_surface_get_data, image_surface_get_data) \
+    F(cairo_image_surface_get_stride, image_surface_get_stride) \
+    F(cairo_surface_flush, surface_flush) \
+    F(cairo_surface_mark_dirty, surface_mark_dirty) \
     F(cairo_surface_write_to_png, surface_write_to_png) \
     F(cairo_surface_finish, surface_finish) \
     F(cairo_surface_destroy, surface_destroy) \
