@@ -20,10 +20,11 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >/dev/null
 }
 
-# libjs-chart.js: Chart.js, inlined into the HTML plot pages; libcairo2-dev: SVG/PDF/PNG plots;
+# libjs-chart.js: Chart.js, inlined into the HTML plot pages; libjs-three: three.js, inlined into the
+# 3-D view pages; libcairo2-dev: SVG/PDF/PNG plots and the cloud previews;
 # libavformat-dev, libavcodec-dev: FFmpeg, for the scans' colour video (H.264/HEVC through x264/x265).
 # libturbojpeg0-dev: libjpeg-turbo, for decode --rgb.
-apt_install zlib1g-dev liblz4-dev libdeflate-dev libpng-dev libopenblas-dev liblapack-dev libarchive-dev pkgconf libjs-chart.js libcairo2-dev \
+apt_install zlib1g-dev liblz4-dev libdeflate-dev libpng-dev libopenblas-dev liblapack-dev libarchive-dev pkgconf libjs-chart.js libjs-three libcairo2-dev \
   libavformat-dev libavcodec-dev libturbojpeg0-dev
 
 if [ "${1:-}" = "--tests" ]; then

@@ -42,7 +42,7 @@ public struct RunOptions: StageOptions {
     public var cloud: CloudStage.Options {
         var o = CloudStage.Options()
         o.voxel = voxel; o.normals = normals; o.color = color; o.stride = stride
-        o.preview = true  // cloud.png: the nightly table's thumbnail
+        o.preview = true; o.view = true  // cloud.png, the nightly table's thumbnail; cloud.html, its 3-D view
         return o
     }
 

@@ -39,7 +39,7 @@ enum SummaryPage {
                 if let p = prev?[col.key], p != v { cell += " <small>(\(v > p ? "+" : "")\(String(format: "%.\(col.digits)f", v - p)))</small>" }
                 body += "<td>\(cell)</td>"
             }
-            let links = [("trajectory_html", "trajectory"), ("cloud", "cloud"), ("gestures_csv", "gestures"), ("run", "run.json")]
+            let links = [("trajectory_html", "trajectory"), ("cloud_view", "3-D view"), ("cloud", "cloud"), ("gestures_csv", "gestures"), ("run", "run.json")]
                 .compactMap { k, label in r.outputs[k].map { "<a href=\"\(esc($0))\">\(label)</a>" } }.joined(separator: " ")
             body += "<td>\(String(format: "%.1f", r.seconds))</td><td>\(links)</td></tr>"
         }

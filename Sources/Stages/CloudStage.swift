@@ -47,11 +47,13 @@ public enum CloudStage: Stage {
         public var color = CloudOptions().colour
         /// Also a PNG preview beside the PLY (`previewPath`): top and perspective views with the camera path.
         public var preview = false
+        /// Also a 3-D view beside the PLY (`viewPath`): one HTML page (three.js) with the camera path.
+        public var view = false
 
         public init() {}
         public enum CodingKeys: String, CodingKey, CaseIterable {
             case voxel, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel"
-            case minSupport = "min_support", noFilters = "no_filters", stride, normals, normalRadius = "normal_radius", frame, ascii, extras, color, preview
+            case minSupport = "min_support", noFilters = "no_filters", stride, normals, normalRadius = "normal_radius", frame, ascii, extras, color, preview, view
         }
         public typealias Keys = CodingKeys
 
@@ -115,28 +117,44 @@ public enum CloudStage: Stage {
         w.includeConfidence = options.extras.contains(.confidence)
         w.comments = summary.plyComments
         try PLYWriter.write(cloud, to: output, options: w)
-        if options.preview { try writePreview(cloud, summary: summary, scan: scan, to: previewPath(output)) }
+        if options.preview || options.view {
+            let (cameras, up) = try cameraPath(scan: scan, summary: summary)
+            let title = "\(URL(fileURLWithPath: summary.scan).lastPathComponent): \(cloud.count) points, voxel \(summary.voxelSize) m"
+            if options.preview {
+                let file = sibling(output, ".png")
+                try OutputGuard.check(output: file, scan: scan)
+                try AtomicOutput.withTemporary(for: file) { tmp in
+                    try CloudPreview.write(positions: cloud.positions, colours: cloud.colours, path: cameras.map(\.position), up: up, title: title, to: tmp)
+                }
+            }
+            if options.view {
+                let file = sibling(output, ".html")
+                try OutputGuard.check(output: file, scan: scan)
+                try ViewerPage.write(title: title, positions: cloud.positions, colours: cloud.colours, normals: nil, triangles: nil,
+                                     cameras: cameras, up: up, to: file)
+            }
+        }
         return Summary(cloud: summary, output: output, options: options)
     }
 
-    /// Where the preview of a cloud written to `output` goes: `scene.ply` → `scene.png`.
-    public static func previewPath(_ output: String) -> String {
-        (output.hasSuffix(".ply") ? String(output.dropLast(4)) : output) + ".png"
+    /// The file beside a cloud written to `output` with another extension: `scene.ply` →
+    /// `scene.png` (the preview), `scene.html` (the 3-D view).
+    public static func sibling(_ output: String, _ suffix: String) -> String {
+        (output.hasSuffix(".ply") ? String(output.dropLast(4)) : output) + suffix
     }
 
-    /// The cloud and the usable camera positions, in the cloud's frame, as a PNG (`CloudPreview`).
-    static func writePreview(_ cloud: PointCloud, summary: CloudSummary, scan: String, to file: String) throws {
-        try OutputGuard.check(output: file, scan: scan)
-        var path = try ScanOpener.open(scan, strict: false).poses.filter(\.isUsable).map(\.pose.translation)
-        var up = 1
+    /// The scan's usable camera poses in the cloud's frame (levelled with it by the same
+    /// rotation in the gravity frame), and the axis that is up there.
+    static func cameraPath(scan: String, summary: CloudSummary) throws -> (cameras: [ViewerPage.Camera], up: Int) {
+        var level = Matrix3.identity, up = 1
         if summary.frame == .gravity, let g = summary.gravity {
-            let r = GravityEstimate.levellingRotation(down: Vec3(g.down[0], g.down[1], g.down[2]))
-            path = path.map { r * $0 }
+            level = GravityEstimate.levellingRotation(down: Vec3(g.down[0], g.down[1], g.down[2]))
             up = 2
         }
-        let title = "\(URL(fileURLWithPath: summary.scan).lastPathComponent): \(cloud.count) points, voxel \(summary.voxelSize) m"
-        try AtomicOutput.withTemporary(for: file) { tmp in
-            try CloudPreview.write(positions: cloud.positions, colours: cloud.colours, path: path.map { SIMD3($0.x, $0.y, $0.z) }, up: up, title: title, to: tmp)
+        let cameras = try ScanOpener.open(scan, strict: false).poses.filter(\.isUsable).map { p -> ViewerPage.Camera in
+            let t = level * p.pose.translation, r = level * p.pose.rotation
+            return ViewerPage.Camera(position: SIMD3(t.x, t.y, t.z), rotation: [r.r0.x, r.r0.y, r.r0.z, r.r1.x, r.r1.y, r.r1.z, r.r2.x, r.r2.y, r.r2.z])
         }
+        return (cameras, up)
     }
 }

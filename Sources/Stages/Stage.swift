@@ -13,7 +13,7 @@ public enum StageName: String, Sendable, Codable, CaseIterable {
         switch self {
         case .inspect: return [("inspect", "inspect.json")]
         case .gestures: return [("gestures", "gestures.json"), ("gestures_csv", "gestures.csv")]
-        case .cloud: return [("cloud", "cloud.ply"), ("cloud_summary", "cloud.json"), ("cloud_preview", "cloud.png")]
+        case .cloud: return [("cloud", "cloud.ply"), ("cloud_summary", "cloud.json"), ("cloud_preview", "cloud.png"), ("cloud_view", "cloud.html")]
         case .trajectory: return [("trajectory", "trajectory/report.json"), ("trajectory_html", "trajectory/report.html")]
         case .decode: return [("decode", "decode")]
         case .mesh: return [("mesh", "mesh.ply"), ("mesh_summary", "mesh.json")]

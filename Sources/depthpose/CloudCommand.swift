@@ -21,12 +21,14 @@ struct CloudArguments: StageArguments {
     var color = defaults.color
     @Flag(help: "Also write a PNG preview beside the PLY (OUT with .png for .ply): a top and a perspective view with the camera path.")
     var preview = defaults.preview
+    @Flag(help: "Also write a 3-D view beside the PLY (OUT with .html for .ply): one offline page (three.js) with the cloud, decimated, and the camera path.")
+    var view = defaults.view
 
     var value: CloudStage.Options {
         var o = CloudStage.Options()
         o.voxel = voxel; filters.apply(to: &o)
         o.minSupport = minSupport; o.noFilters = noFilters; o.normals = normals
-        o.normalRadius = normalRadius; o.frame = frame; o.ascii = ascii; o.extras = extras; o.color = color; o.preview = preview
+        o.normalRadius = normalRadius; o.frame = frame; o.ascii = ascii; o.extras = extras; o.color = color; o.preview = preview; o.view = view
         return o
     }
 

@@ -596,6 +596,46 @@ final class TrajCommandTests: XCTestCase {
 final class PlotPageTests: XCTestCase {
     let data = TestSupport.repositoryRoot + "/Notebooks-data/evo/"
 
+    /// `cloud --view`'s page in headless Chromium (software WebGL): it reports itself drawn
+    /// with no script error (`data-status`, set by `window.onerror` otherwise) and its frame
+    /// time; no console error; the screenshot shows the cloud (a good share of the canvas) and
+    /// the red camera path; the page stays well under 20 MB.
+    func testTheCloudViewDrawsInChromium() throws {
+        let chromium = try TestSupport.requiredProgram("chromium", package: "chromium")
+        let python = try TestSupport.peerPython(needs: "numpy and imageio", check: "import numpy, imageio")
+        let dir = TestSupport.temporaryDirectory("view")
+        XCTAssertEqual(try TestSupport.depthpose("synth", "--out", dir + "/scan", "--frames", "120").status, 0)
+        let r = try TestSupport.depthpose("cloud", dir + "/scan", "--out", dir + "/room.ply", "--view")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let page = dir + "/room.html"
+        // the same page, byte for byte, from another process (no dictionary order leaks in)
+        XCTAssertEqual(try TestSupport.depthpose("cloud", dir + "/scan", "--out", dir + "/again.ply", "--view").status, 0)
+        XCTAssertEqual(TestSupport.read(page), TestSupport.read(dir + "/again.html"))
+        let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: page)[.size] as? Int)
+        XCTAssertLessThan(size, 20 << 20)
+        let dom = try TestSupport.run(chromium, ["--headless", "--no-sandbox", "--window-size=1000,700", "--dump-dom", "file://" + page], timeout: 120)
+        let body = dom.stdout.range(of: "<body[^>]*>", options: .regularExpression).map { String(dom.stdout[$0]) } ?? ""
+        XCTAssertTrue(body.contains("data-status=\"ok\""), body)
+        XCTAssertTrue(body.contains("data-frame-ms=\""), body)
+        let shot = dir + "/view.png"
+        let c = try TestSupport.run(chromium, ["--headless", "--no-sandbox", "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
+                                                "--window-size=1000,700", "--screenshot=" + shot, "file://" + page], timeout: 120)
+        XCTAssertEqual(c.stderr.split(separator: "\n").filter { $0.contains("CONSOLE") && ($0.contains("Uncaught") || $0.contains("Error")) }, [])
+        let check = """
+        import sys, numpy as np, imageio.v3 as iio
+        img = iio.imread(sys.argv[1])[80:, :, :3].astype(int)  # below the caption
+        drawn = (img.sum(axis=2) < 3 * 235).mean()
+        red = ((img[..., 0] > 170) & (img[..., 1] < 90) & (img[..., 2] < 90)).sum()
+        print(drawn, red)
+        """
+        let p = try TestSupport.run(python, ["-c", check, shot])
+        XCTAssertEqual(p.status, 0, p.stderr)
+        let v = p.stdout.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        XCTAssertEqual(v.count, 2, p.stdout)
+        XCTAssertGreaterThan(v.first ?? 0, 0.05, "the cloud covers little of the view")
+        XCTAssertGreaterThan(v.last ?? 0, 20, "no camera path drawn")
+    }
+
     func testEvalPlotsDrawInChromium() throws {
         let chromium = try TestSupport.requiredProgram("chromium", package: "chromium")
         let python = try TestSupport.peerPython(needs: "numpy and imageio", check: "import numpy, imageio")

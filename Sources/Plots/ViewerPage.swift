@@ -1,0 +1,164 @@
+import Foundation
+import FileIO
+
+/// A 3-D view of a point cloud or a mesh with the camera path, as one HTML file that works
+/// offline: Debian's three.js (`libjs-three`, r111, MIT) and its OrbitControls inlined at
+/// write time, the geometry as base64 typed arrays. Decimated to what a browser draws
+/// smoothly (`maxPoints`, `maxTriangles`: an even stride beyond them, said on the page);
+/// colours where the scan has them, else height; the path as a red line with a camera
+/// frustum every `frustumEvery`-th pose. Drag to orbit, wheel to zoom, right-drag to pan.
+///
+/// The page reports on itself for tests and curious users: `<body data-status="ok">` once
+/// drawn (or the error), `data-frame-ms` the median time of 10 full redraws.
+public enum ViewerPage {
+    public static let threePath = "/usr/share/javascript/three/three.min.js"
+    public static let orbitPath = "/usr/share/javascript/three/examples/js/controls/OrbitControls.js"
+    public static let maxPoints = 100_000, maxTriangles = 400_000, maxFrustums = 60
+
+    /// A camera of the path: its position and rotation (camera-to-world, row-major 3 × 3;
+    /// ARKit camera axes: looking along −z, y up).
+    public struct Camera: Sendable {
+        public var position: SIMD3<Double>
+        public var rotation: [Double]
+        public init(position: SIMD3<Double>, rotation: [Double]) { self.position = position; self.rotation = rotation }
+    }
+
+    /// `positions`, `colours` (or nil), `normals` (meshes, or nil) per vertex; `triangles`
+    /// (three indices each) for a mesh, nil for a cloud; `up`: 1 for +y, 2 for +z.
+    public static func write(title: String, positions: [Float], colours: [UInt8]?, normals: [Float]?, triangles: [UInt32]?,
+                             cameras: [Camera], up: Int, to file: String) throws {
+        guard let three = FileManager.default.contents(atPath: threePath), let orbit = FileManager.default.contents(atPath: orbitPath) else {
+            throw PlotError.missingLibrary("\(threePath) or \(orbitPath) not found: install Debian's libjs-three (scripts/setup.sh does)")
+        }
+        var notes: [String] = []
+        let n = positions.count / 3
+        var keptPositions = positions, keptColours = colours, keptNormals = normals, keptTriangles = triangles
+        if let t = triangles, t.count / 3 > maxTriangles {
+            let step = (t.count / 3 + maxTriangles - 1) / maxTriangles
+            var kept: [UInt32] = []
+            for k in Swift.stride(from: 0, to: t.count / 3, by: step) { kept += t[3 * k ..< 3 * k + 3] }
+            keptTriangles = kept
+            notes.append("every \(step)th of \(t.count / 3) triangles shown")
+        } else if triangles == nil && n > maxPoints {
+            let step = (n + maxPoints - 1) / maxPoints
+            let kept = Array(Swift.stride(from: 0, to: n, by: step))
+            func pick<T>(_ a: [T]) -> [T] {
+                var out: [T] = []
+                out.reserveCapacity(3 * kept.count)
+                for k in kept { out += a[3 * k ..< 3 * k + 3] }
+                return out
+            }
+            keptPositions = pick(positions); keptColours = colours.map(pick); keptNormals = normals.map(pick)
+            notes.append("every \(step)th of \(n) points shown")
+        }
+        let frustumStep = max(1, (cameras.count + maxFrustums - 1) / maxFrustums)
+        let frustums = Swift.stride(from: 0, to: cameras.count, by: frustumStep).map { cameras[$0] }
+        func base64<T>(_ a: [T]) -> String { a.withUnsafeBytes { Data($0).base64EncodedString() } }
+        var data: [String: Any] = ["positions": base64(keptPositions), "up": up]
+        data["colours"] = keptColours.map { base64($0) as Any } ?? NSNull()
+        data["normals"] = keptNormals.map { base64($0) as Any } ?? NSNull()
+        data["triangles"] = keptTriangles.map { base64($0) as Any } ?? NSNull()
+        var path: [Double] = []
+        for c in cameras { path += [c.position.x, c.position.y, c.position.z] }
+        data["path"] = path
+        data["frustums"] = frustums.map { c -> [Double] in [c.position.x, c.position.y, c.position.z] + c.rotation }
+        let json = String(decoding: try JSONSerialization.data(withJSONObject: data, options: [.sortedKeys]), as: UTF8.self)  // same bytes every run
+        let what = triangles != nil ? "\(keptTriangles!.count / 3) triangles" : "\(keptPositions.count / 3) points"
+        let info = ([what, "\(cameras.count) camera poses, a frustum every \(frustumStep)"] + notes).joined(separator: "; ")
+        let page = """
+        <!doctype html><html><head><meta charset="utf-8"><title>\(escape(title))</title>
+        <style>html,body{margin:0;height:100%;overflow:hidden;font:13px sans-serif;background:#fff}
+        #info{position:absolute;top:8px;left:8px;background:rgba(255,255,255,.85);padding:4px 8px;border-radius:4px}</style>
+        </head><body data-status="loading"><div id="info"><b>\(escape(title))</b><br>\(escape(info))<br>
+        drag: orbit · wheel: zoom · right-drag: pan · path red, start green</div>
+        <script>\(String(decoding: three, as: UTF8.self))</script>
+        <script>\(String(decoding: orbit, as: UTF8.self))</script>
+        <script>
+        window.onerror = function (m) { document.body.dataset.status = 'error: ' + m; };
+        (function () {
+          var d = \(json);
+          function bytes(b64) { var s = atob(b64), u = new Uint8Array(s.length); for (var i = 0; i < s.length; i++) u[i] = s.charCodeAt(i); return u.buffer; }
+          var up = d.up, pos = new Float32Array(bytes(d.positions));
+          var geometry = new THREE.BufferGeometry();
+          geometry.setAttribute('position', new THREE.BufferAttribute(pos, 3));
+          geometry.computeBoundingSphere();
+          var box = new THREE.Box3().setFromBufferAttribute(geometry.attributes.position);
+          var colours;
+          if (d.colours) { colours = new Float32Array(new Uint8Array(bytes(d.colours))).map(function (v) { return v / 255; }); }
+          else {  // height: blue - green - yellow
+            colours = new Float32Array(pos.length);
+            var lo = box.min.getComponent(up), span = Math.max(1e-6, box.max.getComponent(up) - lo);
+            for (var i = 0; i < pos.length; i += 3) {
+              var t = (pos[i + up] - lo) / span;
+              colours[i] = t < .5 ? .2 * t : .1 + 1.7 * (t - .5); colours[i + 1] = t < .5 ? .3 + .9 * t : .75 + .4 * (t - .5); colours[i + 2] = t < .5 ? .8 - .6 * t : .5 - .8 * (t - .5);
+            }
+          }
+          geometry.setAttribute('color', new THREE.BufferAttribute(colours, 3));
+          var scene = new THREE.Scene(), object;
+          if (d.triangles) {
+            geometry.setIndex(new THREE.BufferAttribute(new Uint32Array(bytes(d.triangles)), 1));
+            if (d.normals) geometry.setAttribute('normal', new THREE.BufferAttribute(new Float32Array(bytes(d.normals)), 3));
+            else geometry.computeVertexNormals();
+            object = new THREE.Mesh(geometry, new THREE.MeshLambertMaterial({ vertexColors: THREE.VertexColors, side: THREE.DoubleSide }));
+            scene.add(new THREE.AmbientLight(0xffffff, .55));
+            var light = new THREE.DirectionalLight(0xffffff, .6); light.position.set(1, 2, 3); scene.add(light);
+          } else {
+            object = new THREE.Points(geometry, new THREE.PointsMaterial({ size: 2, sizeAttenuation: false, vertexColors: THREE.VertexColors }));
+          }
+          scene.add(object);
+          // the path, its start, and a frustum (10 cm deep, 4:3) every few poses
+          var path = new THREE.BufferGeometry();
+          path.setAttribute('position', new THREE.BufferAttribute(new Float32Array(d.path), 3));
+          scene.add(new THREE.Line(path, new THREE.LineBasicMaterial({ color: 0xd62728 })));
+          if (d.path.length >= 3) {
+            var start = new THREE.Mesh(new THREE.SphereGeometry(.03, 12, 8), new THREE.MeshBasicMaterial({ color: 0x2ca02c }));
+            start.position.set(d.path[0], d.path[1], d.path[2]); scene.add(start);
+          }
+          var lines = [];
+          d.frustums.forEach(function (f) {
+            var c = [f[0], f[1], f[2]], r = f.slice(3);
+            function world(x, y, z) { return [c[0] + r[0] * x + r[1] * y + r[2] * z, c[1] + r[3] * x + r[4] * y + r[5] * z, c[2] + r[6] * x + r[7] * y + r[8] * z]; }
+            var k = [world(-.067, .05, -.1), world(.067, .05, -.1), world(.067, -.05, -.1), world(-.067, -.05, -.1)];
+            for (var j = 0; j < 4; j++) { lines.push.apply(lines, c.concat(k[j])); lines.push.apply(lines, k[j].concat(k[(j + 1) % 4])); }
+          });
+          var fg = new THREE.BufferGeometry();
+          fg.setAttribute('position', new THREE.BufferAttribute(new Float32Array(lines), 3));
+          scene.add(new THREE.LineSegments(fg, new THREE.LineBasicMaterial({ color: 0x555555 })));
+
+          var renderer = new THREE.WebGLRenderer({ antialias: false });
+          renderer.setPixelRatio(window.devicePixelRatio || 1);
+          renderer.setSize(window.innerWidth, window.innerHeight);
+          renderer.setClearColor(0xffffff);
+          document.body.appendChild(renderer.domElement);
+          var centre = box.getCenter(new THREE.Vector3()), radius = Math.max(.1, box.getSize(new THREE.Vector3()).length() / 2);
+          var camera = new THREE.PerspectiveCamera(50, window.innerWidth / window.innerHeight, radius / 1000, radius * 100);
+          camera.up.set(0, 0, 0); camera.up.setComponent(up, 1);
+          var away = new THREE.Vector3(-.6, 0, 0); away.setComponent(up, .8); away.setComponent(up === 1 ? 2 : 1, up === 1 ? .7 : -.7);
+          camera.position.copy(centre).add(away.normalize().multiplyScalar(radius * 2.2));
+          var controls = new THREE.OrbitControls(camera, renderer.domElement);
+          controls.target.copy(centre); controls.update();
+          function draw() { renderer.render(scene, camera); }
+          controls.addEventListener('change', draw);
+          window.addEventListener('resize', function () {
+            camera.aspect = window.innerWidth / window.innerHeight; camera.updateProjectionMatrix();
+            renderer.setSize(window.innerWidth, window.innerHeight); draw();
+          });
+          draw();
+          // ten full redraws, each read back (a pixel: the draw must have finished), for the frame time
+          var gl = renderer.getContext(), pixel = new Uint8Array(4), times = [];
+          for (var i = 0; i < 10; i++) {
+            var t0 = performance.now(); draw(); gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, pixel); times.push(performance.now() - t0);
+          }
+          times.sort(function (a, b) { return a - b; });
+          document.body.dataset.frameMs = times[5].toFixed(1);
+          if (document.body.dataset.status === 'loading') document.body.dataset.status = 'ok';
+        })();
+        </script></body></html>
+        """
+        try AtomicOutput.write(page, to: file)
+    }
+
+    static func escape(_ s: String) -> String {
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+}
