@@ -73,6 +73,13 @@ public final class MeshCollector: MeshSink {
     }
 }
 
+/// Hands every part to two sinks in turn (a PLY file and a copy in memory, say).
+public final class MeshTee: MeshSink {
+    let first: MeshSink, second: MeshSink
+    public init(_ first: MeshSink, _ second: MeshSink) { self.first = first; self.second = second }
+    public func append(_ part: TriangleMesh) throws { try first.append(part); try second.append(part) }
+}
+
 /// Figures of an extracted mesh, counted as it streams by.
 public struct MeshStatistics: Sendable, Equatable {
     public var vertices = 0, triangles = 0

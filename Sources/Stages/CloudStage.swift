@@ -144,10 +144,11 @@ public enum CloudStage: Stage {
     }
 
     /// The scan's usable camera poses in the cloud's frame (levelled with it by the same
-    /// rotation in the gravity frame), and the axis that is up there.
-    static func cameraPath(scan: String, summary: CloudSummary) throws -> (cameras: [ViewerPage.Camera], up: Int) {
+    /// rotation in the gravity frame; the recording's own without a cloud), and the axis
+    /// that is up there.
+    static func cameraPath(scan: String, summary: CloudSummary?) throws -> (cameras: [ViewerPage.Camera], up: Int) {
         var level = Matrix3.identity, up = 1
-        if summary.frame == .gravity, let g = summary.gravity {
+        if let summary, summary.frame == .gravity, let g = summary.gravity {
             level = GravityEstimate.levellingRotation(down: Vec3(g.down[0], g.down[1], g.down[2]))
             up = 2
         }

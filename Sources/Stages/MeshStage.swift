@@ -3,6 +3,7 @@ import Meshing
 import VoxelFusion
 import FileIO
 import Diagnostics
+import Plots
 
 /// `mesh`: fuse every used frame's depth into a TSDF (sparse blocks), extract a triangle
 /// mesh by marching cubes streamed into PLY (`MeshBuilder`, `MeshPLYStream`).
@@ -27,11 +28,14 @@ public enum MeshStage: Stage {
         public var color = MeshOptions().colour
         /// ASCII PLY instead of binary little-endian.
         public var ascii = false
+        /// Also a 3-D view beside the PLY (`CloudStage.sibling(output, ".html")`; the mesh is
+        /// then also held in memory for the page).
+        public var view = false
 
         public init() {}
         public enum CodingKeys: String, CodingKey, CaseIterable {
             case voxel, truncation, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel"
-            case stride, minWeight = "min_weight", color, ascii
+            case stride, minWeight = "min_weight", color, ascii, view
         }
         public typealias Keys = CodingKeys
 
@@ -82,11 +86,20 @@ public enum MeshStage: Stage {
         let comments = ["made by depthpose \(DepthPoseVersion.current) mesh", "scan \(summary.scan)",
                         "voxel_size \(summary.voxelSize) m", "truncation \(summary.truncation) m"]
         // the mesh streams into the PLY's side files as marching cubes makes it, not held whole
+        let collector = options.view ? MeshCollector(coloured: volume.coloured) : nil
         try AtomicOutput.withTemporary(for: output) { tmp in
             let ply = try MeshPLYStream(path: tmp, coloured: volume.coloured, ascii: options.ascii, comments: comments)
             defer { ply.discard() }
-            try MeshBuilder.extract(volume, options: builder, into: ply, summary: &summary)
+            try MeshBuilder.extract(volume, options: builder, into: collector.map { MeshTee(ply, $0) } ?? ply, summary: &summary)
             try ply.finish()
+        }
+        if let mesh = collector?.mesh {
+            let file = CloudStage.sibling(output, ".html")
+            try OutputGuard.check(output: file, scan: scan)
+            let (cameras, up) = try CloudStage.cameraPath(scan: scan, summary: nil)
+            let title = "\(URL(fileURLWithPath: summary.scan).lastPathComponent): \(mesh.triangleCount) triangles, voxel \(summary.voxelSize) m"
+            try ViewerPage.write(title: title, positions: mesh.positions, colours: mesh.colours, normals: mesh.normals, triangles: mesh.triangles,
+                                 cameras: cameras, up: up, to: file)
         }
         return Summary(mesh: summary, output: output, options: options)
     }

@@ -14,11 +14,13 @@ struct MeshArguments: StageArguments {
     @Flag(inversion: .prefixedNo, help: "Colour the vertices from the scan's video (rgb.mp4, ScanNet++ rgb.mkv) when it has one.")
     var color = defaults.color
     @Flag(help: "Write ASCII PLY instead of binary little-endian.") var ascii = defaults.ascii
+    @Flag(help: "Also write a 3-D view beside the PLY (OUT with .html for .ply): one offline page (three.js) with the mesh and the camera path.")
+    var view = defaults.view
 
     var value: MeshStage.Options {
         var o = MeshStage.Options()
         o.voxel = voxel; o.truncation = truncation; filters.apply(to: &o)
-        o.minWeight = minWeight; o.color = color; o.ascii = ascii
+        o.minWeight = minWeight; o.color = color; o.ascii = ascii; o.view = view
         return o
     }
 }

@@ -634,6 +634,17 @@ final class PlotPageTests: XCTestCase {
         XCTAssertEqual(v.count, 2, p.stdout)
         XCTAssertGreaterThan(v.first ?? 0, 0.05, "the cloud covers little of the view")
         XCTAssertGreaterThan(v.last ?? 0, 20, "no camera path drawn")
+
+        // The mesh's view, the same way.
+        XCTAssertEqual(try TestSupport.depthpose("mesh", dir + "/scan", "--out", dir + "/mesh.ply", "--view").status, 0)
+        let meshDom = try TestSupport.run(chromium, ["--headless", "--no-sandbox", "--window-size=1000,700", "--dump-dom", "file://" + dir + "/mesh.html"], timeout: 120)
+        XCTAssertTrue(meshDom.stdout.contains("<body data-status=\"ok\""), String(meshDom.stdout.prefix(300)))
+        let meshShot = dir + "/mesh-view.png"
+        _ = try TestSupport.run(chromium, ["--headless", "--no-sandbox", "--hide-scrollbars", "--window-size=1000,700", "--screenshot=" + meshShot,
+                                           "file://" + dir + "/mesh.html"], timeout: 120)
+        let m = try TestSupport.run(python, ["-c", check, meshShot])
+        let mv = m.stdout.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        XCTAssertGreaterThan(mv.first ?? 0, 0.05, "the mesh covers little of the view: \(m.stdout) \(m.stderr)")
     }
 
     func testEvalPlotsDrawInChromium() throws {
