@@ -2,23 +2,10 @@ import Foundation
 import FileIO
 import Diagnostics
 
-/// Writes a triangle mesh as PLY, binary little-endian by default or ASCII: `element vertex`
-/// with `float x y z`, `float nx ny nz` and (coloured) `uchar red green blue`, `element face`
-/// with `list uchar int vertex_indices` — what Open3D's `read_triangle_mesh`, plyfile and
-/// MeshLab read. Written atomically.
-public enum MeshPLYWriter {
-    /// Writes a mesh held in memory.
-    public static func write(_ mesh: TriangleMesh, to path: String, ascii: Bool = false, comments: [String] = []) throws {
-        try AtomicOutput.withTemporary(for: path) { tmp in
-            let ply = try MeshPLYStream(path: tmp, coloured: mesh.colours != nil, ascii: ascii, comments: comments)
-            defer { ply.discard() }
-            try ply.append(mesh)
-            try ply.finish()
-        }
-    }
-}
-
-/// A PLY mesh written as `MeshExtractor` streams it: the parts' vertices and faces go to two
+/// A triangle mesh as PLY, binary little-endian by default or ASCII: `element vertex` with
+/// `float x y z`, `float nx ny nz` and (coloured) `uchar red green blue`, `element face` with
+/// `list uchar int vertex_indices` — what Open3D's `read_triangle_mesh`, plyfile and MeshLab
+/// read — written as `MeshExtractor` streams it: the parts' vertices and faces go to two
 /// side files next to `path` as they come (nothing of the mesh stays in memory), and
 /// `finish` writes `path`: the header, whose counts are known only then, and the two files
 /// copied after it. `discard` removes the side files (call it on every way out). `path` is

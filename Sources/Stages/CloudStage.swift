@@ -45,9 +45,9 @@ public enum CloudStage: Stage {
         public var extras: [CloudExtra] = []
         /// Colour the points from the scan's video when it has one (`uchar red green blue`).
         public var color = CloudOptions().colour
-        /// Also a PNG preview beside the PLY (`previewPath`): top and perspective views with the camera path.
+        /// Also a PNG preview beside the PLY (`sibling(output, ".png")`): top and perspective views with the camera path.
         public var preview = false
-        /// Also a 3-D view beside the PLY (`viewPath`): one HTML page (three.js) with the camera path.
+        /// Also a 3-D view beside the PLY (`sibling(output, ".html")`): one HTML page (three.js) with the camera path.
         public var view = false
 
         public init() {}
@@ -106,7 +106,10 @@ public enum CloudStage: Stage {
     }
 
     public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary {
+        // every output is checked before anything is written
         try OutputGuard.check(output: output, scan: scan)
+        if options.preview { try OutputGuard.check(output: sibling(output, ".png"), scan: scan) }
+        if options.view { try OutputGuard.check(output: sibling(output, ".html"), scan: scan) }
         var builder = options.builder(threads: context.threads)
         builder.progress = context.progress
         var (cloud, summary) = try CloudBuilder.build(scan: scan, options: builder)
@@ -121,17 +124,13 @@ public enum CloudStage: Stage {
             let (cameras, up) = try cameraPath(scan: scan, summary: summary)
             let title = "\(URL(fileURLWithPath: summary.scan).lastPathComponent): \(cloud.count) points, voxel \(summary.voxelSize) m"
             if options.preview {
-                let file = sibling(output, ".png")
-                try OutputGuard.check(output: file, scan: scan)
-                try AtomicOutput.withTemporary(for: file) { tmp in
+                try AtomicOutput.withTemporary(for: sibling(output, ".png")) { tmp in
                     try CloudPreview.write(positions: cloud.positions, colours: cloud.colours, path: cameras.map(\.position), up: up, title: title, to: tmp)
                 }
             }
             if options.view {
-                let file = sibling(output, ".html")
-                try OutputGuard.check(output: file, scan: scan)
                 try ViewerPage.write(title: title, positions: cloud.positions, colours: cloud.colours, normals: nil, triangles: nil,
-                                     cameras: cameras, up: up, to: file)
+                                     cameras: cameras, up: up, to: sibling(output, ".html"))
             }
         }
         return Summary(cloud: summary, output: output, options: options)

@@ -79,6 +79,7 @@ public enum MeshStage: Stage {
 
     public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary {
         try OutputGuard.check(output: output, scan: scan)
+        if options.view { try OutputGuard.check(output: CloudStage.sibling(output, ".html"), scan: scan) }
         var builder = options.builder(threads: context.threads)
         builder.progress = context.progress
         var (volume, summary) = try MeshBuilder.fuse(scan: scan, options: builder)
@@ -94,12 +95,10 @@ public enum MeshStage: Stage {
             try ply.finish()
         }
         if let mesh = collector?.mesh {
-            let file = CloudStage.sibling(output, ".html")
-            try OutputGuard.check(output: file, scan: scan)
             let (cameras, up) = try CloudStage.cameraPath(scan: scan, summary: nil)
             let title = "\(URL(fileURLWithPath: summary.scan).lastPathComponent): \(mesh.triangleCount) triangles, voxel \(summary.voxelSize) m"
             try ViewerPage.write(title: title, positions: mesh.positions, colours: mesh.colours, normals: mesh.normals, triangles: mesh.triangles,
-                                 cameras: cameras, up: up, to: file)
+                                 cameras: cameras, up: up, to: CloudStage.sibling(output, ".html"))
         }
         return Summary(mesh: summary, output: output, options: options)
     }
