@@ -89,7 +89,7 @@ let package = Package(
         .target(name: "Stages", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "Codecs", "Geometry", "ScanFormats", "Video", "PointClouds", "VoxelFusion", "Meshing", "Trajectories", "Gestures", "Plots"],
                 swiftSettings: optimisedInDebug),
         // Figures with round ticks, drawn as self-contained HTML pages (Debian's Chart.js inlined).
-        .target(name: "Plots", dependencies: ["Diagnostics", "FileIO", "CCairo"]),
+        .target(name: "Plots", dependencies: ["Diagnostics", "FileIO", "Geometry", "CCairo"]),
         // evo's result files (zips of JSON and .npy arrays), `res` over them, and eval's plots.
         .target(name: "ResultFiles", dependencies: ["Diagnostics", "Statistics", "FileIO", "Codecs", "Geometry", "Trajectories", "Plots", "CLibArchive"]),
         // The batch layer: `run` (all stages of one scan), scan discovery, archives, `nightly`, summaries.

@@ -75,7 +75,7 @@ public struct MeshSummary: Sendable, Codable, FrameAccounting {
 public enum MeshBuilder {
     /// The whole mesh in memory (tests, the benchmark).
     public static func build(scan path: String, options o: MeshOptions) throws -> (TriangleMesh, MeshSummary) {
-        var (volume, summary) = try fuse(scan: path, options: o)
+        var (volume, summary, _) = try fuse(scan: path, options: o)
         let collector = MeshCollector(coloured: volume.coloured)
         try extract(volume, options: o, into: collector, summary: &summary)
         return (collector.mesh, summary)
@@ -93,8 +93,8 @@ public enum MeshBuilder {
     }
 
     /// Every used frame fused into a TSDF volume; `summary` has the frames' accounting and
-    /// the time so far.
-    public static func fuse(scan path: String, options o: MeshOptions) throws -> (TSDFVolume, MeshSummary) {
+    /// the time so far, `cameras` the poses of the frames fused, in order.
+    public static func fuse(scan path: String, options o: MeshOptions) throws -> (volume: TSDFVolume, summary: MeshSummary, cameras: [Pose]) {
         if let p = o.problem { throw MeshError.options(p) }
         let start = ProcessStats.now()
         let scan = try ScanOpener.open(path, strict: true)
@@ -115,11 +115,13 @@ public enum MeshBuilder {
         defer { stream?.stop() }
 
         let volume = TSDFVolume(voxelSize: Float(o.voxelSize), coloured: stream != nil)
+        var cameras: [Pose] = []
         let projector = BackProjector(width: layout.width, height: layout.height)
         let sets = (0..<threads).map { _ in BlockKeySet() }
         try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps, progress: o.progress) { fb in
             for (k, info) in fb.infos.enumerated() {
                 guard let (pose, intrinsics) = try summary.take(info, stride: o.stride, scanPath: scan.path) else { continue }
+                cameras.append(pose)
                 var colours: UnsafePointer<UInt32>?
                 if let stream {
                     colours = try stream.colours(of: scan.videoFrame(forDepthFrame: info.index))
@@ -147,7 +149,7 @@ public enum MeshBuilder {
         summary.volumeBytes = volume.bytes
         if summary.framesUsed == 0 { summary.notes.append("no frame had a usable pose: the mesh is empty") }
         summary.seconds = ProcessStats.now() - start
-        return (volume, summary)
+        return (volume, summary, cameras)
     }
 }
 

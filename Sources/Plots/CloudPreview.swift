@@ -1,5 +1,6 @@
 import Foundation
 import CCairo
+import Geometry
 
 /// A PNG preview of a point cloud with the camera path, drawn in-process (no browser): a top
 /// view (looking down the up axis, a 1-2-5 scale bar) and a perspective view from above and
@@ -15,9 +16,9 @@ public enum CloudPreview {
     public static let maxPoints = 4_000_000
     public static let background: UInt32 = 0xFFFF_FFFF, pathColour = "#d62728"
 
-    /// `positions`: x, y, z per point; `colours`: R, G, B per point or nil; `path`: camera
-    /// positions in order; `up`: the axis pointing up (1 for ARKit's +y, 2 for +z).
-    public static func write(positions: [Float], colours: [UInt8]?, path: [SIMD3<Double>], up: Int, title: String, to file: String) throws {
+    /// `positions`: x, y, z per point; `colours`: R, G, B per point or nil; `path`: the
+    /// camera poses in order; `up`: the axis pointing up (1 for ARKit's +y, 2 for +z).
+    public static func write(positions: [Float], colours: [UInt8]?, path: [Pose], up: Int, title: String, to file: String) throws {
         precondition(up == 1 || up == 2)
         var why = [CChar](repeating: 0, count: 512)
         guard let api = depthpose_cairo(&why, why.count)?.pointee else {
@@ -86,7 +87,7 @@ public enum CloudPreview {
                x: 10, y: 31, size: 10, color: "#555555")
         d.text("perspective", x: Double(panelWidth) + 10, y: 31, size: 10, color: "#555555")
         // the path in both views
-        let finite = path.filter { $0.x.isFinite && $0.y.isFinite && $0.z.isFinite }.map { SIMD3<Float>(Float($0.x), Float($0.y), Float($0.z)) }
+        let finite = path.map(\.translation).filter { $0.x.isFinite && $0.y.isFinite && $0.z.isFinite }.map { SIMD3<Float>(Float($0.x), Float($0.y), Float($0.z)) }
         let topPath = finite.map { top($0[right], $0[down]) }.map { (Double($0.0), Double($0.1)) }
         d.line(topPath, color: pathColour, width: 1.5)
         let perspectivePath = finite.compactMap(perspective).map { (Double($0.0), Double($0.1)) }
@@ -112,6 +113,18 @@ public enum CloudPreview {
         guard limit > 0 && limit.isFinite else { return 1 }
         let p = pow(10, (log10(limit)).rounded(.down))
         return [5, 2, 1].map { $0 * p }.first { $0 <= limit } ?? p
+    }
+
+    /// R, G, B per point: its height between the 0.5th and 99.5th percentiles on the ramp
+    /// (the colours of a scan without video, here and in `ViewerPage`).
+    public static func heightColours(_ positions: [Float], up: Int) -> [UInt8] {
+        let bounds = Bounds(positions, step: 1), low = bounds.low[up], span = max(1e-6, bounds.high[up] - low)
+        var out = [UInt8](repeating: 0, count: positions.count)
+        for i in 0 ..< positions.count / 3 {
+            let c = ramp((positions[3 * i + up] - low) / span)
+            out[3 * i] = UInt8(c >> 16 & 0xFF); out[3 * i + 1] = UInt8(c >> 8 & 0xFF); out[3 * i + 2] = UInt8(c & 0xFF)
+        }
+        return out
     }
 
     /// Blue (0) → green (0.5) → yellow (1).

@@ -1,11 +1,12 @@
 import Foundation
 import FileIO
+import Geometry
 
 /// A 3-D view of a point cloud or a mesh with the camera path, as one HTML file that works
 /// offline: Debian's three.js (`libjs-three`, r111, MIT) and its OrbitControls inlined at
 /// write time, the geometry as base64 typed arrays. Decimated to what a browser draws
 /// smoothly (`maxPoints`, `maxTriangles`: an even stride beyond them, said on the page);
-/// colours where the scan has them, else height; the path as a red line with a camera
+/// colours where the scan has them, else height (`CloudPreview.heightColours`); the path as a red line with a camera
 /// frustum every `frustumEvery`-th pose. Drag to orbit, wheel to zoom, right-drag to pan.
 ///
 /// The page reports on itself for tests and curious users: `<body data-status="ok">` once
@@ -15,18 +16,11 @@ public enum ViewerPage {
     public static let orbitPath = "/usr/share/javascript/three/examples/js/controls/OrbitControls.js"
     public static let maxPoints = 100_000, maxTriangles = 400_000, maxFrustums = 60
 
-    /// A camera of the path: its position and rotation (camera-to-world, row-major 3 × 3;
-    /// ARKit camera axes: looking along −z, y up).
-    public struct Camera: Sendable {
-        public var position: SIMD3<Double>
-        public var rotation: [Double]
-        public init(position: SIMD3<Double>, rotation: [Double]) { self.position = position; self.rotation = rotation }
-    }
-
     /// `positions`, `colours` (or nil), `normals` (meshes, or nil) per vertex; `triangles`
-    /// (three indices each) for a mesh, nil for a cloud; `up`: 1 for +y, 2 for +z.
+    /// (three indices each) for a mesh, nil for a cloud; `cameras`: the path's poses
+    /// (camera-to-world, ARKit camera axes: looking along −z, y up); `up`: 1 for +y, 2 for +z.
     public static func write(title: String, positions: [Float], colours: [UInt8]?, normals: [Float]?, triangles: [UInt32]?,
-                             cameras: [Camera], up: Int, to file: String) throws {
+                             cameras: [Pose], up: Int, to file: String) throws {
         guard let three = FileManager.default.contents(atPath: threePath), let orbit = FileManager.default.contents(atPath: orbitPath) else {
             throw PlotError.missingLibrary("\(threePath) or \(orbitPath) not found: install Debian's libjs-three (scripts/setup.sh does)")
         }
@@ -55,13 +49,16 @@ public enum ViewerPage {
         let frustums = Swift.stride(from: 0, to: cameras.count, by: frustumStep).map { cameras[$0] }
         func base64<T>(_ a: [T]) -> String { a.withUnsafeBytes { Data($0).base64EncodedString() } }
         var data: [String: Any] = ["positions": base64(keptPositions), "up": up]
-        data["colours"] = keptColours.map { base64($0) as Any } ?? NSNull()
+        data["colours"] = base64(keptColours ?? CloudPreview.heightColours(keptPositions, up: up))
         data["normals"] = keptNormals.map { base64($0) as Any } ?? NSNull()
         data["triangles"] = keptTriangles.map { base64($0) as Any } ?? NSNull()
         var path: [Double] = []
-        for c in cameras { path += [c.position.x, c.position.y, c.position.z] }
+        for c in cameras { path += [c.translation.x, c.translation.y, c.translation.z] }
         data["path"] = path
-        data["frustums"] = frustums.map { c -> [Double] in [c.position.x, c.position.y, c.position.z] + c.rotation }
+        data["frustums"] = frustums.map { c -> [Double] in
+            let t = c.translation, r = c.rotation
+            return [t.x, t.y, t.z, r.r0.x, r.r0.y, r.r0.z, r.r1.x, r.r1.y, r.r1.z, r.r2.x, r.r2.y, r.r2.z]
+        }
         let json = String(decoding: try JSONSerialization.data(withJSONObject: data, options: [.sortedKeys]), as: UTF8.self)  // same bytes every run
         let what = triangles != nil ? "\(keptTriangles!.count / 3) triangles" : "\(keptPositions.count / 3) points"
         let info = ([what, "\(cameras.count) camera poses, a frustum every \(frustumStep)"] + notes).joined(separator: "; ")
@@ -83,17 +80,7 @@ public enum ViewerPage {
           geometry.setAttribute('position', new THREE.BufferAttribute(pos, 3));
           geometry.computeBoundingSphere();
           var box = new THREE.Box3().setFromBufferAttribute(geometry.attributes.position);
-          var colours;
-          if (d.colours) { colours = new Float32Array(new Uint8Array(bytes(d.colours))).map(function (v) { return v / 255; }); }
-          else {  // height: blue - green - yellow
-            colours = new Float32Array(pos.length);
-            var lo = box.min.getComponent(up), span = Math.max(1e-6, box.max.getComponent(up) - lo);
-            for (var i = 0; i < pos.length; i += 3) {
-              var t = (pos[i + up] - lo) / span;
-              colours[i] = t < .5 ? .2 * t : .1 + 1.7 * (t - .5); colours[i + 1] = t < .5 ? .3 + .9 * t : .75 + .4 * (t - .5); colours[i + 2] = t < .5 ? .8 - .6 * t : .5 - .8 * (t - .5);
-            }
-          }
-          geometry.setAttribute('color', new THREE.BufferAttribute(colours, 3));
+          geometry.setAttribute('color', new THREE.BufferAttribute(new Uint8Array(bytes(d.colours)), 3, true));
           var scene = new THREE.Scene(), object;
           if (d.triangles) {
             geometry.setIndex(new THREE.BufferAttribute(new Uint32Array(bytes(d.triangles)), 1));

@@ -123,6 +123,7 @@ public enum CloudBuilder {
         var gravity = GravityEstimate()
         /// Camera position of every frame (for normal orientation): 24 bytes a frame.
         var cameras: [Vec3] = []
+        var used: [Pose] = []  // the poses of the frames fused
         let inverseVoxel = Float(1 / o.voxelSize)
 
         let video = o.colour ? scan.colourVideoPath : nil
@@ -133,6 +134,7 @@ public enum CloudBuilder {
                 cameras.append(info.pose?.translation ?? .zero)
                 guard let (pose, intrinsics) = try summary.take(info, stride: o.stride, scanPath: scan.path) else { continue }
                 selected.append((info.index, k, pose, intrinsics))
+                used.append(pose)
                 gravity.add(pose: pose, imu: info.imu)
             }
             // Each thread fuses its band of rows of every frame into its own active voxels
@@ -173,6 +175,7 @@ public enum CloudBuilder {
         cloud.positions = fused.positions
         cloud.counts = fused.counts
         cloud.confidence = fused.confidence
+        cloud.cameras = used
         if let video, let keys = fused.keys {
             switch try CloudColouring.colour(scan, video: video, keys: keys, frames: summary.frames, options: o) {
             case let .coloured(rgb, report):
@@ -196,6 +199,7 @@ public enum CloudBuilder {
             let r = GravityEstimate.levellingRotation(down: Vec3(g.down[0], g.down[1], g.down[2]))
             rotate(&cloud.positions, by: r)
             if cloud.normals != nil { rotate(&cloud.normals!, by: r) }
+            cloud.cameras = cloud.cameras.map { Pose(rotation: r * $0.rotation, translation: r * $0.translation) }
         } else if o.frame == .gravity {
             summary.frame = .recording
             summary.notes.append("no IMU gravity in this scan: the cloud stays in the recording frame")

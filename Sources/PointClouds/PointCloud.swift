@@ -1,3 +1,5 @@
+import Geometry
+
 /// A fused point cloud, structure of arrays: point i is `positions[3i ..< 3i+3]`.
 public struct PointCloud: Sendable, Equatable {
     public var positions: [Float] = []
@@ -9,6 +11,8 @@ public struct PointCloud: Sendable, Equatable {
     public var confidence: [Float]?
     /// Colour, 3 per point (R, G, B), when the scan's video coloured it.
     public var colours: [UInt8]?
+    /// The poses of the frames fused, in order, in the cloud's frame (for previews and views).
+    public var cameras: [Pose] = []
 
     public init() {}
 

@@ -2,8 +2,6 @@ import Foundation
 import PointClouds
 import VoxelFusion
 import FileIO
-import ScanFormats
-import Geometry
 import Plots
 
 /// Optional per-point properties of a cloud PLY beyond position and normal.
@@ -45,9 +43,9 @@ public enum CloudStage: Stage {
         public var extras: [CloudExtra] = []
         /// Colour the points from the scan's video when it has one (`uchar red green blue`).
         public var color = CloudOptions().colour
-        /// Also a PNG preview beside the PLY (`sibling(output, ".png")`): top and perspective views with the camera path.
+        /// Also a PNG preview beside the PLY (`SideOutput.preview`): top and perspective views with the camera path.
         public var preview = false
-        /// Also a 3-D view beside the PLY (`sibling(output, ".html")`): one HTML page (three.js) with the camera path.
+        /// Also a 3-D view beside the PLY (`SideOutput.view`): one HTML page (three.js) with the camera path.
         public var view = false
 
         public init() {}
@@ -108,8 +106,8 @@ public enum CloudStage: Stage {
     public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary {
         // every output is checked before anything is written
         try OutputGuard.check(output: output, scan: scan)
-        if options.preview { try OutputGuard.check(output: sibling(output, ".png"), scan: scan) }
-        if options.view { try OutputGuard.check(output: sibling(output, ".html"), scan: scan) }
+        if options.preview { try OutputGuard.check(output: SideOutput.preview.path(beside: output), scan: scan) }
+        if options.view { try OutputGuard.check(output: SideOutput.view.path(beside: output), scan: scan) }
         var builder = options.builder(threads: context.threads)
         builder.progress = context.progress
         var (cloud, summary) = try CloudBuilder.build(scan: scan, options: builder)
@@ -121,40 +119,18 @@ public enum CloudStage: Stage {
         w.comments = summary.plyComments
         try PLYWriter.write(cloud, to: output, options: w)
         if options.preview || options.view {
-            let (cameras, up) = try cameraPath(scan: scan, summary: summary)
+            let up = summary.frame == .gravity ? 2 : 1  // the levelled frame has +z up
             let title = "\(URL(fileURLWithPath: summary.scan).lastPathComponent): \(cloud.count) points, voxel \(summary.voxelSize) m"
             if options.preview {
-                try AtomicOutput.withTemporary(for: sibling(output, ".png")) { tmp in
-                    try CloudPreview.write(positions: cloud.positions, colours: cloud.colours, path: cameras.map(\.position), up: up, title: title, to: tmp)
+                try AtomicOutput.withTemporary(for: SideOutput.preview.path(beside: output)) { tmp in
+                    try CloudPreview.write(positions: cloud.positions, colours: cloud.colours, path: cloud.cameras, up: up, title: title, to: tmp)
                 }
             }
             if options.view {
                 try ViewerPage.write(title: title, positions: cloud.positions, colours: cloud.colours, normals: nil, triangles: nil,
-                                     cameras: cameras, up: up, to: sibling(output, ".html"))
+                                     cameras: cloud.cameras, up: up, to: SideOutput.view.path(beside: output))
             }
         }
         return Summary(cloud: summary, output: output, options: options)
-    }
-
-    /// The file beside a cloud written to `output` with another extension: `scene.ply` →
-    /// `scene.png` (the preview), `scene.html` (the 3-D view).
-    public static func sibling(_ output: String, _ suffix: String) -> String {
-        (output.hasSuffix(".ply") ? String(output.dropLast(4)) : output) + suffix
-    }
-
-    /// The scan's usable camera poses in the cloud's frame (levelled with it by the same
-    /// rotation in the gravity frame; the recording's own without a cloud), and the axis
-    /// that is up there.
-    static func cameraPath(scan: String, summary: CloudSummary?) throws -> (cameras: [ViewerPage.Camera], up: Int) {
-        var level = Matrix3.identity, up = 1
-        if let summary, summary.frame == .gravity, let g = summary.gravity {
-            level = GravityEstimate.levellingRotation(down: Vec3(g.down[0], g.down[1], g.down[2]))
-            up = 2
-        }
-        let cameras = try ScanOpener.open(scan, strict: false).poses.filter(\.isUsable).map { p -> ViewerPage.Camera in
-            let t = level * p.pose.translation, r = level * p.pose.rotation
-            return ViewerPage.Camera(position: SIMD3(t.x, t.y, t.z), rotation: [r.r0.x, r.r0.y, r.r0.z, r.r1.x, r.r1.y, r.r1.z, r.r2.x, r.r2.y, r.r2.z])
-        }
-        return (cameras, up)
     }
 }

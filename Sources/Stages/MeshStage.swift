@@ -28,7 +28,7 @@ public enum MeshStage: Stage {
         public var color = MeshOptions().colour
         /// ASCII PLY instead of binary little-endian.
         public var ascii = false
-        /// Also a 3-D view beside the PLY (`CloudStage.sibling(output, ".html")`; the mesh is
+        /// Also a 3-D view beside the PLY (`SideOutput.view`; the mesh is
         /// then also held in memory for the page).
         public var view = false
 
@@ -79,10 +79,10 @@ public enum MeshStage: Stage {
 
     public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary {
         try OutputGuard.check(output: output, scan: scan)
-        if options.view { try OutputGuard.check(output: CloudStage.sibling(output, ".html"), scan: scan) }
+        if options.view { try OutputGuard.check(output: SideOutput.view.path(beside: output), scan: scan) }
         var builder = options.builder(threads: context.threads)
         builder.progress = context.progress
-        var (volume, summary) = try MeshBuilder.fuse(scan: scan, options: builder)
+        var (volume, summary, cameras) = try MeshBuilder.fuse(scan: scan, options: builder)
         summary.scan = context.shown(summary.scan, scan: scan)
         let comments = ["made by depthpose \(DepthPoseVersion.current) mesh", "scan \(summary.scan)",
                         "voxel_size \(summary.voxelSize) m", "truncation \(summary.truncation) m"]
@@ -95,10 +95,9 @@ public enum MeshStage: Stage {
             try ply.finish()
         }
         if let mesh = collector?.mesh {
-            let (cameras, up) = try CloudStage.cameraPath(scan: scan, summary: nil)
             let title = "\(URL(fileURLWithPath: summary.scan).lastPathComponent): \(mesh.triangleCount) triangles, voxel \(summary.voxelSize) m"
             try ViewerPage.write(title: title, positions: mesh.positions, colours: mesh.colours, normals: mesh.normals, triangles: mesh.triangles,
-                                 cameras: cameras, up: up, to: CloudStage.sibling(output, ".html"))
+                                 cameras: cameras, up: 1, to: SideOutput.view.path(beside: output))
         }
         return Summary(mesh: summary, output: output, options: options)
     }

@@ -38,6 +38,18 @@ public enum StageName: String, Sendable, Codable, CaseIterable {
 }
 
 
+/// A file a stage writes beside its main output, named after it: `scene.ply` → `scene.png`.
+public enum SideOutput: String, Sendable {
+    /// A PNG preview (`CloudPreview`).
+    case preview = ".png"
+    /// A 3-D view page (`ViewerPage`).
+    case view = ".html"
+
+    public func path(beside output: String) -> String {
+        (output.hasSuffix(".ply") ? String(output.dropLast(4)) : output) + rawValue
+    }
+}
+
 /// A stage: one set of options (a `Codable` struct whose `init()` holds every default),
 /// where it writes, and the work. The CLI subcommand, `run`, `nightly` and the Snakemake
 /// workflow all go through the same type, so a default or an output name is stated once.
