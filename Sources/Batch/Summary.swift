@@ -96,7 +96,7 @@ public struct NightlySummary: Sendable, Codable {
         history.append(night)
         try AtomicOutput.write(try JSONOutput.encode(self), to: dir + "/summary.json")
         try AtomicOutput.write(csv, to: dir + "/summary.csv")
-        try AtomicOutput.write(SummaryPage.html(self, history: history), to: dir + "/summary.html")
+        try AtomicOutput.write(try SummaryPage.html(self, history: history), to: dir + "/summary.html")
         try History.append(night, to: historyPath)
     }
 }

@@ -1,4 +1,4 @@
-/// Process exit codes of `depthpose` (sysexits-style, documented in the README).
+/// Process exit codes of `depthpose` (sysexits-style, documented in docs/commands.md, "Exit codes").
 public enum ExitStatus: Int32, Sendable, CaseIterable {
     /// Everything worked.
     case success = 0

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Parameters of the near/far gesture detector, with their defaults (chosen on the
-/// synthetic scans and confounders measured in the tests; see the README).
+/// synthetic scans and confounders measured in the tests; see docs/commands.md, "gestures").
 public struct GestureOptions: Sendable, Codable, Equatable {
     /// Central region of interest as a fraction of the image width and height.
     public var roi = 0.3

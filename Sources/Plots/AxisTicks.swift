@@ -16,7 +16,8 @@ public struct AxisTicks: Sendable, Equatable, Codable {
     /// Ticks covering [`low`, `high`] with about `count` intervals. `includeZero` starts a
     /// non-negative range at 0 (errors: a tiny change on a large value then looks flat, as it
     /// is). A range without width (one value, or all equal) is widened around the value.
-    public init(low: Double, high: Double, count: Int = 5, includeZero: Bool = false) {
+    /// `integer` keeps the step a whole number (counts, indices: never a tick at 0.5).
+    public init(low: Double, high: Double, count: Int = 5, includeZero: Bool = false, integer: Bool = false) {
         var lo = low.isFinite ? low : 0, hi = high.isFinite ? high : 1
         if lo > hi { swap(&lo, &hi) }
         if includeZero && lo >= 0 { lo = 0 }
@@ -25,7 +26,9 @@ public struct AxisTicks: Sendable, Equatable, Codable {
             let pad = lo == 0 ? 1 : abs(lo) * 0.1
             lo -= includeZero && lo == 0 ? 0 : pad; hi += pad
         }
-        let step = Self.niceStep((hi - lo) / Double(Swift.max(1, count)))
+        var step = Self.niceStep((hi - lo) / Double(Swift.max(1, count)))
+        if integer && step < 1 { step = 1 }
+        if integer && step == 2.5 { step = 2 }
         let first = (lo / step).rounded(.down), last = (hi / step).rounded(.up)
         let n = Int(last - first)
         values = (0...n).map { (first + Double($0)) * step }
@@ -42,6 +45,14 @@ public struct AxisTicks: Sendable, Equatable, Codable {
             let decimals = Self.decimals(step)
             labels = values.map { Self.format($0, decimals: decimals) }
         }
+    }
+
+    /// Integer ticks over the positions 0..<`names.count`, labelled by the names there (nights
+    /// by their dates): at most about `count` intervals, so long labels do not collide.
+    public init(names: [String], count: Int = 8) {
+        self.init(low: 0, high: Double(Swift.max(1, names.count - 1)), count: count, integer: true)
+        exponent = nil
+        labels = values.map { v in Int(exactly: v).flatMap { names.indices.contains($0) ? names[$0] : nil } ?? "" }
     }
 
     /// The axis title with the labels' power of ten: "APE (m)" → "APE (m) ×1e-8".

@@ -155,6 +155,11 @@ struct Drawing {
                     color(s.pointColors.map { $0[i] } ?? s.color)
                     api.new_path(cr); api.arc(cr, p.0, p.1, 2.5, 0, 2 * Double.pi); api.fill(cr)
                 }
+            case .marker:
+                for p in pts {
+                    color(s.color); api.new_path(cr); api.arc(cr, p.0, p.1, 6, 0, 2 * Double.pi); api.fill_preserve(cr)
+                    color("#222222"); api.set_line_width(cr, 1.5); api.stroke(cr)
+                }
             }
         }
         api.restore(cr)

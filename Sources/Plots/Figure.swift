@@ -8,11 +8,16 @@ public struct Figure: Sendable, Codable {
     public struct Axis: Sendable, Codable {
         public var title: String
         public var ticks: AxisTicks
+        /// Names of the positions 0, 1, 2, … (nights by date), for labels when zoomed in.
+        public var names: [String]?
         public init(title: String, ticks: AxisTicks) { self.title = title; self.ticks = ticks }
+        /// An axis of named positions 0..<`names.count` (`AxisTicks(names:)`).
+        public init(title: String, names: [String]) { self.title = title; ticks = AxisTicks(names: names); self.names = names }
     }
 
     public struct Series: Sendable, Codable {
-        public enum Style: String, Sendable, Codable { case line, dashed, points }
+        /// `marker`: a few large outlined points that stand out (a path's start and end).
+        public enum Style: String, Sendable, Codable { case line, dashed, points, marker }
         public var label: String
         public var x: [Double]
         public var y: [Double]
@@ -79,5 +84,26 @@ public enum ColorScale {
     private static func rgb(_ hex: String) -> [Int] {
         let v = Int(hex.dropFirst(), radix: 16)!
         return [v >> 16, (v >> 8) & 0xff, v & 0xff]
+    }
+}
+
+extension Figure {
+    /// A histogram as horizontal bars: bins between round edges (`AxisTicks` over the values,
+    /// about `bins` of them), each labelled "low–high", lengths the counts.
+    public static func histogram(title: String, valueTitle: String, values: [Double], bins: Int = 8, color: String = "#5d8aa8") -> Figure {
+        let v = values.filter(\.isFinite)
+        let edges = AxisTicks(low: v.min() ?? 0, high: v.max() ?? 1, count: bins)
+        let n = Swift.max(1, edges.values.count - 1)
+        var counts = [Double](repeating: 0, count: n)
+        for x in v {
+            let k = Int(((x - edges.min) / edges.step).rounded(.down))
+            counts[Swift.min(n - 1, Swift.max(0, k))] += 1
+        }
+        var f = Figure(title: title, kind: .horizontalBars,
+                       x: .init(title: "scans", ticks: AxisTicks(low: 0, high: counts.max() ?? 1, count: 4, includeZero: true, integer: true)),
+                       y: .init(title: valueTitle, ticks: edges),
+                       series: [.init(label: "scans", x: [], y: counts, style: .line, color: color)])
+        f.barLabels = (0..<n).map { "\(edges.labels[$0])–\(edges.labels[$0 + 1])" }
+        return f
     }
 }

@@ -18,9 +18,11 @@ public enum ViewerPage {
 
     /// `positions`, `colours` (or nil), `normals` (meshes, or nil) per vertex; `triangles`
     /// (three indices each) for a mesh, nil for a cloud; `cameras`: the path's poses
-    /// (camera-to-world, ARKit camera axes: looking along −z, y up); `up`: 1 for +y, 2 for +z.
+    /// (camera-to-world, ARKit camera axes: looking along −z, y up); `reference`: a path to
+    /// compare with (grey, dashed), or empty; `up`: 1 for +y, 2 for +z. With no positions the
+    /// page shows the paths alone (a trajectory report's view).
     public static func write(title: String, positions: [Float], colours: [UInt8]?, normals: [Float]?, triangles: [UInt32]?,
-                             cameras: [Pose], up: Int, to file: String) throws {
+                             cameras: [Pose], reference: [Vec3] = [], up: Int, to file: String) throws {
         guard let three = FileManager.default.contents(atPath: threePath), let orbit = FileManager.default.contents(atPath: orbitPath) else {
             throw PlotError.missingLibrary("\(threePath) or \(orbitPath) not found: install Debian's libjs-three (scripts/setup.sh does)")
         }
@@ -55,19 +57,21 @@ public enum ViewerPage {
         var path: [Double] = []
         for c in cameras { path += [c.translation.x, c.translation.y, c.translation.z] }
         data["path"] = path
+        data["reference"] = reference.flatMap { [$0.x, $0.y, $0.z] }
         data["frustums"] = frustums.map { c -> [Double] in
             let t = c.translation, r = c.rotation
             return [t.x, t.y, t.z, r.r0.x, r.r0.y, r.r0.z, r.r1.x, r.r1.y, r.r1.z, r.r2.x, r.r2.y, r.r2.z]
         }
         let json = String(decoding: try JSONSerialization.data(withJSONObject: data, options: [.sortedKeys]), as: UTF8.self)  // same bytes every run
         let what = triangles != nil ? "\(keptTriangles!.count / 3) triangles" : "\(keptPositions.count / 3) points"
-        let info = ([what, "\(cameras.count) camera poses, a frustum every \(frustumStep)"] + notes).joined(separator: "; ")
+        let info = ((n > 0 ? [what] : []) + ["\(cameras.count) camera poses, a frustum every \(frustumStep)"] + notes).joined(separator: "; ")
+        let legend = "path red, start green" + (reference.isEmpty ? "" : ", reference grey dashed")
         let page = """
         <!doctype html><html><head><meta charset="utf-8"><title>\(escape(title))</title>
         <style>html,body{margin:0;height:100%;overflow:hidden;font:13px sans-serif;background:#fff}
         #info{position:absolute;top:8px;left:8px;background:rgba(255,255,255,.85);padding:4px 8px;border-radius:4px}</style>
         </head><body data-status="loading"><div id="info"><b>\(escape(title))</b><br>\(escape(info))<br>
-        drag: orbit · wheel: zoom · right-drag: pan · path red, start green</div>
+        drag: orbit · wheel: zoom · right-drag: pan · \(legend)</div>
         <script>\(String(decoding: three, as: UTF8.self))</script>
         <script>\(String(decoding: orbit, as: UTF8.self))</script>
         <script>
@@ -78,8 +82,7 @@ public enum ViewerPage {
           var up = d.up, pos = new Float32Array(bytes(d.positions));
           var geometry = new THREE.BufferGeometry();
           geometry.setAttribute('position', new THREE.BufferAttribute(pos, 3));
-          geometry.computeBoundingSphere();
-          var box = new THREE.Box3().setFromBufferAttribute(geometry.attributes.position);
+          var box = pos.length ? new THREE.Box3().setFromBufferAttribute(geometry.attributes.position) : new THREE.Box3().setFromArray(d.path.concat(d.reference));
           geometry.setAttribute('color', new THREE.BufferAttribute(new Uint8Array(bytes(d.colours)), 3, true));
           var scene = new THREE.Scene(), object;
           if (d.triangles) {
@@ -92,7 +95,13 @@ public enum ViewerPage {
           } else {
             object = new THREE.Points(geometry, new THREE.PointsMaterial({ size: 2, sizeAttenuation: false, vertexColors: THREE.VertexColors }));
           }
-          scene.add(object);
+          if (pos.length) scene.add(object);
+          if (d.reference.length >= 6) {
+            var ref = new THREE.BufferGeometry();
+            ref.setAttribute('position', new THREE.BufferAttribute(new Float32Array(d.reference), 3));
+            var refLine = new THREE.Line(ref, new THREE.LineDashedMaterial({ color: 0x777777, dashSize: .05, gapSize: .04 }));
+            refLine.computeLineDistances(); scene.add(refLine);
+          }
           // the path, its start, and a frustum (10 cm deep, 4:3) every few poses
           var path = new THREE.BufferGeometry();
           path.setAttribute('position', new THREE.BufferAttribute(new Float32Array(d.path), 3));

@@ -14,7 +14,7 @@ public enum StageName: String, Sendable, Codable, CaseIterable {
         case .inspect: return [("inspect", "inspect.json")]
         case .gestures: return [("gestures", "gestures.json"), ("gestures_csv", "gestures.csv")]
         case .cloud: return [("cloud", "cloud.ply"), ("cloud_summary", "cloud.json"), ("cloud_preview", "cloud.png"), ("cloud_view", "cloud.html")]
-        case .trajectory: return [("trajectory", "trajectory/report.json"), ("trajectory_html", "trajectory/report.html")]
+        case .trajectory: return [("trajectory", "trajectory/report.json"), ("trajectory_html", "trajectory/report.html"), ("trajectory_view", "trajectory/view.html")]
         case .decode: return [("decode", "decode")]
         case .mesh: return [("mesh", "mesh.ply"), ("mesh_summary", "mesh.json")]
         }

@@ -6,6 +6,7 @@ import ScanFormats
 import Trajectories
 import Execution
 import FileIO
+import Plots
 
 /// The `trajectory` report: reference-free analytics of a scan's own poses and, with a
 /// reference, evo-style APE/RPE after alignment and drift per metre. Versioned JSON.
@@ -64,7 +65,15 @@ public enum TrajectoryReporter {
     /// Series behind the plots (what `write` renders besides the report).
     public struct Series: Sendable {
         var times: [Double] = [], positions: [Vec3] = [], speeds: [Double] = [], tilt: [(Double, Double)] = []
-        var errors: [(Double, Double)] = [], errorPositions: [Vec3] = []
+        /// The poses (camera-to-world) for the 3-D view; with a reference, aligned to it.
+        var poses: [Pose] = []
+        /// With a reference: per associated pose its time and APE, the aligned estimate's and
+        /// the reference's positions; per RPE pair the reference's distance travelled at its
+        /// start and the error.
+        var errors: [(Double, Double)] = [], errorPositions: [Vec3] = [], referencePositions: [Vec3] = []
+        var rpe: [(Double, Double)] = []
+        /// The world's up axis (0 x, 1 y, 2 z): y for a scan (ARKit's world), else told from the path.
+        var up = 1
         /// The scan's poses as TUM (exported next to the report).
         var tum = ""
     }
@@ -133,6 +142,8 @@ public enum TrajectoryReporter {
         series.tilt = zip(traj.poses, zip(series.times, gravity)).compactMap { p, tg in
             tg.1.map { (tg.0, TrajectoryAnalytics.tiltError(pose: p, gravity: $0)) }
         }
+        series.poses = traj.poses
+        series.up = input.scan != nil ? 1 : upAxis(traj.positions)
         var reference: TrajectoryReport.ReferenceComparison?
         if let refPath = o.reference {
             var e = Evaluation.Options()
@@ -152,7 +163,7 @@ public enum TrajectoryReporter {
             var pairs = try PoseMetrics.pairs(prepared.estimate.poses, delta: 1, unit: .metres, allPairs: false)
             var delta = "1.0 m"
             if pairs.isEmpty { pairs = try PoseMetrics.pairs(prepared.estimate.poses, delta: 1, unit: .frames, allPairs: false); delta = "1 frame" }
-            let rpe = try PoseMetrics.rpe(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart, pairs: pairs).errors
+            let (rpe, rpePairs) = try PoseMetrics.rpe(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart, pairs: pairs)
             reference = .init(file: refPath, format: o.referenceFormat.rawValue, poses: prepared.reference.count, alignment: prepared.alignment,
                               alignmentKind: o.alignment.title, timeOffset: offset, stationary: refStationary, ape: ErrorStatistics(ape),
                               rpe: ErrorStatistics(rpe), rpeDelta: delta,
@@ -160,6 +171,11 @@ public enum TrajectoryReporter {
             let t0 = traj.stamps![0]
             series.errors = zip(prepared.estimate.stamps ?? [], ape).map { ($0 - t0, $1) }
             series.errorPositions = prepared.estimate.positions
+            series.referencePositions = prepared.reference.positions
+            series.poses = prepared.estimate.poses
+            series.up = upAxis(prepared.reference.positions)
+            let travelled = Trajectory.distanceTravelled(prepared.reference.poses)
+            series.rpe = zip(rpePairs, rpe).map { (travelled[$0.0], $1) }
         }
         var gestures: GestureCounts?
         if let scan = input.scan {
@@ -171,17 +187,33 @@ public enum TrajectoryReporter {
         return (TrajectoryReport(scan: path, name: input.name, notes: notes, analytics: analytics, gestures: gestures, reference: reference), series)
     }
 
-    /// Writes `report.json`, `report.md`, `report.html` and the scan's poses as
-    /// `trajectory.tum` into `dir` atomically.
-    public static func write(_ report: TrajectoryReport, series s: Series, to dir: String) throws {
-        let staged = try AtomicOutput.StagedDirectory(target: dir)
-        try AtomicOutput.write(try JSONOutput.encode(report), to: staged.staging + "/report.json")
-        try AtomicOutput.write(markdown(report), to: staged.staging + "/report.md")
-        try AtomicOutput.write(html(report, s), to: staged.staging + "/report.html")
-        try AtomicOutput.write(s.tum, to: staged.staging + "/trajectory.tum")
-        try staged.commit()
+    /// The up axis of a path whose world is not known: the one it moves least along (people
+    /// carry a camera through a room, not up and down it).
+    static func upAxis(_ p: [Vec3]) -> Int {
+        guard let first = p.first else { return 1 }
+        var lo = first, hi = first
+        for v in p { lo = pointwiseMin(lo, v); hi = pointwiseMax(hi, v) }
+        let extent = hi - lo
+        return extent.y <= extent.x && extent.y <= extent.z ? 1 : extent.z <= extent.x ? 2 : 0
     }
 
+    /// The file names in a report folder.
+    public enum File {
+        public static let json = "report.json", markdown = "report.md", page = "report.html", view = "view.html", poses = "trajectory.tum"
+    }
+
+    /// Writes `report.json`, `report.md`, `report.html` (with its plots), `view.html` (the path
+    /// in 3-D) and the scan's poses as `trajectory.tum` into `dir` atomically.
+    public static func write(_ report: TrajectoryReport, series s: Series, to dir: String) throws {
+        let staged = try AtomicOutput.StagedDirectory(target: dir)
+        try AtomicOutput.write(try JSONOutput.encode(report), to: staged.staging + "/" + File.json)
+        try AtomicOutput.write(markdown(report), to: staged.staging + "/" + File.markdown)
+        try AtomicOutput.write(try html(report, s), to: staged.staging + "/" + File.page)
+        try ViewerPage.write(title: "Path of \(report.name)", positions: [], colours: nil, normals: nil, triangles: nil, cameras: s.poses,
+                             reference: s.referencePositions, up: s.up == 0 ? 1 : s.up, to: staged.staging + "/" + File.view)
+        try AtomicOutput.write(s.tum, to: staged.staging + "/" + File.poses)
+        try staged.commit()
+    }
     // MARK: - Rendering
 
     static func f(_ v: Double, _ d: Int = 3) -> String { String(format: "%.\(d)f", v) }
@@ -220,30 +252,89 @@ public enum TrajectoryReporter {
         return s
     }
 
-    static func html(_ r: TrajectoryReport, _ s: Series) -> String {
-        let esc = SVGPlot.escape
-        var body = "<h1>Trajectory report: \(esc(r.name))</h1><p>Scan <code>\(esc(r.scan))</code> · report version \(r.version)</p><table>"
-        for (k, v) in summaryRows(r) { body += "<tr><th>\(esc(k))</th><td>\(esc(v))</td></tr>" }
-        body += "</table>"
-        if !r.notes.isEmpty { body += "<ul>" + r.notes.map { "<li>\(esc($0))</li>" }.joined() + "</ul>" }
-        // Top-down path (ARKit world: x right, z toward the viewer, y up): x against -z.
-        let colourBy = s.errors.isEmpty ? s.speeds : s.errors.map(\.1)
-        let top = (s.errors.isEmpty ? s.positions : s.errorPositions).map { ($0.x, -$0.z) }
-        let hi = colourBy.max() ?? 1
-        body += SVGPlot.chart(title: "Top-down path, coloured by " + (s.errors.isEmpty ? "speed" : "APE") + " (blue low, red high; max \(f(hi)))",
-                              xLabel: "x (m)", yLabel: "-z (m)", series: [.init(points: top, colour: "#333")], height: 420, equalAspect: true,
-                              segmentColours: colourBy.map { SVGPlot.heat(hi > 0 ? $0 / hi : 0) })
-        if !s.errors.isEmpty {
-            body += SVGPlot.chart(title: "APE over time", xLabel: "time (s)", yLabel: "error (m)", series: [.init(points: s.errors, colour: "#c0392b")])
+    static func html(_ r: TrajectoryReport, _ s: Series) throws -> String {
+        let esc = HTMLPlots.escape
+        var top = "<p>Scan <code>\(esc(r.scan))</code> · report version \(r.version) · " +
+            [(File.json, "JSON"), (File.markdown, "Markdown"), (File.poses, "poses (TUM)"), (File.view, "3-D view")].map { "<a href=\"\($0.0)\">\($0.1)</a>" }.joined(separator: " · ") + "</p><table>"
+        for (k, v) in summaryRows(r) { top += "<tr><th>\(esc(k))</th><td>\(esc(v))</td></tr>" }
+        top += "</table>"
+        if !r.notes.isEmpty { top += "<ul>" + r.notes.map { "<li>\(esc($0))</li>" }.joined() + "</ul>" }
+        top += "<h2>The path in 3-D</h2><iframe src=\"\(File.view)\" title=\"the path in 3-D\" style=\"width:100%;max-width:860px;height:480px;border:1px solid #ccc\"></iframe>"
+        return try HTMLPlots.page(title: "Trajectory report: \(r.name)", blocks: [.html(top), .html("<h2>Plots</h2>"), .figures(figures(r, s))])
+    }
+
+    /// The report's plots: the path from above and from the side (coloured by APE against the
+    /// dashed reference, or by speed), APE over time, RPE over distance, drift per metre, speed
+    /// and gravity tilt over time.
+    static func figures(_ r: TrajectoryReport, _ s: Series) -> [Figure] {
+        var figures: [Figure] = []
+        let withReference = !s.errors.isEmpty
+        let positions = withReference ? s.errorPositions : s.positions
+        let values = withReference ? s.errors.map(\.1) : s.speeds
+        let valueTitle = withReference ? "APE (m)" : "speed (m/s)"
+        let lo = values.min() ?? 0, hi = values.max() ?? 1
+        let colours = values.map { ColorScale.color($0, low: lo, high: hi) }
+        // Views: from above (x right and −z up for ARKit's y-up world), and from the side
+        // along the longer horizontal axis.
+        let names = ["x", "y", "z"]
+        let (a, b, bSign): (Int, Int, Double) = s.up == 1 ? (0, 2, -1) : s.up == 2 ? (0, 1, 1) : (1, 2, 1)
+        func extent(_ k: Int) -> Double { let v = positions.map { $0[k] }; return (v.max() ?? 0) - (v.min() ?? 0) }
+        let side = extent(a) >= extent(b) ? a : b
+        for (title, h, v, vSign) in [("from above", a, b, bSign), ("from the side", side, s.up, 1.0)] {
+            func coords(_ p: [Vec3]) -> ([Double], [Double]) { (p.map { $0[h] }, p.map { $0[v] * vSign }) }
+            let (x, y) = coords(positions), (rx, ry) = coords(s.referencePositions)
+            var series: [Figure.Series] = []
+            if withReference { series.append(.init(label: "reference", x: rx, y: ry, style: .dashed, color: "#777777")) }
+            series.append(.init(label: withReference ? "poses, coloured by APE" : "poses, coloured by speed", x: x, y: y, style: .points, color: ColorScale.stops[4], pointColors: colours))
+            if let x0 = x.first, let y0 = y.first, let x1 = x.last, let y1 = y.last {
+                series.append(.init(label: "start", x: [x0], y: [y0], style: .marker, color: "#2ca02c"))
+                series.append(.init(label: "end", x: [x1], y: [y1], style: .marker, color: "#d62728"))
+            }
+            let xs = x + rx, ys = y + ry
+            var f = Figure(title: "The path \(title)",
+                           x: .init(title: "\(names[h]) (m)", ticks: AxisTicks(low: xs.min() ?? 0, high: xs.max() ?? 1)),
+                           y: .init(title: "\(vSign < 0 ? "−" : "")\(names[v]) (m)", ticks: AxisTicks(low: ys.min() ?? 0, high: ys.max() ?? 1)), series: series)
+            f.colorBar = .init(title: valueTitle, ticks: AxisTicks(low: lo, high: hi, count: 4), stops: ColorScale.stops)
+            f.equalAspect = true
+            figures.append(f)
         }
-        body += SVGPlot.chart(title: "Speed", xLabel: "time (s)", yLabel: "speed (m/s)", series: [.init(points: Array(zip(s.times, s.speeds)), colour: "#2471a3")])
+        func levels(_ e: ErrorStatistics) -> [Figure.Level] {
+            [.init(label: "rmse", y: e.rmse, color: "#d62728"), .init(label: "median", y: e.median, color: "#2ca02c"),
+             .init(label: "mean", y: e.mean, band: e.std, color: "#9467bd")]
+        }
+        if let ref = r.reference {
+            let t = s.errors.map(\.0), e = s.errors.map(\.1)
+            var ape = Figure(title: "APE over time (\(ref.alignmentKind))", x: .init(title: "time (s)", ticks: AxisTicks(low: t.min() ?? 0, high: t.max() ?? 1)),
+                             y: .init(title: "APE (m)", ticks: AxisTicks(low: 0, high: Swift.max(e.max() ?? 0, ref.ape.mean + ref.ape.std), includeZero: true)),
+                             series: [.init(label: "APE", x: t, y: e, style: .line, color: "#1f77b4")])
+            ape.levels = levels(ref.ape)
+            figures.append(ape)
+            if !s.rpe.isEmpty {
+                let d = s.rpe.map(\.0), e = s.rpe.map(\.1)
+                var rpe = Figure(title: "RPE over distance travelled (delta \(ref.rpeDelta))",
+                                 x: .init(title: "distance travelled along the reference (m)", ticks: AxisTicks(low: d.min() ?? 0, high: d.max() ?? 1)),
+                                 y: .init(title: "RPE (m)", ticks: AxisTicks(low: 0, high: Swift.max(e.max() ?? 0, ref.rpe.mean + ref.rpe.std), includeZero: true)),
+                                 series: [.init(label: "RPE", x: d, y: e, style: .line, color: "#ff7f0e")])
+                rpe.levels = levels(ref.rpe)
+                figures.append(rpe)
+            }
+            if !ref.driftPerMetre.isEmpty {
+                let l = ref.driftPerMetre.map(\.length), p = ref.driftPerMetre.map(\.percent)
+                figures.append(Figure(title: "Drift per metre, by segment length",
+                                      x: .init(title: "segment length (m)", ticks: AxisTicks(low: 0, high: l.max() ?? 1, includeZero: true)),
+                                      y: .init(title: "drift (% of the length)", ticks: AxisTicks(low: 0, high: p.max() ?? 1, includeZero: true)),
+                                      series: [.init(label: "mean translational drift", x: l, y: p, style: .line, color: "#8c564b")]))
+            }
+        }
+        figures.append(Figure(title: "Speed", x: .init(title: "time (s)", ticks: AxisTicks(low: s.times.min() ?? 0, high: s.times.max() ?? 1)),
+                              y: .init(title: "speed (m/s)", ticks: AxisTicks(low: 0, high: s.speeds.max() ?? 1, includeZero: true)),
+                              series: [.init(label: "speed", x: s.times, y: s.speeds, style: .line, color: "#2471a3")]))
         if !s.tilt.isEmpty {
-            body += SVGPlot.chart(title: "Gravity tilt error against the IMU", xLabel: "time (s)", yLabel: "tilt (deg)", series: [.init(points: s.tilt, colour: "#7d3c98")])
+            let t = s.tilt.map(\.0), v = s.tilt.map(\.1)
+            figures.append(Figure(title: "Gravity tilt error against the IMU", x: .init(title: "time (s)", ticks: AxisTicks(low: t.min() ?? 0, high: t.max() ?? 1)),
+                                  y: .init(title: "tilt (°)", ticks: AxisTicks(low: 0, high: v.max() ?? 1, includeZero: true)),
+                                  series: [.init(label: "tilt", x: t, y: v, style: .line, color: "#7d3c98")]))
         }
-        return """
-        <!DOCTYPE html><html><head><meta charset="utf-8"><title>Trajectory report: \(esc(r.name))</title>
-        <style>body{font-family:sans-serif;max-width:900px;margin:2em auto;color:#222}table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}th{background:#f3f3f3}svg{display:block;margin:1.5em 0}</style>
-        </head><body>\(body)</body></html>
-        """
+        return figures
     }
 }

@@ -45,7 +45,8 @@ public enum TrajectoryStage: Stage {
     public static let discussion = """
         SCAN is a scan folder or a pose file (TUM, KITTI, EuRoC, ARKit logger, Open3D .log; the format is told from \
         the file unless --format says it). Writes the folder OUT: report.json (versioned), report.md, report.html \
-        (self-contained, SVG plots) and the poses as trajectory.tum.
+        (self-contained: the plots, zoomable, and the 3-D view), view.html (the path and camera frustums in 3-D, \
+        with the reference) and the poses as trajectory.tum.
         """
 
     /// The report (also its JSON) and where it was written.
@@ -54,7 +55,8 @@ public enum TrajectoryStage: Stage {
         public var output: String
         public func encode(to encoder: any Encoder) throws { try report.encode(to: encoder) }
         public var text: String {
-            TrajectoryReporter.markdown(report) + "\nwritten: \(output)/report.json, report.md, report.html, trajectory.tum"
+            typealias F = TrajectoryReporter.File
+            return TrajectoryReporter.markdown(report) + "\nwritten: \(output)/" + [F.json, F.markdown, F.page, F.view, F.poses].joined(separator: ", ")
         }
     }
 

@@ -122,7 +122,7 @@ public struct SynthSummary: Sendable {
     public var gestureEvents: [GestureScript.Event]
 }
 
-/// Generates a deterministic synthetic scan with ground truth (see README "synth").
+/// Generates a deterministic synthetic scan with ground truth (see docs/commands.md, "synth").
 public enum Synthesizer {
     /// Colour intrinsics of the virtual camera (an iPhone-like 1920x1440 stream).
     public static let colourIntrinsics = Intrinsics(fx: 1456.2087, fy: 1456.2087, cx: 962.67816, cy: 717.8443, width: 1920, height: 1440)

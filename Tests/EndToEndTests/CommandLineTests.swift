@@ -647,6 +647,32 @@ final class PlotPageTests: XCTestCase {
         XCTAssertGreaterThan(mv.first ?? 0, 0.05, "the mesh covers little of the view: \(m.stdout) \(m.stderr)")
     }
 
+    /// `trajectory`'s report page in headless Chromium: drawn with no script error, under
+    /// 20 MB; the screenshot holds the RPE (orange), speed (blue) and tilt (purple) curves
+    /// and the red path of the 3-D view embedded in it; the view alone draws the path against
+    /// the grey dashed reference.
+    func testTheTrajectoryReportDrawsInChromium() throws {
+        let dir = TestSupport.temporaryDirectory("reportpage")
+        XCTAssertEqual(try TestSupport.depthpose("synth", "--out", dir + "/scan", "--frames", "300", "--drift", "0.02", "--width", "64", "--height", "48").status, 0)
+        let r = try TestSupport.depthpose("trajectory", dir + "/scan", "--out", dir + "/report", "--reference", dir + "/scan/groundtruth.tum")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let page = dir + "/report/report.html"
+        let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: page)[.size] as? Int)
+        XCTAssertLessThan(size, 20 << 20)
+        let v = try TestSupport.openInChromium(page, height: 5200, colours: ["#ff7f0e", "#2471a3", "#7d3c98", "#d62728"])
+        XCTAssertEqual(v.status, "ok"); XCTAssertEqual(v.consoleErrors, [])
+        XCTAssertGreaterThan(v.drawn, 0.04, "the page is nearly blank")
+        XCTAssertEqual(v.shares.count, 4)
+        // (the RPE curve has a point per metre travelled: a short line)
+        for (k, what) in ["RPE curve", "speed curve", "tilt curve", "red path and markers"].enumerated() where k < v.shares.count {
+            XCTAssertGreaterThan(v.shares[k], k == 0 ? 0.00004 : 0.0002, "\(what): \(v.shares)")
+        }
+        let view = try TestSupport.openInChromium(dir + "/report/view.html", height: 700, colours: ["#d62728", "#777777"], from: 80)
+        XCTAssertEqual(view.status, "ok"); XCTAssertEqual(view.consoleErrors, [])
+        XCTAssertGreaterThan(view.shares.first ?? 0, 0.0005, "no red path in the view")
+        XCTAssertGreaterThan(view.shares.last ?? 0, 0.0002, "no grey reference in the view")
+    }
+
     func testEvalPlotsDrawInChromium() throws {
         let chromium = try TestSupport.requiredProgram("chromium", package: "chromium")
         let python = try TestSupport.peerPython(needs: "numpy and imageio", check: "import numpy, imageio")

@@ -123,6 +123,12 @@ final class NightlyTests: XCTestCase {
         XCTAssertEqual(history.count, 5)
         XCTAssertEqual(history.last?.counts["ok"], 3)
         XCTAssertTrue(TestSupport.readText(out + "/summary.html").contains("Over the nights"))
+        // As a person sees it: drawn, no script error; histogram bars, the trend and the ok count drawn.
+        let page = try TestSupport.openInChromium(out + "/summary.html", height: 3600, colours: ["#5d8aa8", "#2471a3", "#1e8449"])
+        XCTAssertEqual(page.status, "ok"); XCTAssertEqual(page.consoleErrors, [])
+        XCTAssertGreaterThan(page.shares.first ?? 0, 0.002, "no histogram bars")
+        XCTAssertGreaterThan(page.shares.dropFirst().first ?? 0, 0.0002, "no trend over the nights")
+        XCTAssertGreaterThan(page.shares.last ?? 0, 0.0002, "no count of ok scans per night")
     }
 
     func testArchivesGiveTheFolderOutputsAndHostileEntriesAreNamed() throws {

@@ -44,6 +44,24 @@ final class AxisTicksTests: XCTestCase {
         XCTAssertFalse(AxisTicks(low: -0.3, high: 0.3).labels.contains { $0.hasPrefix("-0.0") && Double($0) == 0 })
     }
 
+    /// Counts and indices step by whole numbers (nights sat at 0.5 steps); named positions
+    /// (nights by date) carry their names as labels, and none beyond the last.
+    func testIntegerAndNamedTicks() {
+        let few = AxisTicks(low: 0, high: 2, integer: true)
+        XCTAssertEqual(few.values, [0, 1, 2]); XCTAssertEqual(few.labels, ["0", "1", "2"])
+        XCTAssertEqual(AxisTicks(low: 0, high: 2).step, 0.5, "without integer, as before")
+        XCTAssertEqual(AxisTicks(low: 0, high: 12, count: 5, integer: true).step, 2, "not 2.5")
+        let names = (1...30).map { String(format: "2026-11-%02d", $0) }
+        let t = AxisTicks(names: names)
+        XCTAssertTrue(t.values.allSatisfy { $0 == $0.rounded() })
+        XCTAssertLessThanOrEqual(t.values.count, 9)
+        XCTAssertEqual(t.labels.first, "2026-11-01")
+        for (v, l) in zip(t.values, t.labels) { XCTAssertEqual(l, Int(v) < names.count ? names[Int(v)] : "") }
+        XCTAssertNil(t.exponent)
+        let one = AxisTicks(names: ["2026-11-24"])
+        XCTAssertEqual(one.labels.first, "2026-11-24"); XCTAssertTrue(one.max >= 1)
+    }
+
     func testColourScaleRunsFromDarkToBright() {
         XCTAssertEqual(ColorScale.color(0, low: 0, high: 1), "#440154")
         XCTAssertEqual(ColorScale.color(1, low: 0, high: 1), "#fde725")

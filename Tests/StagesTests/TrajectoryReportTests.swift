@@ -1,7 +1,8 @@
 import Foundation
 import Geometry
 import ScanFormats
-import Stages
+@testable import Stages
+import Plots
 import Synthesis
 import TestSupport
 import Trajectories
@@ -136,11 +137,72 @@ final class TrajectoryReportTests: XCTestCase {
         let json = try JSONSerialization.jsonObject(with: Data(TestSupport.read(out + "/report.json"))) as! [String: Any]
         XCTAssertEqual(json["version"] as? Int, 1)
         XCTAssertNotNil((json["reference"] as? [String: Any])?["drift_per_metre"])
+        // One page that works offline: Chart.js inlined, nothing fetched but the 3-D view beside it.
         let html = TestSupport.readText(out + "/report.html")
-        XCTAssertEqual(html.components(separatedBy: "<svg").count - 1, 4)  // path, APE, speed, tilt
-        XCTAssertFalse(html.contains("<script") || html.contains("src=\"http"))
+        XCTAssertFalse(html.contains("<script src") || html.contains("src=\"http") || html.contains("<svg"))
+        XCTAssertTrue(html.contains("<iframe src=\"view.html\""))
+        XCTAssertTrue(TestSupport.readText(out + "/view.html").contains("data-status=\"loading\""))
         XCTAssertTrue(TestSupport.readText(out + "/report.md").contains("| drift per metre |"))
         XCTAssertEqual(try TrajectoryFiles.read(out + "/trajectory.tum", format: .tum).count, 90)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out).sorted(), ["report.html", "report.json", "report.md", "trajectory.tum", "view.html"])
+    }
+
+    /// The report's plots against a drifting scan's reference: the path from above (x, −z in
+    /// ARKit's y-up world) and from the side, the reference dashed, the poses coloured by
+    /// their APE from the colour bar's low to its high end, start and end marked; APE over
+    /// time with evo's statistics lines, RPE over distance, drift per metre, speed and tilt.
+    func testThePlotsShowThePathAgainstTheReferenceAndEachError() throws {
+        let dir = try scan(frames: 300, drift: 0.02)
+        var o = TrajectoryReporter.Options(); o.reference = dir + "/groundtruth.tum"
+        let (r, s) = try TrajectoryReporter.report(scan: dir, options: o)
+        let ref = try XCTUnwrap(r.reference)
+        let figures = TrajectoryReporter.figures(r, s)
+        XCTAssertEqual(figures.map(\.title), ["The path from above", "The path from the side", "APE over time (SE(3) Umeyama)", "RPE over distance travelled (delta 1.0 m)",
+                                             "Drift per metre, by segment length", "Speed", "Gravity tilt error against the IMU"])
+        let above = figures[0]
+        XCTAssertEqual([above.x.title, above.y.title], ["x (m)", "−z (m)"])
+        XCTAssertEqual(figures[1].y.title, "y (m)")
+        XCTAssertTrue(above.equalAspect)
+        XCTAssertEqual(above.series.map(\.style), [.dashed, .points, .marker, .marker])
+        XCTAssertEqual(above.series[0].x, s.referencePositions.map(\.x))
+        XCTAssertEqual(above.series[0].y, s.referencePositions.map { -$0.z })
+        let errors = s.errors.map(\.1), colours = try XCTUnwrap(above.series[1].pointColors)
+        XCTAssertEqual(colours[errors.firstIndex(of: errors.min()!)!], ColorScale.stops.first)
+        XCTAssertEqual(colours[errors.firstIndex(of: errors.max()!)!], ColorScale.stops.last)
+        let bar = try XCTUnwrap(above.colorBar)
+        XCTAssertEqual(bar.title, "APE (m)")
+        XCTAssertLessThanOrEqual(bar.ticks.min, errors.min()!); XCTAssertGreaterThanOrEqual(bar.ticks.max, errors.max()!)
+        XCTAssertEqual(above.series[2].x, [s.errorPositions.first!.x]); XCTAssertEqual(above.series[3].y, [-s.errorPositions.last!.z])
+        let ape = figures[2]
+        XCTAssertEqual(ape.series[0].y, errors)
+        XCTAssertEqual(ape.levels.map(\.y), [ref.ape.rmse, ref.ape.median, ref.ape.mean])
+        XCTAssertEqual(ape.y.ticks.min, 0)
+        XCTAssertEqual(figures[3].series[0].y.count, s.rpe.count)
+        XCTAssertEqual(figures[3].levels.first?.y, ref.rpe.rmse)
+        XCTAssertTrue(zip(s.rpe.dropFirst(), s.rpe).allSatisfy { $0.0 >= $1.0 }, "distances run forward")
+        XCTAssertEqual(figures[4].series[0].y, ref.driftPerMetre.map(\.percent))
+        XCTAssertEqual(figures[5].series[0].y, s.speeds)
+    }
+
+    /// A pose file's world is not known: its up axis is the one the path moves least along,
+    /// so a z-up path is seen from above in x–y and from the side against z; without a
+    /// reference the path is coloured by speed, and the 3-D view shows it alone.
+    func testAPoseFileIsSeenAlongItsOwnUpAxis() throws {
+        let dir = TestSupport.temporaryDirectory("zup")
+        let lines = (0..<200).map { k -> String in
+            let a = Double(k) / 200 * 2 * Double.pi
+            return "\(Double(k) / 30) \(2 * cos(a)) \(1.5 * sin(a)) \(1.2 + 0.05 * sin(5 * a)) 0 0 0 1"
+        }
+        TestSupport.writeText(lines.joined(separator: "\n") + "\n", dir + "/poses.tum")
+        let (r, s) = try TrajectoryReporter.report(scan: dir + "/poses.tum", options: .init())
+        XCTAssertEqual(s.up, 2)
+        let figures = TrajectoryReporter.figures(r, s)
+        XCTAssertEqual(figures.map(\.title), ["The path from above", "The path from the side", "Speed"])
+        XCTAssertEqual([figures[0].x.title, figures[0].y.title, figures[1].y.title], ["x (m)", "y (m)", "z (m)"])
+        XCTAssertEqual(figures[0].colorBar?.title, "speed (m/s)")
+        XCTAssertEqual(figures[0].series.map(\.style), [.points, .marker, .marker])
+        try TrajectoryReporter.write(r, series: s, to: dir + "/report")
+        XCTAssertTrue(TestSupport.readText(dir + "/report/view.html").contains("\"reference\":[]"))
     }
 
     func testTooFewPosesIsAnError() throws {

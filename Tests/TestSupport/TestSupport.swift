@@ -161,4 +161,35 @@ public enum TestSupport {
     public static func depthpose(_ arguments: [String]) throws -> Run {
         try run(productsDirectory + "/depthpose", arguments)
     }
+
+    /// A page as headless Chromium (Debian's, software WebGL) showed it: the `data-status` its
+    /// script set on `<body>` (our pages say "ok" once drawn, or the script error), the console
+    /// errors, and the share of the screenshot that is not near-white, overall and for each
+    /// colour asked for (within a small distance of it), below row `from`.
+    public struct BrowserView { public var status: String; public var consoleErrors: [String]; public var drawn: Double; public var shares: [Double] }
+
+    public static func openInChromium(_ page: String, width: Int = 1000, height: Int, colours: [String] = [], from: Int = 0) throws -> BrowserView {
+        let chromium = try requiredProgram("chromium", package: "chromium")
+        let python = try peerPython(needs: "numpy and imageio", check: "import numpy, imageio")
+        let common = ["--headless", "--no-sandbox", "--hide-scrollbars", "--window-size=\(width),\(height)", "--virtual-time-budget=5000"]
+        let dom = try run(chromium, common + ["--dump-dom", "file://" + page], timeout: 120)
+        let body = dom.stdout.range(of: "<body[^>]*>", options: .regularExpression).map { String(dom.stdout[$0]) } ?? ""
+        let status = body.range(of: "data-status=\"[^\"]*\"", options: .regularExpression).map { String(body[$0].dropFirst(13).dropLast()) } ?? "(no data-status)"
+        let shot = temporaryDirectory("shot") + "/page.png"
+        let c = try run(chromium, common + ["--enable-logging=stderr", "--v=0", "--screenshot=" + shot, "file://" + page], timeout: 120)
+        let errors = c.stderr.split(separator: "\n").filter { $0.contains("CONSOLE") && ($0.contains("Uncaught") || $0.contains("Error")) }.map(String.init)
+        let check = """
+        import sys, numpy, imageio.v3 as iio
+        img = iio.imread(sys.argv[1])[int(sys.argv[2]):, :, :3].astype(int)
+        shares = [float((img.sum(axis=2) < 3 * 245).mean())]
+        for c in sys.argv[3:]:
+            rgb = numpy.array([int(c[k:k + 2], 16) for k in (1, 3, 5)])
+            shares.append(float((numpy.abs(img - rgb).sum(axis=2) < 30).mean()))
+        print(*shares)
+        """
+        let p = try run(python, ["-c", check, shot, String(from)] + colours)
+        guard p.status == 0 else { throw PeerMissing(description: "the screenshot of \(page) could not be read: \(p.stderr)") }
+        let v = p.stdout.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        return BrowserView(status: status, consoleErrors: errors, drawn: v.first ?? 0, shares: Array(v.dropFirst()))
+    }
 }

@@ -39,6 +39,7 @@
     F(cairo_new_path, new_path) \
     F(cairo_stroke, stroke) \
     F(cairo_fill, fill) \
+    F(cairo_fill_preserve, fill_preserve) \
     F(cairo_paint, paint) \
     F(cairo_clip, clip) \
     F(cairo_translate, translate) \

@@ -1,0 +1,67 @@
+import Foundation
+import XCTest
+@testable import Batch
+import Plots
+import TestSupport
+
+/// `summary.html`'s content: what a failed scan shows, and the plots over the nights.
+final class SummaryPageTests: XCTestCase {
+    /// The figures a page holds (the JSON its script draws).
+    private func figures(_ html: String) throws -> [Figure] {
+        let start = try XCTUnwrap(html.range(of: "const groups = "))
+        let end = try XCTUnwrap(html.range(of: ";\n", range: start.upperBound..<html.endIndex))
+        let json = html[start.upperBound..<end.lowerBound].replacingOccurrences(of: "<\\/", with: "</")
+        return try JSONDecoder().decode([[Figure]].self, from: Data(json.utf8)).flatMap { $0 }
+    }
+
+    private func summary(started: String, apeOfGood: Double, failedMetrics: [String: Double]) -> NightlySummary {
+        var good = ScanSummary(failed: "good", path: "/d/good", error: "")
+        good.status = .ok; good.error = nil; good.seconds = 2
+        good.metrics = ["path_length_m": 2.5, "ape_rmse_m": apeOfGood, "points": 1000]
+        good.outputs = ["cloud_preview": "good/cloud.png", "trajectory_html": "good/trajectory/report.html", "run": "good/run.json"]
+        // A scan whose trajectory stage ran before its cloud stage failed: figures and outputs exist.
+        var bad = ScanSummary(failed: "bad", path: "/d/bad", error: "bad/depth.bin: frame 3 (byte offset 999): truncated")
+        bad.metrics = failedMetrics; bad.seconds = 1
+        bad.outputs = ["cloud_preview": "bad/cloud.png", "trajectory_html": "bad/trajectory/report.html", "run": "bad/run.json"]
+        return NightlySummary(dataset: "/d", started: started, finished: started, options: .init(jobs: 1, threadsPerScan: 2, force: false, memoryLimitMB: 0, run: RunOptions()),
+                              scans: [good, bad])
+    }
+
+    /// Regression: a failed scan showed the path length and APE its trajectory stage had
+    /// written, its preview and report links, and counted in the distributions.
+    func testAFailedScanShowsItsErrorAndNoFigures() throws {
+        let s = summary(started: "2026-11-24T02:00:00Z", apeOfGood: 0.0123, failedMetrics: ["path_length_m": 9.87654, "ape_rmse_m": 0.4321, "points": 777])
+        let html = try SummaryPage.html(s, history: [History.Night(s)])
+        XCTAssertTrue(html.contains("<b>bad</b> (/d/bad): bad/depth.bin: frame 3 (byte offset 999): truncated"))
+        let table = try XCTUnwrap(html.range(of: "<tr class=\"failed\">.*?</tr>", options: .regularExpression).map { String(html[$0]) })
+        for hidden in ["9.88", "0.4321", "777", "<img", "trajectory/report.html"] { XCTAssertFalse(table.contains(hidden), "\(hidden) in \(table)") }
+        XCTAssertTrue(table.contains("href=\"bad/run.json\""), "the failed scan's record stays reachable")
+        XCTAssertTrue(html.contains("<img src=\"good/cloud.png\"") && html.contains("good/trajectory/report.html"))
+        let path = try XCTUnwrap(try figures(html).first { $0.title == "path length (m)" })
+        XCTAssertEqual(path.kind, .horizontalBars)
+        XCTAssertEqual(path.series[0].y.reduce(0, +), 1, "only the scan that did not fail is counted")
+    }
+
+    /// Nights on the axis by their dates; a near-constant figure reads as flat on an axis
+    /// from 0 with distinct round labels (it drew a steep trend with five "0.000000" ticks);
+    /// a failed scan's figures stay out of the medians.
+    func testTrendsOverTheNightsHaveDatesAndReadableAxes() throws {
+        let nights = (0..<3).map { k in
+            History.Night(summary(started: "2026-11-2\(2 + k)T02:00:0\(k)Z", apeOfGood: 1e-9 * (1 + 1e-7 * Double(k)), failedMetrics: ["ape_rmse_m": 5]))
+        }
+        let html = try SummaryPage.html(summary(started: "2026-11-24T02:00:02Z", apeOfGood: 1e-9, failedMetrics: [:]), history: nights)
+        let figures = try figures(html)
+        let ape = try XCTUnwrap(figures.first { $0.title == "median APE rmse (m)" })
+        XCTAssertEqual(ape.x.names, ["2026-11-22", "2026-11-23", "2026-11-24"])
+        XCTAssertEqual(ape.x.ticks.labels, ["2026-11-22", "2026-11-23", "2026-11-24"])
+        XCTAssertEqual(ape.series[0].y.map { ($0 * 1e9).rounded() }, [1, 1, 1], "the failed scan's 5 m is not in the median")
+        XCTAssertEqual(ape.y.ticks.min, 0)
+        XCTAssertEqual(Set(ape.y.ticks.labels).count, ape.y.ticks.labels.count, "\(ape.y.ticks.labels)")
+        let counts = try XCTUnwrap(figures.first { $0.title == "Scans per night" })
+        XCTAssertEqual(counts.series.map(\.label), ["ok", "failed", "skipped"])
+        XCTAssertEqual(counts.series[1].y, [1, 1, 1])
+        XCTAssertTrue(counts.y.ticks.values.allSatisfy { $0 == $0.rounded() }, "no half scans: \(counts.y.ticks.values)")
+        // Two nights on one date: the time tells them apart.
+        XCTAssertEqual(SummaryPage.nightNames(["2026-11-24T02:00:00Z", "2026-11-24T21:13:05Z"]), ["11-24 02:00:00", "11-24 21:13:05"])
+    }
+}
