@@ -39,7 +39,7 @@ enum SummaryPage {
             head += "<tr class=\"\(r.status.rawValue)\"><td>\(esc(r.name))</td><td>\(r.status.rawValue)</td><td>"
             // the cloud's preview (top and perspective views with the path), full size on click
             if r.status != .failed, let png = r.outputs["cloud_preview"] {
-                head += "<a href=\"\(esc(png))\"><img src=\"\(esc(png))\" width=\"240\" alt=\"preview of \(esc(r.name))\"></a>"
+                head += "<a href=\"\(esc(png))\"><img src=\"\(esc(png))\" width=\"180\" alt=\"preview of \(esc(r.name))\"></a>"
             }
             head += "</td>"
             for col in columns {
@@ -95,15 +95,21 @@ enum SummaryPage {
         return try HTMLPlots.page(title: "depthpose nightly: \(s.dataset)", blocks: blocks, style: """
             table.scans td { text-align: right; } table.scans td:nth-child(-n+3) { text-align: left; }
             tr.failed { background: #fdecea; } tr.skipped { color: #777; }
-            .ok { color: #1e8449; } .failed { color: #c0392b; } .skipped { color: #777; } small { color: #777; }
+            span.ok { color: #1e8449; } span.failed { color: #c0392b; } span.skipped { color: #777; } small { color: #777; }
             """)
     }
 
     /// Names for the nights on a plot's axis: their dates ("2026-11-24"), or with the time
-    /// ("11-24 21:05:13") when a date holds more than one night.
+    /// ("11-24 21:05:13") when a date holds more than one night, and a count after a name
+    /// already given ("11-24 21:05:13 (2)").
     static func nightNames(_ started: [String]) -> [String] {
         let dates = started.map { String($0.prefix(10)) }
         if Set(dates).count == dates.count { return dates }
-        return started.map { String($0.dropFirst(5).prefix(14)).replacingOccurrences(of: "T", with: " ") }
+        var seen: [String: Int] = [:]
+        return started.map { s in
+            let name = String(s.dropFirst(5).prefix(14)).replacingOccurrences(of: "T", with: " ")
+            seen[name, default: 0] += 1
+            return seen[name]! > 1 ? "\(name) (\(seen[name]!))" : name
+        }
     }
 }

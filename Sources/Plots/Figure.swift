@@ -90,13 +90,14 @@ public enum ColorScale {
 extension Figure {
     /// A histogram as horizontal bars: bins between round edges (`AxisTicks` over the values,
     /// about `bins` of them), each labelled "low–high", lengths the counts.
-    public static func histogram(title: String, valueTitle: String, values: [Double], bins: Int = 8, color: String = "#5d8aa8") -> Figure {
+    public static func histogram(title: String, valueTitle: String, values: [Double], bins: Int = 6, color: String = "#5d8aa8") -> Figure {
         let v = values.filter(\.isFinite)
         let edges = AxisTicks(low: v.min() ?? 0, high: v.max() ?? 1, count: bins)
         let n = Swift.max(1, edges.values.count - 1)
         var counts = [Double](repeating: 0, count: n)
         for x in v {
-            let k = Int(((x - edges.min) / edges.step).rounded(.down))
+            // (a value on an edge belongs to the bin above it, whatever the rounding of the division)
+            let k = Int(((x - edges.min) / edges.step + 1e-9).rounded(.down))
             counts[Swift.min(n - 1, Swift.max(0, k))] += 1
         }
         var f = Figure(title: title, kind: .horizontalBars,

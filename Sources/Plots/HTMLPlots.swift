@@ -134,8 +134,8 @@ public enum HTMLPlots {
       let config;
       if (f.kind === 'horizontalBars') {
         config = { type: 'bar', data: { labels: f.barLabels, datasets: f.series.map(s => ({ label: s.label, data: s.y, backgroundColor: s.color })) },
-          options: { indexAxis: 'y', animation: false, plugins: { title: { display: true, text: f.title.split('\\n') }, legend: { display: f.series.length > 1 } },
-            scales: { x: axis(f.x), y: { title: { display: true, text: f.y.title } } } } };
+          options: { indexAxis: 'y', aspectRatio: Math.max(1.2, 2.4 - 0.12 * f.barLabels.length), animation: false, plugins: { title: { display: true, text: f.title.split('\\n') }, legend: { display: f.series.length > 1 } },
+            scales: { x: axis(f.x), y: { title: { display: true, text: f.y.title }, ticks: { autoSkip: false } } } } };
       } else {
         const datasets = [];
         for (const l of f.levels) {

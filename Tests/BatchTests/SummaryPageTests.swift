@@ -63,5 +63,10 @@ final class SummaryPageTests: XCTestCase {
         XCTAssertTrue(counts.y.ticks.values.allSatisfy { $0 == $0.rounded() }, "no half scans: \(counts.y.ticks.values)")
         // Two nights on one date: the time tells them apart.
         XCTAssertEqual(SummaryPage.nightNames(["2026-11-24T02:00:00Z", "2026-11-24T21:13:05Z"]), ["11-24 02:00:00", "11-24 21:13:05"])
+        XCTAssertEqual(SummaryPage.nightNames(["2026-11-24T02:00:00.1Z", "2026-11-24T02:00:00.7Z"]), ["11-24 02:00:00", "11-24 02:00:00 (2)"])
+        // A value on a bin's edge is counted in the bin above it (2.0 fell into 1.9–2.0).
+        let h = Figure.histogram(title: "d", valueTitle: "d", values: [2.0, 2.0, 2.0])
+        let bin = try XCTUnwrap(h.barLabels.firstIndex(of: "2.0–2.1"), "\(h.barLabels)")
+        XCTAssertEqual(h.series[0].y[bin], 3, "\(h.barLabels) \(h.series[0].y)")
     }
 }
