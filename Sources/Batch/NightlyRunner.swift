@@ -277,39 +277,54 @@ public final class NightlyRunner: Sendable {
     }
 }
 
-/// Progress: a live status line on a terminal, plain log lines otherwise.
+/// Progress: a line per scan finished (with its status and time), and on a terminal a live
+/// status line under them: scans done of those to run, the scans running, the rate and the
+/// time left (estimated from the scans finished so far, which ran `jobs` at a time).
 struct Progress {
     let log: @Sendable (String) -> Void
-    let tty = isatty(STDERR_FILENO) != 0
+    let tty: Bool
+    let clock: @Sendable () -> Double
     var done = 0, toRun = 0
+    var started = 0.0
     var running: [String] = []
 
-    init(log: @escaping @Sendable (String) -> Void) { self.log = log }
+    init(log: @escaping @Sendable (String) -> Void, tty: Bool = isatty(STDERR_FILENO) != 0, clock: @escaping @Sendable () -> Double = ProcessStats.now) {
+        self.log = log; self.tty = tty; self.clock = clock
+    }
 
     func line(_ s: String) { log((tty ? "\r\u{1b}[K" : "") + s + "\n") }
 
     mutating func start(total: Int, toRun: Int, jobs: Int) {
         self.toRun = toRun
+        started = clock()
         line("nightly: \(total) scans, \(toRun) to run, \(total - toRun) unchanged or unusable; \(jobs) at a time")
     }
 
     mutating func started(_ name: String) {
         running.append(name)
-        if tty { status() } else { line("nightly: start \(name)") }
+        if tty { log(status()) } else { line("nightly: start \(name)") }
     }
 
     mutating func finished(_ s: ScanSummary) {
         running.removeAll { $0 == s.name }
         done += 1
         line("nightly: [\(done)/\(toRun)] \(s.status.rawValue) \(s.name) (\(String(format: "%.1f", s.seconds)) s)" + (s.error.map { ": \($0)" } ?? ""))
-        if tty { status() }
+        if tty && done < toRun { log(status()) }
     }
 
     /// Clears the status line, so the final summary starts on a clean line.
     func end() { if tty { log("\r\u{1b}[K") } }
 
-    private func status() {
-        log("\r\u{1b}[K[\(done)/\(toRun)] running: " + running.joined(separator: ", "))
+    /// "[3/8] 2 running: a, b · 1.2 scans/min, 4 min 10 s left"
+    func status() -> String {
+        var s = "\r\u{1b}[K[\(done)/\(toRun)] \(running.count) running: " + running.joined(separator: ", ")
+        let elapsed = clock() - started
+        if done > 0 && elapsed > 0 {
+            let perScan = elapsed / Double(done)
+            s += String(format: " · %.1f scans/min", 60 / perScan)
+            if toRun > done { s += ", " + ProgressMeter.duration(perScan * Double(toRun - done)) + " left" }
+        }
+        return s
     }
 }
 

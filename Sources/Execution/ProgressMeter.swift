@@ -99,7 +99,7 @@ public final class ProgressMeter: @unchecked Sendable {  // state behind `lock`
     }
 
     /// "4 s", "2 min 05 s", "1 h 02 min".
-    static func duration(_ seconds: Double) -> String {
+    public static func duration(_ seconds: Double) -> String {
         let s = Int(seconds.rounded(.up))
         if s < 60 { return "\(s) s" }
         if s < 3600 { return String(format: "%d min %02d s", s / 60, s % 60) }

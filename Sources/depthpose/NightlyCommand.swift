@@ -26,6 +26,8 @@ struct NightlyCommand: ParsableCommand {
     var scanTimeout = NightlyRunner.defaultScanTimeout
     @Flag(help: "Redo every scan, changed or not.") var force = false
     @Flag(help: "Keep the extracted archive in OUT/.nightly/extract.") var keepExtracted = false
+    @Flag(help: "No progress on standard error (by default a line per scan, and on a terminal a status line with the rate and the time left); the final line is still printed.")
+    var quiet = false
     @OptionGroup var stageOptions: RunArguments
 
     func validate() throws {
@@ -42,7 +44,8 @@ struct NightlyCommand: ParsableCommand {
         o.jobs = jobs; o.threadsPerScan = threadsPerScan; o.memoryLimitMB = memoryLimit
         o.force = force; o.keepExtracted = keepExtracted; o.scanTimeout = scanTimeout
         o.run = try stageOptions.value(threads: 1)
-        let runner = NightlyRunner(dataset: dataset, out: out, options: o) { FileHandle.standardError.write(Data($0.utf8)) }
+        let quiet = quiet
+        let runner = NightlyRunner(dataset: dataset, out: out, options: o) { if !quiet { FileHandle.standardError.write(Data($0.utf8)) } }
         let t0 = ProcessStats.now()
         let s = try runner.run()
         let c = s.counts

@@ -70,3 +70,37 @@ final class SummaryPageTests: XCTestCase {
         XCTAssertEqual(h.series[0].y[bin], 3, "\(h.barLabels) \(h.series[0].y)")
     }
 }
+
+/// `nightly`'s progress on a terminal: a line per finished scan, and a status line with the
+/// scans running, the rate and the time left; cleared at the end (it stood in front of the
+/// final summary).
+final class NightlyProgressTests: XCTestCase {
+    final class Log: @unchecked Sendable {
+        private let lock = NSLock(); private var text = ""
+        func add(_ s: String) { lock.withLock { text += s } }
+        var all: String { lock.withLock { text } }
+    }
+    final class Clock: @unchecked Sendable { var now = 100.0 }
+
+    func testTheStatusLineShowsRateAndTimeLeftAndIsClearedAtTheEnd() {
+        let log = Log(), clock = Clock()
+        var p = Progress(log: { log.add($0) }, tty: true, clock: { clock.now })
+        p.start(total: 5, toRun: 4, jobs: 2)
+        p.started("a"); p.started("b")
+        XCTAssertTrue(log.all.hasSuffix("\r\u{1b}[K[0/4] 2 running: a, b"), log.all)
+        clock.now += 30
+        p.finished(ScanSummary(failed: "a", path: "/d/a", error: "boom", seconds: 30))
+        // one scan in 30 s: 2 scans/min, three more take 90 s
+        XCTAssertTrue(log.all.contains("nightly: [1/4] failed a (30.0 s): boom\n"), log.all)
+        XCTAssertTrue(log.all.hasSuffix("[1/4] 1 running: b · 2.0 scans/min, 1 min 30 s left"), log.all)
+        for name in ["b", "c", "d"] { p.started(name); clock.now += 10; p.finished(ScanSummary(failed: name, path: "/d/" + name, error: "x")) }
+        p.end()
+        XCTAssertTrue(log.all.hasSuffix("nightly: [4/4] failed d (0.0 s): x\n\r\u{1b}[K"), "no status line left after the last scan: \(log.all.suffix(120))")
+        // in a log: plain lines, no escape codes
+        let plain = Log()
+        var q = Progress(log: { plain.add($0) }, tty: false, clock: { clock.now })
+        q.start(total: 1, toRun: 1, jobs: 1); q.started("a"); q.finished(ScanSummary(failed: "a", path: "/d/a", error: "x")); q.end()
+        XCTAssertFalse(plain.all.contains("\u{1b}"))
+        XCTAssertEqual(plain.all.split(separator: "\n").count, 3)
+    }
+}
