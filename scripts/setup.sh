@@ -39,8 +39,8 @@ if [ "${1:-}" = "--tests" ]; then
   # evo (pinned, with the scipy whose Rotation it measures angles with) regenerates
   # Notebooks-data/evo/expected.json: scripts/peers/evo_expected.py.
   # nbclient, nbformat, ipykernel, pandas, matplotlib: the notebook in Notebooks-data is executed by a test.
-  "$venv/bin/python" -c "import numpy, lz4.block, imageio, plyfile, snakemake, evo, scipy, open3d, nbclient, nbformat, ipykernel, pandas, matplotlib; assert evo.__version__ == 'v1.38.1' and scipy.__version__ == '1.17.1' and open3d.__version__ == '0.20.0'" 2>/dev/null ||
-    "$venv/bin/pip" install -q numpy lz4 imageio plyfile snakemake "evo==1.38.1" "scipy==1.17.1" "open3d==0.20.0" nbclient nbformat ipykernel pandas matplotlib >&2
+  "$venv/bin/python" -c "import numpy, lz4.block, imageio, plyfile, snakemake, snakemake_executor_plugin_slurm, evo, scipy, open3d, nbclient, nbformat, ipykernel, pandas, matplotlib; assert evo.__version__ == 'v1.38.1' and scipy.__version__ == '1.17.1' and open3d.__version__ == '0.20.0'" 2>/dev/null ||
+    "$venv/bin/pip" install -q numpy lz4 imageio plyfile snakemake "snakemake-executor-plugin-slurm==2.8.0" "evo==1.38.1" "scipy==1.17.1" "open3d==0.20.0" nbclient nbformat ipykernel pandas matplotlib >&2
   echo "$venv/bin/python"
 fi
 

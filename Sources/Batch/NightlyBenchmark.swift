@@ -45,7 +45,7 @@ public enum NightlyBenchmark {
                 if key == "jobs1_threads1" {
                     var stageTotal = 0.0
                     for scan in s.scans where scan.status == .ok {
-                        let rec = try RunRecord.read(out + "/" + scan.name + "/run.json")
+                        let rec = try RunRecord.read(out + "/" + scan.name + "/" + RunRecord.fileName)
                         let stages = rec.stages.map(\.seconds).reduce(0, +)
                         stageTotal += stages
                         perScan.append((scan.seconds - stages) / scan.seconds)

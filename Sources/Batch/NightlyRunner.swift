@@ -107,7 +107,7 @@ public final class NightlyRunner: Sendable {
             }
             let input = Fingerprint.of(folder: s.path)
             if !options.force, let m = state.with({ $0.manifest.scans[s.name] }), m.input == input, m.options == optionsPrint,
-               let record = try? RunRecord.read(out + "/" + s.name + "/run.json"), record.status == .ok {
+               let record = try? RunRecord.read(out + "/" + s.name + "/" + RunRecord.fileName), record.status == .ok {
                 state.with { $0.results[s.name] = ScanSummary(record: record, path: describe(s.path), outputFolder: s.name, status: .skipped, seconds: 0) }
                 continue
             }
@@ -185,7 +185,7 @@ public final class NightlyRunner: Sendable {
         guard manifest.archive == archivePrint, let d = FileManager.default.contents(atPath: out + "/summary.json"),
               let previous = try? JSONDecoder().decode(NightlySummary.self, from: d), !previous.scans.isEmpty else { return nil }
         let complete = previous.scans.allSatisfy { s in
-            s.status != .failed && manifest.scans[s.name]?.options == optionsPrint && FileManager.default.fileExists(atPath: out + "/" + s.name + "/run.json")
+            s.status != .failed && manifest.scans[s.name]?.options == optionsPrint && FileManager.default.fileExists(atPath: out + "/" + s.name + "/" + RunRecord.fileName)
         }
         return complete ? previous : nil
     }
@@ -198,7 +198,7 @@ public final class NightlyRunner: Sendable {
         guard lstat(dir, &st) == 0 else { return true }
         guard (st.st_mode & S_IFMT) == S_IFDIR else { return false }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { !$0.hasPrefix(".") }
-        return names.isEmpty || (try? RunRecord.read(dir + "/run.json")) != nil
+        return names.isEmpty || (try? RunRecord.read(dir + "/" + RunRecord.fileName)) != nil
     }
 
     /// Starts `depthpose run` for one scan; `done` is called when it has been accounted for.
@@ -212,7 +212,7 @@ public final class NightlyRunner: Sendable {
             done()
             return
         }
-        AtomicOutput.removeItem(dir + "/run.json")  // a record left after this run is this run's
+        AtomicOutput.removeItem(dir + "/" + RunRecord.fileName)  // a record left after this run is this run's
         let t0 = ProcessStats.now()
         let p = Process()
         p.executableURL = URL(fileURLWithPath: options.executable)
@@ -229,7 +229,7 @@ public final class NightlyRunner: Sendable {
             try? log?.close()
             let seconds = ProcessStats.now() - t0
             let summary: ScanSummary
-            if let record = try? RunRecord.read(dir + "/run.json") {
+            if let record = try? RunRecord.read(dir + "/" + RunRecord.fileName) {
                 summary = ScanSummary(record: record, path: path, outputFolder: scan.name, seconds: seconds)
             } else {
                 let late = state.with { $0.timedOut.contains(scan.name) }

@@ -19,6 +19,9 @@ public struct StageRecord: Sendable, Codable, Equatable {
 /// `run.json`: versions, options, timings, warnings and each stage's status.
 public struct RunRecord: Sendable, Codable {
     public static let currentVersion = 1
+    /// The record's file name in a scan's output folder (the workflow's jobs write parts,
+    /// `run-<job>.json`, that `summarize` merges into it).
+    public static let fileName = "run.json"
     public var version = RunRecord.currentVersion
     public var depthpose = DepthPoseVersion.current
     public var scan: String

@@ -17,7 +17,7 @@ public enum ScanRunner {
     /// `source`, when given, is how outputs name the scan instead of its path (an archive
     /// member's `archive.tar:dir/scan` rather than its temporary extraction folder).
     public static func run(scan: String, name: String? = nil, source: String? = nil, out: String, options: RunOptions,
-                           recordName: String = "run.json") throws -> RunRecord {
+                           recordName: String = RunRecord.fileName) throws -> RunRecord {
         try OutputGuard.check(output: out, scan: scan)
         let context = StageContext(threads: options.threads, scanLabel: source)
         let startDate = Date()

@@ -1,4 +1,5 @@
 import Foundation
+import FileIO
 
 /// Summaries from run records already on disk: what the Snakemake workflow's final rule
 /// calls (each stage job wrote its own `run-<stage>.json`; `RunRecord.merge` joins them).
@@ -22,7 +23,11 @@ public enum Summarizer {
         for scan in expected {
             if let problem = scan.problem { scans.append(ScanSummary(failed: scan.name, path: scan.path, error: problem)); continue }
             let dir = out + "/" + scan.name
-            let files = ((try? fm.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasPrefix("run") && $0.hasSuffix(".json") }.sorted()
+            // The workflow's jobs each leave a part (run-<job>.json); merged, they become the
+            // scan's run.json, as `nightly` writes it. Without parts, run.json is the record.
+            let all = ((try? fm.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasPrefix("run") && $0.hasSuffix(".json") }.sorted()
+            let parts = all.filter { $0 != RunRecord.fileName }
+            let files = parts.isEmpty ? all : parts
             var records: [RunRecord] = []
             var errors: [String] = []
             for f in files {
@@ -33,6 +38,7 @@ public enum Summarizer {
                 continue
             }
             options = options ?? merged.options
+            if !parts.isEmpty { try AtomicOutput.write(try JSONOutput.encode(merged), to: dir + "/" + RunRecord.fileName) }
             scans.append(ScanSummary(record: merged, path: merged.scan, outputFolder: scan.name))
         }
         let summary = NightlySummary(dataset: dataset, started: started, finished: Clock.iso(),

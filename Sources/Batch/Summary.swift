@@ -32,7 +32,7 @@ public struct ScanSummary: Sendable, Codable, Equatable {
     }
 
     static func outputs(of r: RunRecord, folder: String) -> [String: String] {
-        var o = ["run": folder + "/run.json"]
+        var o = ["run": folder + "/" + RunRecord.fileName]
         for s in r.stages where s.status == .ok {
             for (name, path) in s.name.namedOutputs { o[name] = folder + "/" + path }
         }

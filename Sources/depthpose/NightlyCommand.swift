@@ -59,14 +59,33 @@ struct ScansCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scans",
         abstract: "List the scans `nightly` would process under a dataset folder (name, layout, path, problem).",
-        discussion: "--json prints a list of {name, path, layout, problem}; the Snakemake workflow reads it.")
+        discussion: """
+        --json prints a list of {name, path, layout, problem, fingerprint}; the Snakemake workflow reads it. The \
+        fingerprint is the one `nightly` decides what changed by (every file's path, size and modification time, \
+        hashed); the workflow turns it into an input file of the scan's jobs.
+        """)
 
     @Argument(help: "Dataset folder.") var dataset: String
     @Flag(help: "Print JSON.") var json = false
 
+    /// A scan as listed: what discovery found, and its input fingerprint (scans only).
+    struct Listed: Encodable {
+        let scan: DiscoveredScan
+        let fingerprint: String?
+        func encode(to encoder: any Encoder) throws {
+            try scan.encode(to: encoder)
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encodeIfPresent(fingerprint, forKey: .fingerprint)
+        }
+        enum Key: String, CodingKey { case fingerprint }
+    }
+
     func run() throws {
         let scans = try ScanDiscovery.find(root: dataset)
-        if json { emit(try JSONOutput.text(scans)); return }
+        if json {
+            emit(try JSONOutput.text(scans.map { Listed(scan: $0, fingerprint: $0.problem == nil ? Fingerprint.of(folder: $0.path) : nil) }))
+            return
+        }
         emit(scans.map { "\($0.name)\t\($0.layout)\t\($0.path)" + ($0.problem.map { "\t\($0)" } ?? "") }.joined(separator: "\n"))
     }
 }

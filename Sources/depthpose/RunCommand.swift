@@ -61,7 +61,7 @@ struct RunCommand: ParsableCommand {
     @Option(name: .long, help: "Output folder.") var out: String
     @Option(help: "Name recorded for the scan (default: the folder's name).") var name: String?
     @Option(help: "How outputs name the scan instead of its path (nightly passes archive:member for archives).") var source: String?
-    @Option(help: "File name of the run record inside DIR (the Snakemake workflow writes one per stage).") var record = "run.json"
+    @Option(help: "File name of the run record inside DIR (the Snakemake workflow writes one per job).") var record = RunRecord.fileName
     @Option(help: "Address-space limit for this process in MiB (0 = none): a runaway scan fails instead of exhausting the machine.")
     var memoryLimit = 0
     @Flag(help: "Exit 0 whenever the record was written, even if a stage failed.") var exitZero = false

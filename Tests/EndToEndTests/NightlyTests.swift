@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import Batch
+import Stages
 import TestSupport
 
 /// `nightly` through the built binary: bad scans named and isolated, resumability, archives,
@@ -200,6 +201,51 @@ final class NightlyTests: XCTestCase {
         XCTAssertEqual(s.scans[1].error, "empty folder: no scan files")
         let n = try summary(base + "/nightly")
         for (a, b) in zip(s.scans, n.scans) { XCTAssertEqual(a.metrics, b.metrics, a.name) }
+        // The summary's links lead to files the workflow wrote (run.json: the jobs' parts merged).
+        for scan in s.scans where scan.status == .ok {
+            for (key, path) in scan.outputs { XCTAssertTrue(FileManager.default.fileExists(atPath: base + "/smk/" + path), "\(scan.name) \(key): \(path)") }
+            XCTAssertEqual(try RunRecord.read(base + "/smk/\(scan.name)/run.json").stages.map(\.name), StageName.standard)
+        }
+
+        // What changed is redone, and only that: unchanged, nothing runs; a corrupted scan's
+        // jobs fail (the workflow says so), the others stand, the summary names it and its
+        // outputs are gone; repaired, it is redone on the next run.
+        func workflow() throws -> TestSupport.Run {
+            try TestSupport.run(snakemake, ["-s", pipelines + "/Snakefile", "--profile", pipelines + "/profiles/local", "--cores", "2",
+                                            "--directory", base, "--config", "dataset=\(base)/dataset", "out=\(base)/smk",
+                                            "depthpose=\(TestSupport.productsDirectory)/depthpose"])
+        }
+        let summaryBefore = TestSupport.read(base + "/smk/summary.json")
+        let unchanged = try workflow()
+        XCTAssertEqual(unchanged.status, 0, unchanged.stderr)
+        XCTAssertTrue(unchanged.stderr.contains("Nothing to be done"), unchanged.stderr)
+        XCTAssertEqual(TestSupport.read(base + "/smk/summary.json"), summaryBefore)
+        let depth = base + "/dataset/gamma/depth.bin", good = TestSupport.read(depth)
+        let alphaCloud = TestSupport.read(base + "/smk/alpha/cloud.ply")
+        TestSupport.write(Array(good.prefix(3000)), depth)
+        let broken = try workflow()
+        XCTAssertNotEqual(broken.status, 0, "a failed stage fails its job")
+        let b = try summary(base + "/smk")
+        XCTAssertEqual(b.scans.map(\.status), [.ok, .failed, .failed, .ok])
+        XCTAssertTrue(b.scans[2].error?.contains("gamma/depth.bin") ?? false, "\(b.scans[2])")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: base + "/smk/gamma/cloud.ply"), "the failed scan's old cloud does not look current")
+        XCTAssertEqual(TestSupport.read(base + "/smk/alpha/cloud.ply"), alphaCloud)
+        XCTAssertTrue(TestSupport.readText(base + "/smk/summary.html").contains("<b>gamma</b>"))
+        TestSupport.write(good, depth)
+        let repaired = try workflow()
+        XCTAssertEqual(repaired.status, 0, repaired.stderr)
+        XCTAssertEqual(try summary(base + "/smk").scans.map(\.status), [.ok, .failed, .ok, .ok])
+        XCTAssertEqual(outputs(base + "/smk/gamma"), outputs(base + "/nightly/gamma"))
+        XCTAssertTrue(repaired.stderr.contains("scan=gamma"), repaired.stderr)
+        XCTAssertFalse(repaired.stderr.contains("scan=alpha"), "only gamma is redone: \(repaired.stderr.suffix(2000))")
+
+        // The shipped Slurm profile is valid for the plugin it names (a dry run plans the
+        // jobs; the cluster run itself is the Slurm test's).
+        let dry = try TestSupport.run(snakemake, ["-s", pipelines + "/Snakefile", "--profile", pipelines + "/profiles/slurm", "-n", "--forceall",
+                                                  "--directory", base, "--config", "dataset=\(base)/dataset", "out=\(base)/smk",
+                                                  "depthpose=\(TestSupport.productsDirectory)/depthpose"])
+        XCTAssertEqual(dry.status, 0, dry.stderr + dry.stdout)
+        XCTAssertTrue((dry.stdout + dry.stderr).contains("light          3"), dry.stdout + dry.stderr)
 
         // The mesh stage on request: config `stages` and `options.mesh_voxel` in the workflow,
         // --stages and --mesh-voxel in nightly; the same mesh.ply and mesh.json.
