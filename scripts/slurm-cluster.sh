@@ -8,17 +8,22 @@
 #   scripts/slurm-cluster.sh stop DIR    # stop what `start DIR` started, by its recorded PIDs
 #   scripts/slurm-cluster.sh status DIR  # which of its daemons are running
 #
-#   eval "$(scripts/slurm-cluster.sh start /tmp/slurm)"   # exports SLURM_CONF
+#   eval "$(scripts/slurm-cluster.sh start /tmp/slurm)"   # exports SLURM_CONF and PATH
 #   sbatch --wrap hostname; squeue; sacct -X
 #   scripts/slurm-cluster.sh stop /tmp/slurm
 #
 # `start` waits until the node is idle in `sinfo` and `sacct` answers. Every daemon runs in
 # the foreground in its own session, with its PID in DIR/pids/NAME.pid and its output in
-# DIR/log/NAME.out; the clients find the cluster through SLURM_CONF=DIR/etc/slurm.conf
-# alone (munge's socket is in slurm.conf: AuthInfo for slurmctld and slurmd,
-# AccountingStoragePass for slurmdbd). The ports are free ones chosen at each
-# start. The cluster is called `depthpose`, its one partition `debug`, its one node
-# `hostname -s` with all CPUs and 3/4 of the memory (SLURM_CLUSTER_MEM_MB sets it).
+# DIR/log/NAME.out. The clients find the cluster through SLURM_CONF=DIR/etc/slurm.conf
+# alone: munge's socket is in slurm.conf (AuthInfo for slurmctld and slurmd,
+# AccountingStoragePass for slurmdbd). DIR/bin, first in the PATH that `start` prints, has
+# wrappers of the clients that set SLURM_CONF when a program removed it from the
+# environment. The ports are free ones chosen at each start. The cluster is called
+# `depthpose`, its one partition `debug`, its one node `hostname -s` with all CPUs and 3/4
+# of the memory (SLURM_CLUSTER_MEM_MB sets it); jobs without --mem get 1024 MB per CPU.
+# The scheduler keeps Slurm's defaults, as a site would: a job starts up to 3 s after it
+# is submitted or after a job ends (batch_sched_delay); SLURM_CLUSTER_SCHEDULER_PARAMETERS
+# =batch_sched_delay=0 makes that ~1 s.
 # If `start` fails, it says which daemon, shows the end of its log and stops what it started.
 set -euo pipefail
 
@@ -27,7 +32,8 @@ DAEMONS=(munged mariadbd slurmdbd slurmctld slurmd)   # in start order; stopped 
 CLUSTER=depthpose
 PARTITION=debug
 
-say() { echo "slurm-cluster: $*" >&2; }
+exec 3>&2   # messages go here even from checks whose own output is silenced
+say() { echo "slurm-cluster: $*" >&3; }
 fail() { say "error: $*"; exit 1; }
 
 usage() {
@@ -59,8 +65,10 @@ cmd_install() {
     fi
     if ! "${apt[@]}" >>"$log" 2>&1; then
         say "apt-get install failed; updating the package lists and trying again"
-        apt-get update -qq >>"$log" 2>&1 && "${apt[@]}" >>"$log" 2>&1 ||
-            { tail -30 "$log" >&2; fail "apt-get install ${missing[*]} failed (log: $log)"; }
+        if ! { apt-get update -qq >>"$log" 2>&1 && "${apt[@]}" >>"$log" 2>&1; }; then
+            tail -30 "$log" >&2
+            fail "apt-get install ${missing[*]} failed (log: $log)"
+        fi
     fi
     rm -f "$log"
     say "installed ${missing[*]}"
@@ -122,8 +130,9 @@ launch() {
     (
         cd "$DIR"
         export SLURM_CLUSTER_DIR=$DIR   # marks the daemons' and their slurmstepds' environment
+        # shellcheck disable=SC2016 # expanded by that bash
         exec setsid bash -c 'echo $$ > "$0.tmp" && mv "$0.tmp" "$0" && exec "$@"' \
-            "$PIDS/$name.pid" "$@" </dev/null >>"$LOG/$name.out" 2>&1
+            "$PIDS/$name.pid" "$@" </dev/null >>"$LOG/$name.out" 2>&1 3>&-
     ) &
     local i
     for i in $(seq 1 100); do
@@ -134,20 +143,23 @@ launch() {
     STARTED+=("$name")
 }
 
-# The end of daemon $1's logs.
+# The end of daemon $1's log (its own log file, else what it printed).
 show_log() {
-    local f
-    for f in "$LOG/$1.out" "$LOG/$1.log"; do
-        [ -s "$f" ] || continue
-        say "--- last lines of $f:"
-        tail -n 25 "$f" | sed 's/^/    /' >&2
-    done
+    local f=$LOG/$1.log
+    [ -s "$f" ] || f=$LOG/$1.out
+    [ -s "$f" ] || return 0
+    say "--- last lines of $f:"
+    tail -n 25 "$f" | sed 's/^/    /' >&3
 }
 
 # Daemon $1 failed ($2 says how): its log, then stop everything this start started.
 died() {
     say "error: $1 $2"
     show_log "$1"
+    if [ "$1" = slurmd ] && live_pid slurmctld >/dev/null; then
+        say "the node as slurmctld sees it: $(sinfo -h -N -o '%N %T, reason: %E' 2>&1 | head -n 3)"
+        show_log slurmctld
+    fi
     say "stopping what was started"
     stop_daemons || true
     exit 1
@@ -170,7 +182,16 @@ munge_ok() { munge -n -S "$MUNGE/munge.socket.2" | unmunge -S "$MUNGE/munge.sock
 mysql_ok() { mariadb-admin --no-defaults --socket="$MYSQL_SOCK" --user=root ping; }
 dbd_ok() { sacctmgr -n -P list cluster; }
 ctld_ok() { scontrol ping | grep -q 'is UP'; }
-node_idle() { [ "$(sinfo -h -N -n "$NODE" -o %T)" = idle ]; }
+# The node is idle; fails the start at once if slurmctld rejected it (inval, drain).
+node_idle() {
+    local state
+    state=$(sinfo -h -N -n "$NODE" -o %T 2>/dev/null) || return 1
+    case "$state" in
+        idle) return 0 ;;
+        inval* | drain* | fail*) died slurmd "registered, but slurmctld set the node $state" ;;
+    esac
+    return 1
+}
 sacct_ok() { sacct -n -X -a -S now-1minutes; }
 
 # --- start --------------------------------------------------------------------------------
@@ -195,8 +216,12 @@ cmd_start() {
     unset SLURM_JOB_ID SLURM_JOBID SLURM_CLUSTERS SLURM_TIME_FORMAT || true
 
     NODE=$(hostname -s)
-    local cpus mem_mb
-    cpus=$(nproc)
+    # the node's CPU layout as slurmd sees it (a layout that differs would drain the node)
+    local hw cpus layout mem_mb
+    hw=$(slurmd -C 2>/dev/null | head -n 1) || true
+    cpus=$(sed -n 's/.* CPUs=\([0-9]*\).*/\1/p' <<<"$hw")
+    layout=$(grep -o ' Boards=[0-9]* SocketsPerBoard=[0-9]* CoresPerSocket=[0-9]* ThreadsPerCore=[0-9]*' <<<"$hw") || true
+    [ -n "$cpus" ] || cpus=$(nproc)
     mem_mb=${SLURM_CLUSTER_MEM_MB:-$(awk '/^MemTotal:/ {print int($2 / 1024 * 3 / 4)}' /proc/meminfo)}
     local ctld_port slurmd_port dbd_port mysql_port
     ctld_port=$(free_port) slurmd_port=$(free_port) dbd_port=$(free_port) mysql_port=$(free_port)
@@ -269,6 +294,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=1024
 SchedulerType=sched/backfill
+${SLURM_CLUSTER_SCHEDULER_PARAMETERS:+SchedulerParameters=$SLURM_CLUSTER_SCHEDULER_PARAMETERS}
 MpiDefault=none
 ReturnToService=2
 MinJobAge=300
@@ -282,7 +308,7 @@ AccountingStoragePort=$dbd_port
 AccountingStoragePass=$socket
 JobAcctGatherType=jobacct_gather/linux
 JobAcctGatherFrequency=30
-NodeName=$NODE NodeHostname=$NODE NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
+NodeName=$NODE NodeHostname=$NODE NodeAddr=127.0.0.1 CPUs=$cpus$layout RealMemory=$mem_mb State=UNKNOWN
 PartitionName=$PARTITION Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
 EOF
     (
@@ -322,9 +348,24 @@ EOF
     wait_for slurmd 60 "sinfo: node $NODE idle" node_idle
     wait_for slurmdbd 30 "sacct" sacct_ok
 
-    printf 'export SLURM_CONF=%q\n' "$CONF" >"$DIR/env.sh"
+    # Client wrappers in DIR/bin that fall back on this cluster's slurm.conf: programs that
+    # clean the environment of SLURM_* before calling a client (Snakemake's slurm-jobstep
+    # plugin does, for its `srun` inside the job) would otherwise look for
+    # /etc/slurm/slurm.conf.
+    mkdir -p "$DIR/bin"
+    local c
+    for c in sacct sacctmgr salloc sattach sbatch sbcast scancel scontrol sdiag sinfo sprio \
+        squeue sreport srun sshare sstat strigger; do
+        [ -x "/usr/bin/$c" ] || continue
+        # shellcheck disable=SC2016 # for the wrapper
+        printf '#!/bin/sh\n# scripts/slurm-cluster.sh: the cluster in %s unless SLURM_CONF says otherwise\n: "${SLURM_CONF:=%s}"\nexport SLURM_CONF\nexec /usr/bin/%s "$@"\n' \
+            "$DIR" "$CONF" "$c" >"$DIR/bin/$c"
+        chmod 755 "$DIR/bin/$c"
+    done
+    # shellcheck disable=SC2016 # for whoever sources it
+    printf 'export SLURM_CONF=%q\nexport PATH=%q:"$PATH"\n' "$CONF" "$DIR/bin" >"$DIR/env.sh"
     say "cluster $CLUSTER up in $((SECONDS - t0))s: node $NODE ($cpus CPUs, ${mem_mb} MB), partition $PARTITION, state in $DIR"
-    say "use it with: source $DIR/env.sh   (or the line below)"
+    say "use it with: source $DIR/env.sh   (or eval the lines below)"
     cat "$DIR/env.sh"
 }
 
@@ -336,11 +377,11 @@ EOF
 # jobs' processes).
 cluster_strays() {
     local roots="" f pid
-    for f in $(find /proc/[0-9]*/fd -maxdepth 1 -lname "$LOG/slurmd.log" 2>/dev/null); do
+    while IFS= read -r f; do
         [ "$(readlink "$f" 2>/dev/null)" = "$LOG/slurmd.log" ] || continue
         pid=${f#/proc/}
         roots="$roots ${pid%%/*}"
-    done
+    done < <(find /proc/[0-9]*/fd -maxdepth 1 -lname "$LOG/slurmd.log" 2>/dev/null)
     for f in /proc/[0-9]*/environ; do
         grep -qzxF "SLURM_CLUSTER_DIR=$DIR" "$f" 2>/dev/null || continue
         pid=${f#/proc/}
@@ -378,7 +419,7 @@ wait_gone() {
 # Stops the daemons recorded in DIR/pids, last started first (TERM, then KILL after 20 s),
 # cancelling the jobs first, then whatever their jobs left. Fails if anything still runs.
 stop_daemons() {
-    local d pid i i2 left=0 stray all=""
+    local d pid i left=0 stray all=""
     for ((i = ${#DAEMONS[@]} - 1; i >= 0; i--)); do
         d=${DAEMONS[$i]}
         pid=$(live_pid "$d") || { rm -f "$PIDS/$d.pid"; continue; }
@@ -386,7 +427,7 @@ stop_daemons() {
         if [ "$d" = slurmd ] && live_pid slurmctld >/dev/null && [ -n "$(squeue -h -o %A 2>/dev/null)" ]; then
             say "cancelling the jobs still queued or running"
             squeue -h -o %A 2>/dev/null | xargs -r scancel 2>/dev/null || true
-            for i2 in $(seq 1 20); do
+            for _ in $(seq 1 20); do
                 [ -z "$(squeue -h -t PD,R,CG,S -o %A 2>/dev/null)" ] && break
                 sleep 0.5
             done
@@ -418,7 +459,7 @@ stop_daemons() {
     # The stopped processes are zombies until init reaps them; give it a moment so that
     # `pgrep` right after `stop` lists none of them.
     local z
-    for i2 in $(seq 1 100); do
+    for _ in $(seq 1 100); do
         z=0
         for pid in $all; do [ -e "/proc/$pid" ] && z=1; done
         [ "$z" -eq 0 ] && break

@@ -231,6 +231,10 @@ final class NightlyTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: base + "/smk/gamma/cloud.ply"), "the failed scan's old cloud does not look current")
         XCTAssertEqual(TestSupport.read(base + "/smk/alpha/cloud.ply"), alphaCloud)
         XCTAssertTrue(TestSupport.readText(base + "/smk/summary.html").contains("<b>gamma</b>"))
+        // Not repaired, run again: the failed jobs are retried (and fail again), nothing else.
+        let again = try workflow()
+        XCTAssertNotEqual(again.status, 0)
+        XCTAssertTrue(again.stderr.contains("scan=gamma") && !again.stderr.contains("scan=alpha"), again.stderr)
         TestSupport.write(good, depth)
         let repaired = try workflow()
         XCTAssertEqual(repaired.status, 0, repaired.stderr)
