@@ -19,23 +19,6 @@ final class NightlyTests: XCTestCase {
         }
     }
 
-    func summary(_ out: String) throws -> NightlySummary {
-        try JSONDecoder().decode(NightlySummary.self, from: Data(TestSupport.read(out + "/summary.json")))
-    }
-
-    /// Every output file of a scan folder except its run records (timings differ), as bytes.
-    func outputs(_ dir: String) -> [String: [UInt8]] {
-        var files: [String: [UInt8]] = [:]
-        let e = FileManager.default.enumerator(atPath: dir)!
-        while let rel = e.nextObject() as? String {
-            var isDir: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: dir + "/" + rel, isDirectory: &isDir), !isDir.boolValue,
-                  !(rel.hasPrefix("run") && rel.hasSuffix(".json")) else { continue }
-            files[rel] = TestSupport.read(dir + "/" + rel)
-        }
-        return files
-    }
-
     func nightly(_ args: String...) throws -> TestSupport.Run {
         try TestSupport.run(TestSupport.productsDirectory + "/depthpose", ["nightly"] + args)
     }

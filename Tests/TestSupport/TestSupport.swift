@@ -150,6 +150,15 @@ public enum TestSupport {
         throw missing("\(name) is not installed (Debian package \(package))")
     }
 
+    /// The Slurm cluster `scripts/test.sh` starts (`scripts/slurm-cluster.sh start DIR`, which
+    /// exports `SLURM_CONF`, and its client wrappers first on `PATH`); see `missing`.
+    public static func slurmCluster() throws -> (conf: String, sacct: String) {
+        guard let conf = ProcessInfo.processInfo.environment["SLURM_CONF"], FileManager.default.fileExists(atPath: conf) else {
+            throw missing("no Slurm cluster: SLURM_CONF is not set (scripts/test.sh starts one with scripts/slurm-cluster.sh)")
+        }
+        return (conf, try requiredProgram("sacct", package: "slurm-wlm"))
+    }
+
     /// A peer tool the test compares with is missing where it must be present (CI).
     public struct PeerMissing: Error, CustomStringConvertible { public var description: String }
 

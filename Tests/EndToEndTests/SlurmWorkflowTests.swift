@@ -1,0 +1,98 @@
+import Foundation
+import XCTest
+import Batch
+import TestSupport
+
+/// The Snakemake workflow on a real Slurm cluster (one node on this machine, with accounting:
+/// `scripts/slurm-cluster.sh`, started by `scripts/test.sh`), through the shipped profile as a
+/// user would run it: the jobs go through Slurm, the outputs are `nightly`'s byte for byte, a
+/// corrupted scan fails alone and is named, a repaired one is redone, an unchanged rerun does
+/// nothing.
+final class SlurmWorkflowTests: XCTestCase {
+    func testTheWorkflowRunsOnARealSlurmCluster() throws {
+        let cluster = try TestSupport.slurmCluster()
+        let python = try TestSupport.peerPython(needs: "snakemake and snakemake-executor-plugin-slurm", check: "import snakemake, snakemake_executor_plugin_slurm")
+        let snakemake = URL(fileURLWithPath: python).deletingLastPathComponent().path + "/snakemake"
+        let base = TestSupport.temporaryDirectory("slurm")
+        for (k, name) in ["alpha", "beta", "gamma"].enumerated() {
+            XCTAssertEqual(try TestSupport.depthpose("synth", "--out", base + "/dataset/" + name, "--frames", "30", "--seed", "\(k + 1)",
+                                                     "--width", "64", "--height", "48").status, 0)
+        }
+        XCTAssertEqual(try TestSupport.depthpose("nightly", base + "/dataset", "--out", base + "/nightly", "--quiet").status, 0)
+        let pipelines = TestSupport.repositoryRoot + "/Pipelines"
+        func workflow() throws -> TestSupport.Run {
+            try TestSupport.run(snakemake, ["-s", pipelines + "/Snakefile", "--profile", pipelines + "/profiles/slurm", "--directory", base,
+                                            "--config", "dataset=\(base)/dataset", "out=\(base)/smk", "depthpose=\(TestSupport.productsDirectory)/depthpose"],
+                                timeout: 600)
+        }
+        /// Slurm's record of the jobs since the test began: (name, state) of each (accounting
+        /// can show a job a moment after it ended: asked again until the count is reached).
+        func jobs(atLeast n: Int) throws -> [(String, String)] {
+            var rows: [(String, String)] = []
+            for _ in 0..<20 {
+                let r = try TestSupport.run(cluster.sacct, ["-X", "-n", "-P", "-o", "JobID,JobName,State", "-S", "now-1hours"])
+                rows = r.stdout.split(separator: "\n").map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
+                    .filter { $0.count == 3 }.map { ($0[0], $0[2]) }
+                if rows.count >= n { break }
+                Thread.sleep(forTimeInterval: 0.5)
+            }
+            return rows
+        }
+        let before = try jobs(atLeast: 0).count
+
+        let first = try workflow()
+        XCTAssertEqual(first.status, 0, String(first.stderr.suffix(3000)))
+        // Three cloud jobs and the three light jobs grouped into one: four Slurm jobs, completed.
+        let ran = try jobs(atLeast: before + 4).dropFirst(before)
+        XCTAssertEqual(ran.count, 4, "\(ran)")
+        XCTAssertEqual(Set(ran.map(\.1)), ["COMPLETED"], "\(ran)")
+        for name in ["alpha", "beta", "gamma"] {
+            let got = outputs(base + "/smk/" + name), want = outputs(base + "/nightly/" + name)
+            XCTAssertEqual(Set(got.keys), Set(want.keys), name)
+            for (k, v) in want { XCTAssertEqual(got[k], v, "\(name)/\(k)") }
+        }
+        XCTAssertEqual(try summary(base + "/smk").scans.map(\.status), [.ok, .ok, .ok])
+
+        let unchanged = try workflow()
+        XCTAssertEqual(unchanged.status, 0)
+        XCTAssertTrue(unchanged.stderr.contains("Nothing to be done"), String(unchanged.stderr.suffix(2000)))
+
+        let depth = base + "/dataset/gamma/depth.bin", good = TestSupport.read(depth)
+        TestSupport.write(Array(good.prefix(3000)), depth)
+        let broken = try workflow()
+        XCTAssertNotEqual(broken.status, 0, "the failed jobs fail the workflow")
+        let b = try summary(base + "/smk")
+        XCTAssertEqual(b.scans.map(\.status), [.ok, .ok, .failed])
+        XCTAssertTrue(b.scans[2].error?.contains("gamma/depth.bin") ?? false, "\(b.scans[2])")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: base + "/smk/gamma/cloud.ply"))
+        let failedJobs = try jobs(atLeast: before + 6).dropFirst(before + 4)
+        XCTAssertEqual(failedJobs.map(\.1), ["FAILED", "FAILED"], "gamma's light and cloud jobs, and nothing else: \(failedJobs)")
+
+        TestSupport.write(good, depth)
+        let repaired = try workflow()
+        XCTAssertEqual(repaired.status, 0, String(repaired.stderr.suffix(3000)))
+        XCTAssertEqual(try summary(base + "/smk").scans.map(\.status), [.ok, .ok, .ok])
+        XCTAssertEqual(outputs(base + "/smk/gamma"), outputs(base + "/nightly/gamma"))
+        XCTAssertEqual(try jobs(atLeast: before + 8).dropFirst(before + 6).map(\.1), ["COMPLETED", "COMPLETED"])
+    }
+}
+
+/// What the batch tests compare: a run's summary, and a scan folder's outputs.
+extension XCTestCase {
+    func summary(_ out: String) throws -> NightlySummary {
+        try JSONDecoder().decode(NightlySummary.self, from: Data(TestSupport.read(out + "/summary.json")))
+    }
+
+    /// Every output file of a scan folder except its run records (timings differ), as bytes.
+    func outputs(_ dir: String) -> [String: [UInt8]] {
+        var files: [String: [UInt8]] = [:]
+        let e = FileManager.default.enumerator(atPath: dir)!
+        while let rel = e.nextObject() as? String {
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: dir + "/" + rel, isDirectory: &isDir), !isDir.boolValue,
+                  !(rel.hasPrefix("run") && rel.hasSuffix(".json")) else { continue }
+            files[rel] = TestSupport.read(dir + "/" + rel)
+        }
+        return files
+    }
+}
