@@ -2,7 +2,8 @@ import Foundation
 import FileIO
 
 /// Summaries from run records already on disk: what the Snakemake workflow's final rule
-/// calls (each stage job wrote its own `run-<stage>.json`; `RunRecord.merge` joins them).
+/// (or its `onerror` handler) calls (each job wrote its own `run-<job>.json`;
+/// `RunRecord.merge` joins them, and the merged record is written as the scan's `run.json`).
 public enum Summarizer {
     /// Summarises `out`. With a dataset folder, its scans are rediscovered: folders that are
     /// not scans are listed with their problem, scans without a record as failed.

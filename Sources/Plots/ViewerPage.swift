@@ -67,10 +67,10 @@ public enum ViewerPage {
         let info = ((n > 0 ? [what] : []) + ["\(cameras.count) camera poses, a frustum every \(frustumStep)"] + notes).joined(separator: "; ")
         let legend = "path red, start green" + (reference.isEmpty ? "" : ", reference grey dashed")
         let page = """
-        <!doctype html><html><head><meta charset="utf-8"><title>\(escape(title))</title>
+        <!doctype html><html><head><meta charset="utf-8"><title>\(HTMLPlots.escape(title))</title>
         <style>html,body{margin:0;height:100%;overflow:hidden;font:13px sans-serif;background:#fff}
         #info{position:absolute;top:8px;left:8px;background:rgba(255,255,255,.85);padding:4px 8px;border-radius:4px}</style>
-        </head><body data-status="loading"><div id="info"><b>\(escape(title))</b><br>\(escape(info))<br>
+        </head><body data-status="loading"><div id="info"><b>\(HTMLPlots.escape(title))</b><br>\(HTMLPlots.escape(info))<br>
         drag: orbit · wheel: zoom · right-drag: pan · \(legend)</div>
         <script>\(String(decoding: three, as: UTF8.self))</script>
         <script>\(String(decoding: orbit, as: UTF8.self))</script>
@@ -152,9 +152,5 @@ public enum ViewerPage {
         </script></body></html>
         """
         try AtomicOutput.write(page, to: file)
-    }
-
-    static func escape(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
     }
 }
