@@ -6,8 +6,8 @@ import TestSupport
 /// The Snakemake workflow on a real Slurm cluster (one node on this machine, with accounting:
 /// `scripts/slurm-cluster.sh`, started by `scripts/test.sh`), through the shipped profile as a
 /// user would run it: the jobs go through Slurm, the outputs are `nightly`'s byte for byte, a
-/// corrupted scan fails alone and is named, a repaired one is redone, an unchanged rerun does
-/// nothing.
+/// corrupted scan fails alone (a good scan changed the same night completes, and is not
+/// retried with it) and is named, a repaired one is redone, an unchanged rerun does nothing.
 final class SlurmWorkflowTests: XCTestCase {
     func testTheWorkflowRunsOnARealSlurmCluster() throws {
         let cluster = try TestSupport.slurmCluster()
@@ -42,9 +42,9 @@ final class SlurmWorkflowTests: XCTestCase {
 
         let first = try workflow()
         XCTAssertEqual(first.status, 0, String(first.stderr.suffix(3000)))
-        // Three cloud jobs and the three light jobs grouped into one: four Slurm jobs, completed.
-        let ran = try jobs(atLeast: before + 4).dropFirst(before)
-        XCTAssertEqual(ran.count, 4, "\(ran)")
+        // Per scan a light job and a cloud job: six Slurm jobs, completed.
+        let ran = try jobs(atLeast: before + 6).dropFirst(before)
+        XCTAssertEqual(ran.count, 6, "\(ran)")
         XCTAssertEqual(Set(ran.map(\.1)), ["COMPLETED"], "\(ran)")
         for name in ["alpha", "beta", "gamma"] {
             let got = outputs(base + "/smk/" + name), want = outputs(base + "/nightly/" + name)
@@ -57,23 +57,32 @@ final class SlurmWorkflowTests: XCTestCase {
         XCTAssertEqual(unchanged.status, 0)
         XCTAssertTrue(unchanged.stderr.contains("Nothing to be done"), String(unchanged.stderr.suffix(2000)))
 
+        // gamma corrupted and alpha changed in the same night: alpha's jobs complete, gamma's fail.
         let depth = base + "/dataset/gamma/depth.bin", good = TestSupport.read(depth)
         TestSupport.write(Array(good.prefix(3000)), depth)
+        var times = [timespec(tv_sec: 1_700_000_000, tv_nsec: 0), timespec(tv_sec: 1_700_000_000, tv_nsec: 0)]
+        XCTAssertEqual(utimensat(AT_FDCWD, base + "/dataset/alpha/imu.json", &times, 0), 0)
         let broken = try workflow()
         XCTAssertNotEqual(broken.status, 0, "the failed jobs fail the workflow")
         let b = try summary(base + "/smk")
         XCTAssertEqual(b.scans.map(\.status), [.ok, .ok, .failed])
         XCTAssertTrue(b.scans[2].error?.contains("gamma/depth.bin") ?? false, "\(b.scans[2])")
         XCTAssertFalse(FileManager.default.fileExists(atPath: base + "/smk/gamma/cloud.ply"))
-        let failedJobs = try jobs(atLeast: before + 6).dropFirst(before + 4)
-        XCTAssertEqual(failedJobs.map(\.1), ["FAILED", "FAILED"], "gamma's light and cloud jobs, and nothing else: \(failedJobs)")
+        let night = try jobs(atLeast: before + 10).dropFirst(before + 6)
+        XCTAssertEqual(night.map(\.1).sorted(), ["COMPLETED", "COMPLETED", "FAILED", "FAILED"], "\(night)")
+        // Run again unrepaired: gamma's two jobs are retried, and alpha's are not (a broken scan
+        // grouped with a good one in one Slurm job took the good one down with it, night after night).
+        let again = try workflow()
+        XCTAssertNotEqual(again.status, 0)
+        XCTAssertTrue(again.stderr.contains("scan=gamma") && !again.stderr.contains("scan=alpha"), String(again.stderr.suffix(3000)))
+        XCTAssertEqual(try jobs(atLeast: before + 12).dropFirst(before + 10).map(\.1), ["FAILED", "FAILED"])
 
         TestSupport.write(good, depth)
         let repaired = try workflow()
         XCTAssertEqual(repaired.status, 0, String(repaired.stderr.suffix(3000)))
         XCTAssertEqual(try summary(base + "/smk").scans.map(\.status), [.ok, .ok, .ok])
         XCTAssertEqual(outputs(base + "/smk/gamma"), outputs(base + "/nightly/gamma"))
-        XCTAssertEqual(try jobs(atLeast: before + 8).dropFirst(before + 6).map(\.1), ["COMPLETED", "COMPLETED"])
+        XCTAssertEqual(try jobs(atLeast: before + 14).dropFirst(before + 12).map(\.1), ["COMPLETED", "COMPLETED"])
     }
 }
 
