@@ -37,6 +37,12 @@ public struct Figure: Sendable, Codable {
         public var band: Double?
         public var color: String
         public init(label: String, y: Double, band: Double? = nil, color: String) { self.label = label; self.y = y; self.band = band; self.color = color }
+
+        /// evo's statistics lines of an error plot: rmse, median, and mean with a ± std band.
+        public static func statistics(rmse: Double, median: Double, mean: Double, std: Double) -> [Level] {
+            [.init(label: "rmse", y: rmse, color: "#d62728"), .init(label: "median", y: median, color: "#2ca02c"),
+             .init(label: "mean", y: mean, band: std, color: "#9467bd")]
+        }
     }
 
     /// The colours of `Series.pointColors`: from `low` to `high` along `ColorScale.stops`.

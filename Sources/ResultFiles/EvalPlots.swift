@@ -70,8 +70,7 @@ public enum EvalPlots {
         var raw = Figure(title: r.title, x: .init(title: xTitle, ticks: AxisTicks(low: t.min() ?? 0, high: t.max() ?? 1)),
                          y: .init(title: errorLabel, ticks: AxisTicks(low: lo, high: Swift.max(hi, r.stats.mean + r.stats.std), includeZero: true)),
                          series: [.init(label: name, x: t, y: r.errorArray, style: .line, color: "#1f77b4")])
-        raw.levels = [.init(label: "rmse", y: r.stats.rmse, color: "#d62728"), .init(label: "median", y: r.stats.median, color: "#2ca02c"),
-                      .init(label: "mean", y: r.stats.mean, band: r.stats.std, color: "#9467bd")]
+        raw.levels = Figure.Level.statistics(rmse: r.stats.rmse, median: r.stats.median, mean: r.stats.mean, std: r.stats.std)
         figures.append(raw)
 
         // RPE over the distance travelled along the reference.

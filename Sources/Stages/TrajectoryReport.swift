@@ -64,13 +64,14 @@ public enum TrajectoryReporter {
 
     /// Series behind the plots (what `write` renders besides the report).
     public struct Series: Sendable {
-        var times: [Double] = [], positions: [Vec3] = [], speeds: [Double] = [], tilt: [(Double, Double)] = []
-        /// The poses (camera-to-world) for the 3-D view; with a reference, aligned to it.
+        var times: [Double] = [], speeds: [Double] = [], tilt: [(Double, Double)] = []
+        /// The poses (camera-to-world) for the plots of the path and the 3-D view; with a
+        /// reference, the associated ones, aligned to it (one per APE value).
         var poses: [Pose] = []
-        /// With a reference: per associated pose its time and APE, the aligned estimate's and
-        /// the reference's positions; per RPE pair the reference's distance travelled at its
-        /// start and the error.
-        var errors: [(Double, Double)] = [], errorPositions: [Vec3] = [], referencePositions: [Vec3] = []
+        var positions: [Vec3] { poses.map(\.translation) }
+        /// With a reference: per associated pose its time and APE, and the reference's
+        /// positions; per RPE pair the reference's distance travelled at its start and the error.
+        var errors: [(Double, Double)] = [], referencePositions: [Vec3] = []
         var rpe: [(Double, Double)] = []
         /// The world's up axis (0 x, 1 y, 2 z): y for a scan (ARKit's world), else told from the path.
         var up = 1
@@ -134,7 +135,6 @@ public enum TrajectoryReporter {
         var series = Series()
         series.tum = input.tum
         series.times = traj.stamps!.map { $0 - traj.stamps![0] }
-        series.positions = traj.positions
         series.speeds = [0] + zip(traj.poses.dropFirst(), traj.poses).enumerated().map { i, pq in
             let dt = traj.stamps![i + 1] - traj.stamps![i]
             return dt > 0 ? length(pq.0.translation - pq.1.translation) / dt : 0
@@ -170,7 +170,6 @@ public enum TrajectoryReporter {
                               driftPerMetre: try DriftPerMetre.compute(reference: prepared.reference, estimate: prepared.estimate))
             let t0 = traj.stamps![0]
             series.errors = zip(prepared.estimate.stamps ?? [], ape).map { ($0 - t0, $1) }
-            series.errorPositions = prepared.estimate.positions
             series.referencePositions = prepared.reference.positions
             series.poses = prepared.estimate.poses
             series.up = upAxis(prepared.reference.positions)
@@ -269,7 +268,7 @@ public enum TrajectoryReporter {
     static func figures(_ r: TrajectoryReport, _ s: Series) -> [Figure] {
         var figures: [Figure] = []
         let withReference = !s.errors.isEmpty
-        let positions = withReference ? s.errorPositions : s.positions
+        let positions = s.positions
         let values = withReference ? s.errors.map(\.1) : s.speeds
         let valueTitle = withReference ? "APE (m)" : "speed (m/s)"
         let lo = values.min() ?? 0, hi = values.max() ?? 1
@@ -298,10 +297,7 @@ public enum TrajectoryReporter {
             f.equalAspect = true
             figures.append(f)
         }
-        func levels(_ e: ErrorStatistics) -> [Figure.Level] {
-            [.init(label: "rmse", y: e.rmse, color: "#d62728"), .init(label: "median", y: e.median, color: "#2ca02c"),
-             .init(label: "mean", y: e.mean, band: e.std, color: "#9467bd")]
-        }
+        func levels(_ e: ErrorStatistics) -> [Figure.Level] { Figure.Level.statistics(rmse: e.rmse, median: e.median, mean: e.mean, std: e.std) }
         if let ref = r.reference {
             let t = s.errors.map(\.0), e = s.errors.map(\.1)
             var ape = Figure(title: "APE over time (\(ref.alignmentKind))", x: .init(title: "time (s)", ticks: AxisTicks(low: t.min() ?? 0, high: t.max() ?? 1)),

@@ -172,7 +172,7 @@ final class TrajectoryReportTests: XCTestCase {
         let bar = try XCTUnwrap(above.colorBar)
         XCTAssertEqual(bar.title, "APE (m)")
         XCTAssertLessThanOrEqual(bar.ticks.min, errors.min()!); XCTAssertGreaterThanOrEqual(bar.ticks.max, errors.max()!)
-        XCTAssertEqual(above.series[2].x, [s.errorPositions.first!.x]); XCTAssertEqual(above.series[3].y, [-s.errorPositions.last!.z])
+        XCTAssertEqual(above.series[2].x, [s.positions.first!.x]); XCTAssertEqual(above.series[3].y, [-s.positions.last!.z])
         let ape = figures[2]
         XCTAssertEqual(ape.series[0].y, errors)
         XCTAssertEqual(ape.levels.map(\.y), [ref.ape.rmse, ref.ape.median, ref.ape.mean])
