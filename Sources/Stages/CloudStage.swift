@@ -1,4 +1,5 @@
 import Foundation
+import Execution
 import PointClouds
 import VoxelFusion
 import FileIO
@@ -117,19 +118,28 @@ public enum CloudStage: Stage {
         w.includeCount = options.extras.contains(.count)
         w.includeConfidence = options.extras.contains(.confidence)
         w.comments = summary.plyComments
-        try PLYWriter.write(cloud, to: output, options: w)
-        if options.preview || options.view {
-            let up = summary.frame == .gravity ? 2 : 1  // the levelled frame has +z up
-            let title = "\(URL(fileURLWithPath: summary.scan).lastPathComponent): \(cloud.count) points, voxel \(summary.voxelSize) m"
-            if options.preview {
-                try AtomicOutput.withTemporary(for: SideOutput.preview.path(beside: output)) { tmp in
-                    try CloudPreview.write(positions: cloud.positions, colours: cloud.colours, path: cloud.cameras, up: up, title: title, to: tmp)
-                }
+        // The PLY, the preview and the view are written at once (they only read the cloud);
+        // if one fails, the others are removed: no half a set of outputs.
+        let up = summary.frame == .gravity ? 2 : 1  // the levelled frame has +z up
+        let title = "\(URL(fileURLWithPath: summary.scan).lastPathComponent): \(cloud.count) points, voxel \(summary.voxelSize) m"
+        let previewFile = SideOutput.preview.path(beside: output), viewFile = SideOutput.view.path(beside: output)
+        let written = cloud
+        let writers: [(file: String, write: () throws -> Void)] = [
+            (output, { try PLYWriter.write(written, to: output, options: w) }),
+        ] + (options.preview ? [(previewFile, {
+            try AtomicOutput.withTemporary(for: previewFile) { tmp in
+                try CloudPreview.write(positions: written.positions, colours: written.colours, path: written.cameras, up: up, title: title, to: tmp)
             }
-            if options.view {
-                try ViewerPage.write(title: title, positions: cloud.positions, colours: cloud.colours, normals: nil, triangles: nil,
-                                     cameras: cloud.cameras, up: up, to: SideOutput.view.path(beside: output))
-            }
+        })] : []) + (options.view ? [(viewFile, {
+            try ViewerPage.write(title: title, positions: written.positions, colours: written.colours, normals: nil, triangles: nil,
+                                 cameras: written.cameras, up: up, to: viewFile)
+        })] : [])
+        let failures = parallelMap(writers.count, threads: context.threads) { k -> Error? in
+            do { try writers[k].write(); return nil } catch { return error }
+        }
+        if let failure = failures.compactMap({ $0 }).first {
+            for (k, writer) in writers.enumerated() where failures[k] == nil { try? FileManager.default.removeItem(atPath: writer.file) }
+            throw failure
         }
         return Summary(cloud: summary, output: output, options: options)
     }

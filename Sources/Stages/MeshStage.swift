@@ -96,8 +96,13 @@ public enum MeshStage: Stage {
         }
         if let mesh = collector?.mesh {
             let title = "\(URL(fileURLWithPath: summary.scan).lastPathComponent): \(mesh.triangleCount) triangles, voxel \(summary.voxelSize) m"
-            try ViewerPage.write(title: title, positions: mesh.positions, colours: mesh.colours, normals: mesh.normals, triangles: mesh.triangles,
-                                 cameras: cameras, up: 1, to: SideOutput.view.path(beside: output))
+            do {
+                try ViewerPage.write(title: title, positions: mesh.positions, colours: mesh.colours, normals: mesh.normals, triangles: mesh.triangles,
+                                     cameras: cameras, up: 1, to: SideOutput.view.path(beside: output))
+            } catch {
+                try? FileManager.default.removeItem(atPath: output)  // no half a set of outputs
+                throw error
+            }
         }
         return Summary(mesh: summary, output: output, options: options)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Codecs
+import Plots
 import PointClouds
 import TestSupport
 import XCTest
@@ -597,26 +598,41 @@ final class PlotPageTests: XCTestCase {
     let data = TestSupport.repositoryRoot + "/Notebooks-data/evo/"
 
     /// `cloud --view`'s page in headless Chromium (software WebGL): it reports itself drawn
-    /// with no script error (`data-status`, set by `window.onerror` otherwise) and its frame
-    /// time; no console error; the screenshot shows the cloud (a good share of the canvas) and
-    /// the red camera path; the page stays well under 20 MB.
+    /// with no script error (`data-status`, set by `window.onerror` otherwise); dragged, it
+    /// draws the moving share and then everything; no console error; the screenshot shows the
+    /// cloud (a good share of the canvas) and the red camera path; the page stays well under
+    /// 20 MB.
     func testTheCloudViewDrawsInChromium() throws {
         let chromium = try TestSupport.requiredProgram("chromium", package: "chromium")
         let python = try TestSupport.peerPython(needs: "numpy and imageio", check: "import numpy, imageio")
         let dir = TestSupport.temporaryDirectory("view")
         XCTAssertEqual(try TestSupport.depthpose("synth", "--out", dir + "/scan", "--frames", "120").status, 0)
-        let r = try TestSupport.depthpose("cloud", dir + "/scan", "--out", dir + "/room.ply", "--view")
+        // 1 cm voxels: more points than the view's cap, so it shows an even stride of them
+        let r = try TestSupport.depthpose("cloud", dir + "/scan", "--out", dir + "/room.ply", "--voxel", "0.01", "--view")
         XCTAssertEqual(r.status, 0, r.stderr)
         let page = dir + "/room.html"
         // the same page, byte for byte, from another process (no dictionary order leaks in)
-        XCTAssertEqual(try TestSupport.depthpose("cloud", dir + "/scan", "--out", dir + "/again.ply", "--view").status, 0)
+        XCTAssertEqual(try TestSupport.depthpose("cloud", dir + "/scan", "--out", dir + "/again.ply", "--voxel", "0.01", "--view").status, 0)
         XCTAssertEqual(TestSupport.read(page), TestSupport.read(dir + "/again.html"))
         let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: page)[.size] as? Int)
         XCTAssertLessThan(size, 20 << 20)
-        let dom = try TestSupport.run(chromium, ["--headless", "--no-sandbox", "--window-size=1000,700", "--dump-dom", "file://" + page], timeout: 120)
-        let body = dom.stdout.range(of: "<body[^>]*>", options: .regularExpression).map { String(dom.stdout[$0]) } ?? ""
-        XCTAssertTrue(body.contains("data-status=\"ok\""), body)
-        XCTAssertTrue(body.contains("data-frame-ms=\""), body)
+        // Dragged with the mouse (real events, real clock): every frame while it moves draws
+        // the moving share (an even stride of the points shown), the frame after
+        // the release all of them.
+        let driven = try TestSupport.drive(page, ["eval:window.viewer.frames.length = 0", "drag:400,400,600,420,20", "eval:new Promise(r => setTimeout(r, 300))",
+                                                  "eval:window.viewer.frames.map(f => f[1])"])
+        XCTAssertEqual(driven.status, "ok")
+        XCTAssertEqual(driven.consoleErrors, [])
+        let drawn = try XCTUnwrap(driven.results.last as? [Int])
+        let header = String(decoding: try XCTUnwrap(FileManager.default.contents(atPath: dir + "/room.ply")).prefix(400), as: UTF8.self)
+        let points = try XCTUnwrap(header.firstMatch(of: /element vertex (\d+)/).flatMap { Int($0.1) })
+        func stride(_ n: Int, _ cap: Int) -> Int { let step = (n + cap - 1) / cap; return (n + step - 1) / step }
+        let shown = stride(points, ViewerPage.maxPoints), moving = stride(shown, ViewerPage.movingPoints)
+        XCTAssertGreaterThan(points, ViewerPage.maxPoints)
+        XCTAssertGreaterThanOrEqual(drawn.count, 3, "a 20-step drag drew \(drawn.count) frames")
+        XCTAssertEqual(drawn.last, shown, "the view at rest shows the whole stride of \(points) points")
+        XCTAssertEqual(Set(drawn.dropLast()), [moving], "while moving: \(drawn)")
+        XCTAssertLessThanOrEqual(moving, ViewerPage.movingPoints)
         let shot = dir + "/view.png"
         let c = try TestSupport.run(chromium, ["--headless", "--no-sandbox", "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
                                                 "--window-size=1000,700", "--screenshot=" + shot, "file://" + page], timeout: 120)
@@ -671,6 +687,46 @@ final class PlotPageTests: XCTestCase {
         XCTAssertEqual(view.status, "ok"); XCTAssertEqual(view.consoleErrors, [])
         XCTAssertGreaterThan(view.shares.first ?? 0, 0.0005, "no red path in the view")
         XCTAssertGreaterThan(view.shares.last ?? 0, 0.0002, "no grey reference in the view")
+    }
+
+    /// Zoom on a report's plot as a person does: drag a box over the "APE over time" figure
+    /// with the mouse, and the axes become that box (the values under the corners); a
+    /// double click brings back the whole figure and its round ticks.
+    func testDraggingABoxZoomsAPlotAndDoubleClickResets() throws {
+        let dir = TestSupport.temporaryDirectory("zoom")
+        XCTAssertEqual(try TestSupport.depthpose("synth", "--out", dir + "/scan", "--frames", "200", "--drift", "0.02", "--width", "64", "--height", "48").status, 0)
+        XCTAssertEqual(try TestSupport.depthpose("trajectory", dir + "/scan", "--out", dir + "/report", "--reference", dir + "/scan/groundtruth.tum").status, 0)
+        let page = dir + "/report/report.html"
+        // scroll the figure to the top of the window, then: its axes' ranges, the chart area
+        // in window pixels, and the values at 25% and 75% of that area
+        let find = """
+        eval:(() => { const c = Object.values(Chart.instances).find(c => String(c.options.plugins.title.text).startsWith('APE'));
+          c.canvas.scrollIntoView(); const r = c.canvas.getBoundingClientRect(), a = c.chartArea, x = c.scales.x, y = c.scales.y;
+          return [x.min, x.max, y.min, y.max, r.left + a.left, r.top + a.top, a.right - a.left, a.bottom - a.top,
+                  x.getValueForPixel(a.left + 0.25 * (a.right - a.left)), x.getValueForPixel(a.left + 0.75 * (a.right - a.left)),
+                  y.getValueForPixel(a.top + 0.75 * (a.bottom - a.top)), y.getValueForPixel(a.top + 0.25 * (a.bottom - a.top))]; })()
+        """
+        let ranges = "eval:(() => { const c = Object.values(Chart.instances).find(c => String(c.options.plugins.title.text).startsWith('APE')); return [c.scales.x.min, c.scales.x.max, c.scales.y.min, c.scales.y.max, c.scales.x.ticks.map(t => t.label).join(' ')]; })()"
+        let before = try TestSupport.drive(page, height: 900, [find])
+        XCTAssertEqual(before.status, "ok")
+        let f = try XCTUnwrap(before.results.first as? [Double])
+        XCTAssertEqual(f.count, 12)
+        let (left, top, width, height) = (f[4], f[5], f[6], f[7])
+        XCTAssertGreaterThan(width, 100); XCTAssertGreaterThan(height, 100)
+        let drag = "drag:\(left + 0.25 * width),\(top + 0.25 * height),\(left + 0.75 * width),\(top + 0.75 * height)"
+        let after = try TestSupport.drive(page, height: 900, [find, ranges, drag, ranges, "dblclick:\(left + width / 2),\(top + height / 2)", ranges])
+        XCTAssertEqual(after.consoleErrors, [])
+        let whole = try XCTUnwrap(after.results[1] as? [Any]), zoomed = try XCTUnwrap(after.results[3] as? [Any]), reset = try XCTUnwrap(after.results[5] as? [Any])
+        let w = whole.prefix(4).compactMap { $0 as? Double }, z = zoomed.prefix(4).compactMap { $0 as? Double }, b = reset.prefix(4).compactMap { $0 as? Double }
+        XCTAssertEqual(w, Array(f[0 ..< 4]))
+        // the box's corners, to a pixel's worth of each axis
+        for (k, expected) in [f[8], f[9], f[10], f[11]].enumerated() {
+            let pixel = (k < 2 ? (f[1] - f[0]) / width : (f[3] - f[2]) / height)
+            XCTAssertEqual(z[k], expected, accuracy: 1.5 * pixel, "axis limit \(k) after the drag: \(z) against \(f)")
+        }
+        XCTAssertNotEqual(zoomed[4] as? String, whole[4] as? String, "the ticks did not change with the zoom")
+        XCTAssertEqual(b, w, "the double click did not bring the whole figure back")
+        XCTAssertEqual(reset[4] as? String, whole[4] as? String)
     }
 
     func testEvalPlotsDrawInChromium() throws {

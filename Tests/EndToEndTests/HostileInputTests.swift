@@ -79,6 +79,24 @@ final class HostileInputTests: XCTestCase {
         XCTAssertEqual(s.scans.first { $0.name == "b" }!.status, .ok)
     }
 
+    /// A cloud with its preview and view is one set of outputs: when the view cannot be
+    /// written (here a folder stands where it goes), the PLY and the preview written beside
+    /// it are removed, and the error names the file. The old code left both behind; `mesh`
+    /// left its PLY.
+    func testACloudWhoseViewFailsLeavesNoHalfSet() throws {
+        let root = TestSupport.temporaryDirectory("halfset")
+        try synth(root + "/scan")
+        try FileManager.default.createDirectory(atPath: root + "/out/room.html", withIntermediateDirectories: true)
+        let r = try depthpose(["cloud", root + "/scan", "--out", root + "/out/room.ply", "--preview", "--view"])
+        XCTAssertNotEqual(r.status, 0)
+        XCTAssertTrue(r.stderr.contains(root + "/out/room.html"), r.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: root + "/out"), ["room.html"])
+        // the mesh and its view likewise
+        let m = try depthpose(["mesh", root + "/scan", "--out", root + "/out/room.ply", "--view"])
+        XCTAssertNotEqual(m.status, 0)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: root + "/out"), ["room.html"])
+    }
+
     /// Case 10: two runs on one OUT deleted each other's extraction. The second now stops at once.
     func testSecondNightlyOnTheSameOutputIsRefused() throws {
         let root = TestSupport.temporaryDirectory("lock")

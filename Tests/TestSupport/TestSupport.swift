@@ -171,6 +171,23 @@ public enum TestSupport {
         try run(productsDirectory + "/depthpose", arguments)
     }
 
+    /// A page driven in headless Chromium through the DevTools protocol (`scripts/browser.py`:
+    /// a real clock, real mouse events): the page's `data-status` once it left "loading", its
+    /// console errors, and one JSON value per action (`eval:EXPR`, `drag:X0,Y0,X1,Y1[,N]`,
+    /// `dblclick:X,Y`, `wheel:X,Y,DY`; see the script).
+    public struct DrivenPage { public var status: String; public var consoleErrors: [String]; public var results: [Any] }
+
+    public static func drive(_ page: String, width: Int = 1000, height: Int = 700, _ actions: [String]) throws -> DrivenPage {
+        _ = try requiredProgram("chromium", package: "chromium")
+        let python = try requiredProgram("python3", package: "python3")
+        let r = try run(python, [repositoryRoot + "/scripts/browser.py", "--width", String(width), "--height", String(height), page] + actions, timeout: 180)
+        guard r.status == 0, let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8), options: [.fragmentsAllowed]) as? [String: Any] else {
+            throw PeerMissing(description: "scripts/browser.py on \(page) failed (\(r.status)): \(r.stderr)")
+        }
+        return DrivenPage(status: object["status"] as? String ?? "(none)", consoleErrors: object["consoleErrors"] as? [String] ?? [],
+                          results: object["results"] as? [Any] ?? [])
+    }
+
     /// A page as headless Chromium (Debian's, software WebGL) showed it: the `data-status` its
     /// script set on `<body>` (our pages say "ok" once drawn, or the script error), the console
     /// errors, and the share of the screenshot that is not near-white, overall and for each
