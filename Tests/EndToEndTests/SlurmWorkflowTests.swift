@@ -5,9 +5,10 @@ import TestSupport
 
 /// The Snakemake workflow on a real Slurm cluster (one node on this machine, with accounting:
 /// `scripts/slurm-cluster.sh`, started by `scripts/test.sh`), through the shipped profile as a
-/// user would run it: the jobs go through Slurm, the outputs are `nightly`'s byte for byte, a
-/// corrupted scan fails alone (a good scan changed the same night completes, and is not
-/// retried with it) and is named, a repaired one is redone, an unchanged rerun does nothing.
+/// user would run it: the scans' jobs go through Slurm in groups, the outputs are `nightly`'s
+/// byte for byte, a corrupted scan fails alone (a good scan changed the same night, in the
+/// same Slurm job, completes and is not retried with it) and is named, the run fails, a
+/// repaired scan is redone, an unchanged rerun does nothing.
 final class SlurmWorkflowTests: XCTestCase {
     func testTheWorkflowRunsOnARealSlurmCluster() throws {
         let cluster = try TestSupport.slurmCluster()
@@ -42,10 +43,10 @@ final class SlurmWorkflowTests: XCTestCase {
 
         let first = try workflow()
         XCTAssertEqual(first.status, 0, String(first.stderr.suffix(3000)))
-        // Per scan a light job and a cloud job: six Slurm jobs, completed.
-        let ran = try jobs(atLeast: before + 6).dropFirst(before)
-        XCTAssertEqual(ran.count, 6, "\(ran)")
-        XCTAssertEqual(Set(ran.map(\.1)), ["COMPLETED"], "\(ran)")
+        // The three scans' light jobs in one Slurm job, their cloud jobs in another (the
+        // profile's groups of up to 50 scans): two Slurm jobs, completed.
+        let ran = try jobs(atLeast: before + 2).dropFirst(before)
+        XCTAssertEqual(ran.map(\.1), ["COMPLETED", "COMPLETED"], "\(ran)")
         for name in ["alpha", "beta", "gamma"] {
             let got = outputs(base + "/smk/" + name), want = outputs(base + "/nightly/" + name)
             XCTAssertEqual(Set(got.keys), Set(want.keys), name)
@@ -57,32 +58,38 @@ final class SlurmWorkflowTests: XCTestCase {
         XCTAssertEqual(unchanged.status, 0)
         XCTAssertTrue(unchanged.stderr.contains("Nothing to be done"), String(unchanged.stderr.suffix(2000)))
 
-        // gamma corrupted and alpha changed in the same night: alpha's jobs complete, gamma's fail.
+        // gamma corrupted and alpha changed in the same night: their jobs share the two Slurm
+        // jobs, which complete — alpha's stages succeed, gamma's fail and are named — and the
+        // run fails at the end (the verdict), with the summary written.
         let depth = base + "/dataset/gamma/depth.bin", good = TestSupport.read(depth)
         TestSupport.write(Array(good.prefix(3000)), depth)
         var times = [timespec(tv_sec: 1_700_000_000, tv_nsec: 0), timespec(tv_sec: 1_700_000_000, tv_nsec: 0)]
         XCTAssertEqual(utimensat(AT_FDCWD, base + "/dataset/alpha/imu.json", &times, 0), 0)
         let broken = try workflow()
-        XCTAssertNotEqual(broken.status, 0, "the failed jobs fail the workflow")
+        XCTAssertNotEqual(broken.status, 0, "failed stages fail the workflow")
+        XCTAssertTrue(broken.stderr.contains("2 of 6 jobs had a failing stage"), String(broken.stderr.suffix(3000)))
+        XCTAssertTrue(broken.stderr.contains("scan=alpha") && broken.stderr.contains("scan=gamma") && !broken.stderr.contains("scan=beta"))
         let b = try summary(base + "/smk")
         XCTAssertEqual(b.scans.map(\.status), [.ok, .ok, .failed])
         XCTAssertTrue(b.scans[2].error?.contains("gamma/depth.bin") ?? false, "\(b.scans[2])")
         XCTAssertFalse(FileManager.default.fileExists(atPath: base + "/smk/gamma/cloud.ply"))
-        let night = try jobs(atLeast: before + 10).dropFirst(before + 6)
-        XCTAssertEqual(night.map(\.1).sorted(), ["COMPLETED", "COMPLETED", "FAILED", "FAILED"], "\(night)")
-        // Run again unrepaired: gamma's two jobs are retried, and alpha's are not (a broken scan
-        // grouped with a good one in one Slurm job took the good one down with it, night after night).
+        XCTAssertEqual(outputs(base + "/smk/alpha"), outputs(base + "/nightly/alpha"))
+        XCTAssertEqual(try jobs(atLeast: before + 4).dropFirst(before + 2).map(\.1), ["COMPLETED", "COMPLETED"])
+        // Run again unrepaired: only gamma's jobs are retried (a good scan that shared a Slurm
+        // job with it is not: a failing group would have taken it down night after night).
         let again = try workflow()
         XCTAssertNotEqual(again.status, 0)
         XCTAssertTrue(again.stderr.contains("scan=gamma") && !again.stderr.contains("scan=alpha"), String(again.stderr.suffix(3000)))
-        XCTAssertEqual(try jobs(atLeast: before + 12).dropFirst(before + 10).map(\.1), ["FAILED", "FAILED"])
+        XCTAssertEqual(try jobs(atLeast: before + 6).dropFirst(before + 4).map(\.1), ["COMPLETED", "COMPLETED"])
 
         TestSupport.write(good, depth)
         let repaired = try workflow()
         XCTAssertEqual(repaired.status, 0, String(repaired.stderr.suffix(3000)))
         XCTAssertEqual(try summary(base + "/smk").scans.map(\.status), [.ok, .ok, .ok])
         XCTAssertEqual(outputs(base + "/smk/gamma"), outputs(base + "/nightly/gamma"))
-        XCTAssertEqual(try jobs(atLeast: before + 14).dropFirst(before + 12).map(\.1), ["COMPLETED", "COMPLETED"])
+        XCTAssertEqual(try jobs(atLeast: before + 8).dropFirst(before + 6).map(\.1), ["COMPLETED", "COMPLETED"])
+        let settled = try workflow()
+        XCTAssertTrue(settled.stderr.contains("Nothing to be done"), String(settled.stderr.suffix(2000)))
     }
 }
 
