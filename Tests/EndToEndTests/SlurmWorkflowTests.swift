@@ -40,11 +40,17 @@ final class SlurmWorkflowTests: XCTestCase {
             return rows
         }
         let before = try jobs(atLeast: 0).count
+        /// The scan jobs a run did: the flags its batch rules wrote (their `output:` lines).
+        func redone(_ run: TestSupport.Run) -> Set<String> {
+            Set(run.stderr.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("output: ") && $0.contains("/.workflow/done/") }
+                .flatMap { $0.split(separator: " ").filter { $0.contains("/.workflow/done/") } }
+                .map { String($0.split(separator: "/").last!.trimmingCharacters(in: CharacterSet(charactersIn: ","))) })
+        }
 
         let first = try workflow()
         XCTAssertEqual(first.status, 0, String(first.stderr.suffix(3000)))
-        // The three scans' light jobs in one Slurm job, their cloud jobs in another (the
-        // profile's groups of up to 50 scans): two Slurm jobs, completed.
+        // The three scans' light stages in one Slurm job, their clouds in another (the
+        // workflow's batches of up to 50 scans): two Slurm jobs, completed.
         let ran = try jobs(atLeast: before + 2).dropFirst(before)
         XCTAssertEqual(ran.map(\.1), ["COMPLETED", "COMPLETED"], "\(ran)")
         for name in ["alpha", "beta", "gamma"] {
@@ -67,8 +73,8 @@ final class SlurmWorkflowTests: XCTestCase {
         XCTAssertEqual(utimensat(AT_FDCWD, base + "/dataset/alpha/imu.json", &times, 0), 0)
         let broken = try workflow()
         XCTAssertNotEqual(broken.status, 0, "failed stages fail the workflow")
-        XCTAssertTrue(broken.stderr.contains("2 of 6 jobs had a failing stage"), String(broken.stderr.suffix(3000)))
-        XCTAssertTrue(broken.stderr.contains("scan=alpha") && broken.stderr.contains("scan=gamma") && !broken.stderr.contains("scan=beta"))
+        XCTAssertTrue(broken.stderr.contains("2 of 6 scan jobs failed"), String(broken.stderr.suffix(3000)))
+        XCTAssertEqual(redone(broken), ["alpha.light", "alpha.cloud", "gamma.light", "gamma.cloud"])
         let b = try summary(base + "/smk")
         XCTAssertEqual(b.scans.map(\.status), [.ok, .ok, .failed])
         XCTAssertTrue(b.scans[2].error?.contains("gamma/depth.bin") ?? false, "\(b.scans[2])")
@@ -79,7 +85,7 @@ final class SlurmWorkflowTests: XCTestCase {
         // job with it is not: a failing group would have taken it down night after night).
         let again = try workflow()
         XCTAssertNotEqual(again.status, 0)
-        XCTAssertTrue(again.stderr.contains("scan=gamma") && !again.stderr.contains("scan=alpha"), String(again.stderr.suffix(3000)))
+        XCTAssertEqual(redone(again), ["gamma.light", "gamma.cloud"], String(again.stderr.suffix(3000)))
         XCTAssertEqual(try jobs(atLeast: before + 6).dropFirst(before + 4).map(\.1), ["COMPLETED", "COMPLETED"])
 
         TestSupport.write(good, depth)
