@@ -41,7 +41,7 @@ let package = Package(
         system("CLibPNG", "libpng", apt: ["libpng-dev"]),
         system("CTurboJPEG", "libturbojpeg", apt: ["libturbojpeg0-dev"]),
 
-        .target(name: "CPNGBridge", dependencies: ["CLibPNG"]),
+        .target(name: "CPNGBridge", dependencies: ["CLibPNG", "CLibDeflate"]),
         // Libraries most commands never need, opened with dlopen on first use: LAPACK from
         // OpenBLAS (libopenblas-dev) at the first solve, libarchive when an archive is opened.
         .target(name: "CLazyLoad", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
@@ -110,7 +110,7 @@ let package = Package(
         .testTarget(name: "FileIOTests", dependencies: ["FileIO", "Diagnostics"]),
         .testTarget(name: "TextNumbersTests", dependencies: ["TextNumbers", "Synthesis"]),
         .testTarget(name: "StatisticsTests", dependencies: ["Statistics"]),
-        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Synthesis", "TestSupport"]),
+        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "CLibDeflate", "Synthesis", "TestSupport"]),
         .testTarget(name: "PlotsTests", dependencies: ["Plots"]),
         .testTarget(name: "ResultFilesTests", dependencies: ["ResultFiles", "Codecs", "Plots", "TestSupport"]),
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "CLazyLoad"]),

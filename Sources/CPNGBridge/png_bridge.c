@@ -1,5 +1,6 @@
 #include "png_bridge.h"
 #include <png.h>
+#include <libdeflate.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,8 +154,8 @@ int dp_png_info(const uint8_t *data, size_t len, int *width, int *height, int *b
     return 0;
 }
 
-int dp_png_decode_gray(const uint8_t *data, size_t len, int width, int height, int bit_depth,
-                       void *pixels, size_t capacity, char *err, size_t err_len) {
+int dp_png_decode_gray_libpng(const uint8_t *data, size_t len, int width, int height, int bit_depth,
+                              void *pixels, size_t capacity, char *err, size_t err_len) {
     err_sink e = { err, err_len };
     png_structp png; png_infop info; memsrc src;
     png_bytep *volatile rows = NULL;  // the variable is volatile: after longjmp its value must be the malloc result, not a stale NULL
@@ -185,6 +186,105 @@ int dp_png_decode_gray(const uint8_t *data, size_t len, int width, int height, i
     png_destroy_read_struct(&png, &info, NULL);
     free((void *)rows);
     return 0;
+}
+
+
+/* The fast path for the files depth streams hold (grayscale, 8 or 16 bits, not interlaced,
+ * the expected size): the chunks walked by hand, every chunk's CRC checked
+ * (libdeflate_crc32), the IDAT stream inflated in one call by libdeflate (its Adler-32
+ * checked; about twice zlib's speed) and the rows unfiltered here. Written by hand because
+ * no library inflates a PNG in one call: libpng streams through zlib row by row, and
+ * libspng measured slower than libpng on these files. On ~1,900 Stray depth and confidence
+ * PNGs it takes 0.5–0.6 s against libpng's 0.8–1.1 s (one core), with identical pixels.
+ * Anything else — another colour type or depth, interlacing, a bad CRC, a chunk out of
+ * order, a short or corrupt stream, a bad filter byte — returns 1 and the caller decodes
+ * with libpng, whose errors and tolerances stay the reference. */
+static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+
+static _Thread_local struct libdeflate_decompressor *inflater;  /* one per thread, kept */
+
+int dp_png_decode_gray_fast(const uint8_t *data, size_t len, int width, int height, int bit_depth, void *pixels_, size_t capacity) {
+    uint8_t *pixels = pixels_;
+    static const uint8_t signature[8] = { 137, 80, 78, 71, 13, 10, 26, 10 };
+    if (len < 8 || memcmp(data, signature, 8) != 0 || width <= 0 || height <= 0 || (bit_depth != 8 && bit_depth != 16)) return 1;
+    const size_t bpp = (size_t)bit_depth / 8, stride = (size_t)width * bpp;
+    if (stride > SIZE_MAX / (size_t)height - 1 || stride * (size_t)height > capacity) return 1;
+    const size_t filtered = (stride + 1) * (size_t)height;
+    const uint8_t *idat = NULL;   /* the IDAT data: in place if one chunk, else gathered */
+    uint8_t *gathered = NULL;
+    size_t idat_len = 0, off = 8;
+    int chunks = 0, idat_state = 0 /* 0 before, 1 in, 2 after the IDAT run */, ended = 0, result = 1;
+    while (len >= 12 && off <= len - 12) {
+        const uint32_t n = be32(data + off);
+        const uint8_t *type = data + off + 4, *body = data + off + 8;
+        if (n > len - off - 12) goto done;
+        if (libdeflate_crc32(0, type, (size_t)n + 4) != be32(body + n)) goto done;
+        if (chunks++ == 0) {
+            if (memcmp(type, "IHDR", 4) != 0 || n != 13) goto done;
+            if (be32(body) != (uint32_t)width || be32(body + 4) != (uint32_t)height || body[8] != bit_depth
+                || body[9] != 0 /* gray */ || body[10] != 0 || body[11] != 0 || body[12] != 0 /* not interlaced */) goto done;
+        } else if (memcmp(type, "IDAT", 4) == 0) {
+            if (idat_state == 2) goto done;
+            if (idat_state == 0) { idat = body; idat_len = n; idat_state = 1; }
+            else {
+                uint8_t *grown = realloc(gathered, idat_len + n);
+                if (!grown) goto done;
+                if (!gathered) memcpy(grown, idat, idat_len);
+                gathered = grown;
+                memcpy(gathered + idat_len, body, n);
+                idat = gathered; idat_len += n;
+            }
+        } else {
+            if (idat_state == 1) idat_state = 2;
+            if (memcmp(type, "IEND", 4) == 0) { ended = 1; break; }
+            if (!(type[0] & 0x20)) goto done;  /* a critical chunk we do not know (PLTE...): libpng decides */
+        }
+        off += (size_t)n + 12;
+    }
+    if (!ended || idat_state == 0) goto done;
+    if (!inflater && !(inflater = libdeflate_alloc_decompressor())) goto done;
+    uint8_t *raw = malloc(filtered);
+    if (!raw) goto done;
+    size_t got = 0;
+    if (libdeflate_zlib_decompress(inflater, idat, idat_len, raw, filtered, &got) != LIBDEFLATE_SUCCESS || got != filtered) { free(raw); goto done; }
+    const uint8_t *prev = NULL;
+    for (size_t y = 0; y < (size_t)height; y++) {
+        uint8_t *r = raw + y * (stride + 1) + 1;
+        switch (r[-1]) {
+        case 0: break;
+        case 1: for (size_t i = bpp; i < stride; i++) r[i] = (uint8_t)(r[i] + r[i - bpp]); break;
+        case 2: if (prev) for (size_t i = 0; i < stride; i++) r[i] = (uint8_t)(r[i] + prev[i]); break;
+        case 3:
+            for (size_t i = 0; i < stride; i++) {
+                unsigned a = i >= bpp ? r[i - bpp] : 0, b = prev ? prev[i] : 0;
+                r[i] = (uint8_t)(r[i] + ((a + b) >> 1));
+            }
+            break;
+        case 4:
+            for (size_t i = 0; i < stride; i++) {
+                int a = i >= bpp ? r[i - bpp] : 0, b = prev ? prev[i] : 0, c = (i >= bpp && prev) ? prev[i - bpp] : 0;
+                int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
+                r[i] = (uint8_t)(r[i] + ((pa <= pb && pa <= pc) ? a : pb <= pc ? b : c));
+            }
+            break;
+        default: free(raw); goto done;
+        }
+        prev = r;
+        uint8_t *out = pixels + y * stride;
+        if (bpp == 2) for (size_t i = 0; i < stride; i += 2) { out[i] = r[i + 1]; out[i + 1] = r[i]; }  /* big-endian -> host (little-endian) */
+        else memcpy(out, r, stride);
+    }
+    free(raw);
+    result = 0;
+done:
+    free(gathered);
+    return result;
+}
+
+int dp_png_decode_gray(const uint8_t *data, size_t len, int width, int height, int bit_depth,
+                       void *pixels, size_t capacity, char *err, size_t err_len) {
+    if (data && pixels && dp_png_decode_gray_fast(data, len, width, height, bit_depth, pixels, capacity) == 0) return 0;
+    return dp_png_decode_gray_libpng(data, len, width, height, bit_depth, pixels, capacity, err, err_len);
 }
 
 void dp_png_free(void *p) { free(p); }

@@ -1,7 +1,8 @@
 import CPNGBridge
 import Foundation
 
-/// 8- and 16-bit grayscale PNG through libpng (depth in millimetres, confidence 0..2).
+/// 8- and 16-bit grayscale PNG (depth in millimetres, confidence 0..2): written by libpng; read
+/// by a libdeflate fast path for the usual files and libpng for everything else (png_bridge.c).
 public enum PNGImage {
     /// Header fields of a PNG.
     public struct Info: Equatable, Sendable {
@@ -52,6 +53,24 @@ public enum PNGImage {
         let r = data.withUnsafeBytes { b in
             dp_png_decode_gray(b.baseAddress?.assumingMemoryBound(to: UInt8.self), b.count, Int32(width), Int32(height),
                                Int32(bitDepth), dst.baseAddress, dst.count, &err, err.count)
+        }
+        guard r == 0 else { throw .corrupt(codec: "PNG", detail: cString(err)) }
+    }
+
+    /// The two routes `decodeGray` takes, for the tests: the hand-written libdeflate path
+    /// (false when it leaves the file to libpng) and libpng alone.
+    static func decodeGrayFast(_ data: Data, width: Int, height: Int, bitDepth: Int, into dst: UnsafeMutableRawBufferPointer) -> Bool {
+        data.withUnsafeBytes { b in
+            dp_png_decode_gray_fast(b.baseAddress?.assumingMemoryBound(to: UInt8.self), b.count, Int32(width), Int32(height), Int32(bitDepth),
+                                    dst.baseAddress, dst.count) == 0
+        }
+    }
+
+    static func decodeGrayLibPNG(_ data: Data, width: Int, height: Int, bitDepth: Int, into dst: UnsafeMutableRawBufferPointer) throws(CodecError) {
+        var err = [CChar](repeating: 0, count: 256)
+        let r = data.withUnsafeBytes { b in
+            dp_png_decode_gray_libpng(b.baseAddress?.assumingMemoryBound(to: UInt8.self), b.count, Int32(width), Int32(height),
+                                      Int32(bitDepth), dst.baseAddress, dst.count, &err, err.count)
         }
         guard r == 0 else { throw .corrupt(codec: "PNG", detail: cString(err)) }
     }

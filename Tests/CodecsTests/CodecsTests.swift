@@ -1,4 +1,5 @@
-import Codecs
+@testable import Codecs
+import CLibDeflate
 import Foundation
 import TestSupport
 import XCTest
@@ -93,6 +94,102 @@ final class PNGImageTests: XCTestCase {
         XCTAssertThrowsError(try back.withUnsafeMutableBytes { try PNGImage.decodeGray(png, width: 20, height: 10, bitDepth: 16, into: $0) })
         XCTAssertThrowsError(try PNGImage.info(Data("not a png".utf8)))
         XCTAssertThrowsError(try back.withUnsafeMutableBytes { try PNGImage.decodeGray(png.prefix(png.count - 20), width: 20, height: 10, bitDepth: 8, into: $0) })
+    }
+}
+
+/// The PNG reader's fast path (chunks by hand, libdeflate, rows unfiltered here) against
+/// libpng on files written here byte by byte, so every row filter, split IDAT streams and
+/// ancillary chunks occur (libpng's own writer picks only some filters).
+final class PNGFastPathTests: XCTestCase {
+    /// A grayscale PNG of `pixels` (big-endian samples), row y filtered with filter y % 5,
+    /// its zlib stream cut into `idats` IDAT chunks, a tEXt chunk before them; `mutate`
+    /// changes the chunks before they are written (for the damaged cases).
+    func png(width: Int, height: Int, bitDepth: Int, pixels: [UInt8], idats: Int = 3, interlace: UInt8 = 0,
+             filter: (Int) -> UInt8 = { UInt8($0 % 5) }, mutate: (inout [(String, [UInt8])]) -> Void = { _ in }) -> Data {
+        let bpp = bitDepth / 8, stride = width * bpp
+        var filtered: [UInt8] = []
+        for y in 0 ..< height {
+            let f = filter(y)
+            filtered.append(f)
+            for i in 0 ..< stride {
+                let x = Int(pixels[y * stride + i]), a = i >= bpp ? Int(pixels[y * stride + i - bpp]) : 0
+                let b = y > 0 ? Int(pixels[(y - 1) * stride + i]) : 0, c = (y > 0 && i >= bpp) ? Int(pixels[(y - 1) * stride + i - bpp]) : 0
+                let predictor: Int
+                switch f {
+                case 1: predictor = a
+                case 2: predictor = b
+                case 3: predictor = (a + b) / 2
+                case 4:
+                    let p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c)
+                    predictor = pa <= pb && pa <= pc ? a : pb <= pc ? b : c
+                default: predictor = 0
+                }
+                filtered.append(UInt8(truncatingIfNeeded: x - predictor))
+            }
+        }
+        let compressor = libdeflate_alloc_compressor(6)!
+        defer { libdeflate_free_compressor(compressor) }
+        var z = [UInt8](repeating: 0, count: libdeflate_zlib_compress_bound(compressor, filtered.count))
+        z.removeSubrange(libdeflate_zlib_compress(compressor, filtered, filtered.count, &z, z.count)...)
+        func be(_ v: Int) -> [UInt8] { [UInt8(v >> 24 & 255), UInt8(v >> 16 & 255), UInt8(v >> 8 & 255), UInt8(v & 255)] }
+        var chunks: [(String, [UInt8])] = [("IHDR", be(width) + be(height) + [UInt8(bitDepth), 0, 0, 0, interlace]), ("tEXt", Array("Software\0test".utf8))]
+        let cut = (z.count + idats - 1) / idats
+        for k in Swift.stride(from: 0, to: z.count, by: cut) { chunks.append(("IDAT", Array(z[k ..< min(z.count, k + cut)]))) }
+        chunks.append(("IEND", []))
+        mutate(&chunks)
+        var out: [UInt8] = [137, 80, 78, 71, 13, 10, 26, 10]
+        for (type, body) in chunks {
+            let typed = Array(type.utf8) + body
+            out += be(body.count) + typed + be(Int(libdeflate_crc32(0, typed, typed.count)))
+        }
+        return Data(out)
+    }
+
+    func testEveryFilterAndSplitStreamsDecodeAsLibPNGDoes() throws {
+        var g = SystemRandomNumberGenerator()
+        for (width, height, bitDepth, idats) in [(37, 11, 16, 3), (256, 192, 16, 1), (20, 10, 8, 4), (1, 7, 8, 1), (3, 5, 16, 2)] {
+            // smooth ramps with noise: every predictor matters
+            let pixels = (0 ..< width * height * bitDepth / 8).map { i in UInt8(truncatingIfNeeded: i / 3 + Int.random(in: 0 ... 3, using: &g)) }
+            let file = png(width: width, height: height, bitDepth: bitDepth, pixels: pixels, idats: idats)
+            var fast = [UInt8](repeating: 0, count: pixels.count), reference = fast
+            XCTAssertTrue(fast.withUnsafeMutableBytes { PNGImage.decodeGrayFast(file, width: width, height: height, bitDepth: bitDepth, into: $0) },
+                          "\(width)x\(height) \(bitDepth)-bit: the fast path left it to libpng")
+            try reference.withUnsafeMutableBytes { try PNGImage.decodeGrayLibPNG(file, width: width, height: height, bitDepth: bitDepth, into: $0) }
+            XCTAssertEqual(fast, reference, "\(width)x\(height) \(bitDepth)-bit")
+            // and both are the pixels written (16-bit samples come back in host order)
+            let host = bitDepth == 16 ? Swift.stride(from: 0, to: pixels.count, by: 2).flatMap { [pixels[$0 + 1], pixels[$0]] } : pixels
+            XCTAssertEqual(reference, host)
+        }
+    }
+
+    /// Files the fast path must leave to libpng (which then decodes or rejects them as it
+    /// always did): a bad CRC, interlacing, a bad filter byte, a short stream, no IEND, a
+    /// critical chunk it does not know, IDAT chunks that are not one run, a truncated file.
+    func testItLeavesEverythingUnusualToLibPNG() throws {
+        let pixels = (0 ..< 24 * 8).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        func fast(_ file: Data) -> Bool {
+            var out = [UInt8](repeating: 0, count: pixels.count)
+            return out.withUnsafeMutableBytes { PNGImage.decodeGrayFast(file, width: 24, height: 8, bitDepth: 8, into: $0) }
+        }
+        XCTAssertTrue(fast(png(width: 24, height: 8, bitDepth: 8, pixels: pixels)))
+        var badCRC = [UInt8](png(width: 24, height: 8, bitDepth: 8, pixels: pixels))
+        badCRC[8 + 8 + 13 + 1] ^= 1
+        let cases: [(String, Data)] = [
+            ("bad CRC", Data(badCRC)),
+            ("interlaced", png(width: 24, height: 8, bitDepth: 8, pixels: pixels, interlace: 1)),
+            ("filter byte 5", png(width: 24, height: 8, bitDepth: 8, pixels: pixels, filter: { $0 == 3 ? 5 : 0 })),
+            ("no IEND", png(width: 24, height: 8, bitDepth: 8, pixels: pixels, mutate: { $0.removeLast() })),
+            ("short stream", png(width: 24, height: 8, bitDepth: 8, pixels: pixels, idats: 2, mutate: { $0.remove(at: 3) })),
+            ("PLTE", png(width: 24, height: 8, bitDepth: 8, pixels: pixels, mutate: { $0.insert(("PLTE", [0, 0, 0]), at: 1) })),
+            ("IDAT runs apart", png(width: 24, height: 8, bitDepth: 8, pixels: pixels, idats: 2, mutate: { $0.insert(("tEXt", Array("a\0b".utf8)), at: 3) })),
+            ("truncated", png(width: 24, height: 8, bitDepth: 8, pixels: pixels).prefix(40)),
+            ("signature only", png(width: 24, height: 8, bitDepth: 8, pixels: pixels).prefix(10)),
+        ]
+        for (what, file) in cases { XCTAssertFalse(fast(file), what) }
+        // libpng still has the last word: an unknown ancillary chunk is fine, a bad filter is not
+        var out = [UInt8](repeating: 0, count: pixels.count)
+        XCTAssertThrowsError(try out.withUnsafeMutableBytes { try PNGImage.decodeGray(cases[2].1, width: 24, height: 8, bitDepth: 8, into: $0) })
+        XCTAssertThrowsError(try out.withUnsafeMutableBytes { try PNGImage.decodeGray(cases[0].1, width: 24, height: 8, bitDepth: 8, into: $0) })
     }
 }
 

@@ -17,9 +17,17 @@ int dp_png_info(const uint8_t *data, size_t len, int *width, int *height, int *b
                 int *color_type, char *err, size_t err_len);
 
 /* Decodes a grayscale PNG (no alpha) of exactly width*height pixels into `pixels`
- * (16-bit samples in host byte order), whose capacity is `capacity` bytes. */
+ * (16-bit samples in host byte order), whose capacity is `capacity` bytes: the common case
+ * by hand through libdeflate, anything else (and every error) through libpng. */
 int dp_png_decode_gray(const uint8_t *data, size_t len, int width, int height, int bit_depth,
                        void *pixels, size_t capacity, char *err, size_t err_len);
+
+/* The fast path alone: 0 when it decoded the file, 1 when it leaves it to libpng (see
+ * png_bridge.c); and libpng alone, the reference the tests hold the fast path to. */
+int dp_png_decode_gray_fast(const uint8_t *data, size_t len, int width, int height, int bit_depth,
+                            void *pixels, size_t capacity);
+int dp_png_decode_gray_libpng(const uint8_t *data, size_t len, int width, int height, int bit_depth,
+                              void *pixels, size_t capacity, char *err, size_t err_len);
 
 void dp_png_free(void *p);
 #endif
