@@ -40,13 +40,6 @@ final class SlurmWorkflowTests: XCTestCase {
             return rows
         }
         let before = try jobs(atLeast: 0).count
-        /// The scan jobs a run did: the flags its batch rules wrote (their `output:` lines).
-        func redone(_ run: TestSupport.Run) -> Set<String> {
-            Set(run.stderr.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("output: ") && $0.contains("/.workflow/done/") }
-                .flatMap { $0.split(separator: " ").filter { $0.contains("/.workflow/done/") } }
-                .map { String($0.split(separator: "/").last!.trimmingCharacters(in: CharacterSet(charactersIn: ","))) })
-        }
-
         let first = try workflow()
         XCTAssertEqual(first.status, 0, String(first.stderr.suffix(3000)))
         // The three scans' light stages in one Slurm job, their clouds in another (the
@@ -103,6 +96,13 @@ final class SlurmWorkflowTests: XCTestCase {
 extension XCTestCase {
     func summary(_ out: String) throws -> NightlySummary {
         try JSONDecoder().decode(NightlySummary.self, from: Data(TestSupport.read(out + "/summary.json")))
+    }
+
+    /// The scan jobs a workflow run did: the flags its batch rules wrote (their `output:` lines).
+    func redone(_ run: TestSupport.Run) -> Set<String> {
+        Set(run.stderr.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("output: ") && $0.contains("/.workflow/done/") }
+            .flatMap { $0.split(separator: " ").filter { $0.contains("/.workflow/done/") } }
+            .map { String($0.split(separator: "/").last!.trimmingCharacters(in: CharacterSet(charactersIn: ","))) })
     }
 
     /// Every output file of a scan folder except its run records (timings differ), as bytes.
