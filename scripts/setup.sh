@@ -30,7 +30,8 @@ apt_install zlib1g-dev liblz4-dev libdeflate-dev libpng-dev libopenblas-dev libl
 if [ "${1:-}" = "--tests" ]; then
   venv=${DEPTHPOSE_VENV:-$here/.venv}
   # Headless Chromium opens the HTML pages the way a person would (PlotPageTests).
-  apt_install chromium tar util-linux  # tar and flock: the archive and lock tests
+  # python3: scripts/browser.py drives it over the DevTools protocol (standard library only).
+  apt_install chromium python3 tar util-linux  # tar and flock: the archive and lock tests
   apt_install ffmpeg  # the ffmpeg command line: the reference the video decoding is checked against
   if [ ! -x "$venv/bin/python" ]; then
     apt_install python3 python3-venv

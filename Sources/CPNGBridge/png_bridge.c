@@ -188,7 +188,6 @@ int dp_png_decode_gray_libpng(const uint8_t *data, size_t len, int width, int he
     return 0;
 }
 
-
 /* The fast path for the files depth streams hold (grayscale, 8 or 16 bits, not interlaced,
  * the expected size): the chunks walked by hand, every chunk's CRC checked
  * (libdeflate_crc32), the IDAT stream inflated in one call by libdeflate (its Adler-32
@@ -202,6 +201,8 @@ int dp_png_decode_gray_libpng(const uint8_t *data, size_t len, int width, int he
 static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 
 static _Thread_local struct libdeflate_decompressor *inflater;  /* one per thread, kept */
+static _Thread_local uint8_t *scratch;                            /* the filtered rows: one per thread, grown, kept */
+static _Thread_local size_t scratch_size;
 
 int dp_png_decode_gray_fast(const uint8_t *data, size_t len, int width, int height, int bit_depth, void *pixels_, size_t capacity) {
     uint8_t *pixels = pixels_;
@@ -243,10 +244,14 @@ int dp_png_decode_gray_fast(const uint8_t *data, size_t len, int width, int heig
     }
     if (!ended || idat_state == 0) goto done;
     if (!inflater && !(inflater = libdeflate_alloc_decompressor())) goto done;
-    uint8_t *raw = malloc(filtered);
-    if (!raw) goto done;
+    if (scratch_size < filtered) {
+        uint8_t *grown = realloc(scratch, filtered);
+        if (!grown) goto done;
+        scratch = grown; scratch_size = filtered;
+    }
+    uint8_t *raw = scratch;
     size_t got = 0;
-    if (libdeflate_zlib_decompress(inflater, idat, idat_len, raw, filtered, &got) != LIBDEFLATE_SUCCESS || got != filtered) { free(raw); goto done; }
+    if (libdeflate_zlib_decompress(inflater, idat, idat_len, raw, filtered, &got) != LIBDEFLATE_SUCCESS || got != filtered) goto done;
     const uint8_t *prev = NULL;
     for (size_t y = 0; y < (size_t)height; y++) {
         uint8_t *r = raw + y * (stride + 1) + 1;
@@ -267,14 +272,13 @@ int dp_png_decode_gray_fast(const uint8_t *data, size_t len, int width, int heig
                 r[i] = (uint8_t)(r[i] + ((pa <= pb && pa <= pc) ? a : pb <= pc ? b : c));
             }
             break;
-        default: free(raw); goto done;
+        default: goto done;
         }
         prev = r;
         uint8_t *out = pixels + y * stride;
         if (bpp == 2) for (size_t i = 0; i < stride; i += 2) { out[i] = r[i + 1]; out[i + 1] = r[i]; }  /* big-endian -> host (little-endian) */
         else memcpy(out, r, stride);
     }
-    free(raw);
     result = 0;
 done:
     free(gathered);

@@ -51,32 +51,31 @@ public enum ViewerPage {
         var notes: [String] = []
         let n = positions.count / 3
         var keptPositions = positions, keptColours = colours, keptNormals = normals, keptTriangles = triangles
-        // what is shown: an even stride beyond the caps; then in the order whose first part is
-        // what a moving view draws
+        // What is shown: an even stride of the items (triangles or points) beyond the cap, in
+        // the order whose first part is what a moving view draws.
+        func shown(_ count: Int, cap: Int, moving: Int, _ what: String) -> (order: [Int], first: Int) {
+            let step = max(1, (count + cap - 1) / cap)
+            let kept = Array(Swift.stride(from: 0, to: count, by: step))
+            if step > 1 { notes.append("every \(step)th of \(count) \(what) shown") }
+            let share = movingFirst(count: kept.count, step: (kept.count + moving - 1) / moving)
+            if share.first < kept.count { notes.append("\(share.first) while moving") }
+            return (share.order.map { kept[$0] }, share.first)
+        }
         func pick<T>(_ a: [T], _ items: [Int]) -> [T] {
             var out: [T] = []
             out.reserveCapacity(3 * items.count)
             for k in items { out += a[3 * k ..< 3 * k + 3] }
             return out
         }
-        let movingCount: Int
+        let movingCount: Int  // points, or triangle indices
         if let t = triangles {
-            let step = (t.count / 3 + maxTriangles - 1) / maxTriangles
-            let shown = Array(Swift.stride(from: 0, to: t.count / 3, by: max(1, step)))
-            if step > 1 { notes.append("every \(step)th of \(t.count / 3) triangles shown") }
-            let moving = movingFirst(count: shown.count, step: (shown.count + movingTriangles - 1) / movingTriangles)
-            keptTriangles = pick(t, moving.order.map { shown[$0] })
-            movingCount = 3 * moving.first  // index count
-            if moving.first < shown.count { notes.append("\(moving.first) while moving") }
+            let (order, first) = shown(t.count / 3, cap: maxTriangles, moving: movingTriangles, "triangles")
+            keptTriangles = pick(t, order)
+            movingCount = 3 * first
         } else {
-            let step = (n + maxPoints - 1) / maxPoints
-            let shown = Array(Swift.stride(from: 0, to: n, by: max(1, step)))
-            if step > 1 { notes.append("every \(step)th of \(n) points shown") }
-            let moving = movingFirst(count: shown.count, step: (shown.count + movingPoints - 1) / movingPoints)
-            let order = moving.order.map { shown[$0] }
+            let (order, first) = shown(n, cap: maxPoints, moving: movingPoints, "points")
             keptPositions = pick(positions, order); keptColours = colours.map { pick($0, order) }; keptNormals = normals.map { pick($0, order) }
-            movingCount = moving.first
-            if moving.first < shown.count { notes.append("\(moving.first) while moving") }
+            movingCount = first
         }
         let frustumStep = max(1, (cameras.count + maxFrustums - 1) / maxFrustums)
         let frustums = Swift.stride(from: 0, to: cameras.count, by: frustumStep).map { cameras[$0] }

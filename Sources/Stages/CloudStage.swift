@@ -111,7 +111,8 @@ public enum CloudStage: Stage {
         if options.view { try OutputGuard.check(output: SideOutput.view.path(beside: output), scan: scan) }
         var builder = options.builder(threads: context.threads)
         builder.progress = context.progress
-        var (cloud, summary) = try CloudBuilder.build(scan: scan, options: builder)
+        let (cloud, built) = try CloudBuilder.build(scan: scan, options: builder)
+        var summary = built
         summary.scan = context.shown(summary.scan, scan: scan)
         var w = PLYWriter.Options()
         w.ascii = options.ascii
@@ -123,16 +124,15 @@ public enum CloudStage: Stage {
         let up = summary.frame == .gravity ? 2 : 1  // the levelled frame has +z up
         let title = "\(URL(fileURLWithPath: summary.scan).lastPathComponent): \(cloud.count) points, voxel \(summary.voxelSize) m"
         let previewFile = SideOutput.preview.path(beside: output), viewFile = SideOutput.view.path(beside: output)
-        let written = cloud
         let writers: [(file: String, write: () throws -> Void)] = [
-            (output, { try PLYWriter.write(written, to: output, options: w) }),
+            (output, { try PLYWriter.write(cloud, to: output, options: w) }),
         ] + (options.preview ? [(previewFile, {
             try AtomicOutput.withTemporary(for: previewFile) { tmp in
-                try CloudPreview.write(positions: written.positions, colours: written.colours, path: written.cameras, up: up, title: title, to: tmp)
+                try CloudPreview.write(positions: cloud.positions, colours: cloud.colours, path: cloud.cameras, up: up, title: title, to: tmp)
             }
         })] : []) + (options.view ? [(viewFile, {
-            try ViewerPage.write(title: title, positions: written.positions, colours: written.colours, normals: nil, triangles: nil,
-                                 cameras: written.cameras, up: up, to: viewFile)
+            try ViewerPage.write(title: title, positions: cloud.positions, colours: cloud.colours, normals: nil, triangles: nil,
+                                 cameras: cloud.cameras, up: up, to: viewFile)
         })] : [])
         let failures = parallelMap(writers.count, threads: context.threads) { k -> Error? in
             do { try writers[k].write(); return nil } catch { return error }
