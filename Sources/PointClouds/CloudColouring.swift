@@ -37,7 +37,7 @@ public struct ColourReport: Sendable, Codable {
 /// colour samples are its depth samples (those of frames with a video frame).
 ///
 /// Why a second pass rather than colour sums in the fusion's records: the store holds every
-/// occupied voxel, most of which the support filter drops, at 28 bytes a record, and colour
+/// occupied voxel, most of which the support filter drops, at about 11 bytes a record, and colour
 /// would add 12 to each, for grey clouds too; here the sums exist only for kept voxels and
 /// only while colouring. The depth is decoded twice, which costs little beside the video.
 ///

@@ -1,13 +1,14 @@
 import Geometry
 import Execution
 
-/// One voxel's sums as they leave the active set and sit in the store: 28 bytes. Exact
+/// One voxel's sums as they leave the active set: 28 bytes (packed in the store's large
+/// runs, `PackedRun`, about 11). Exact
 /// integers, so sums do not depend on the order samples arrive in (any thread count,
 /// partition or eviction timing gives identical results). Offsets from the voxel centre
 /// are in units of voxel/65536 (|offset| <= 32768 a sample).
 public struct VoxelSums: Sendable {
     /// The voxel key (`VoxelKey`) as two halves: 4-byte alignment keeps the record at 28
-    /// bytes, the store's whole cost per occupied voxel.
+    /// bytes.
     public var keyLow: UInt32, keyHigh: UInt32
     public var sumX: Int32, sumY: Int32, sumZ: Int32
     public var count: UInt16
@@ -24,6 +25,13 @@ public struct VoxelSums: Sendable {
     public static let offsetScale: Float = 65536
 
     @inline(__always) public var key: UInt64 { UInt64(keyHigh) << 32 | UInt64(keyLow) }
+
+    /// A record with its key as halves (`PackedRun` unpacks them so).
+    @inline(__always) init(keyHigh: UInt32, keyLow: UInt32, count: UInt16, confidenceSum: UInt16, sumX: Int32, sumY: Int32, sumZ: Int32, firstFrame: UInt32) {
+        self.keyLow = keyLow; self.keyHigh = keyHigh
+        self.count = count; self.confidenceSum = confidenceSum
+        self.sumX = sumX; self.sumY = sumY; self.sumZ = sumZ; self.firstFrame = firstFrame
+    }
 
     public init(key: UInt64, count: UInt16, confidenceSum: UInt16, sumX: Int32, sumY: Int32, sumZ: Int32, firstFrame: UInt32) {
         keyLow = UInt32(truncatingIfNeeded: key); keyHigh = UInt32(truncatingIfNeeded: key >> 32)
@@ -81,26 +89,37 @@ public struct FusedVoxels: Sendable {
 /// run is merge-joined with the one below it while that is less than twice its size, like
 /// a binary counter, so each voxel is copied a logarithmic number of times, reading and
 /// writing memory in order, and a merge's transient copy is one shard's, not the scan's.
+/// Runs of `plainRecords` or more are packed (`PackedRun`: about 11 bytes a record instead
+/// of 28), where nearly all records end up; the small, young runs at the top of a shard,
+/// merged most often, stay plain.
 ///
 /// Why not one sorted array or a hash table: one array's merges copy every occupied voxel
 /// (and fresh pages for it) on each merge at the bottom, serially; a hash table costs 1.5–2x
 /// the records' memory in empty slots and still needs a sort for the output order. Memory
-/// here is 28 bytes a record plus the records of voxels evicted more than once that no
-/// merge has met yet. Not thread-safe: the cloud builder calls it between batches.
+/// here is about 11 bytes a record (28 in the small plain runs) plus the records of voxels
+/// evicted more than once that no merge has met yet. Not thread-safe: the cloud builder
+/// calls it between batches.
 public final class VoxelStore: @unchecked Sendable {
     public let voxelSize: Double
     private let threads: Int
     /// log2 of a shard's thickness in voxels (x-slabs of 4 voxels: 8 cm at 2 cm voxels,
     /// some tens of thousands of voxels in a room-sized scene).
     static let shardBits: UInt64 = 2
+    /// Runs of fewer records stay plain (28 bytes a record), so the frequent small merges at
+    /// the top of a shard's runs neither pack nor unpack; larger ones are packed. (Measured on
+    /// the apartment: packing every run cost 14% of the cloud's time, this 5–9%.)
+    static let plainRecords = 4096
     @inline(__always) static func shard(of key: UInt64) -> UInt64 { key >> (VoxelKey.xShift + shardBits) }
 
     final class Shard: @unchecked Sendable {
+        let plainRecords: Int
+        init(plainRecords: Int) { self.plainRecords = plainRecords }
+
         /// Sorted runs (keys ascending, a key repeated only where one record is full), each
         /// less than half the size of the one before it.
-        var runs: [[VoxelSums]] = []
+        var runs: [StoredRun] = []
 
-        func add(_ run: [VoxelSums]) {
+        func add(_ run: StoredRun) {
             runs.append(run)
             while runs.count >= 2 && runs[runs.count - 2].count < 2 * runs[runs.count - 1].count { mergeTop() }
         }
@@ -109,7 +128,11 @@ public final class VoxelStore: @unchecked Sendable {
 
         private func mergeTop() {
             let top = runs.removeLast(), below = runs.removeLast()
-            runs.append(below.withUnsafeBufferPointer { b in top.withUnsafeBufferPointer { t in VoxelStore.mergeJoin(b[...], t[...]) } })
+            if case let .plain(b) = below, case let .plain(t) = top, b.count + t.count < plainRecords {
+                runs.append(.plain(b.withUnsafeBufferPointer { b in t.withUnsafeBufferPointer { t in VoxelStore.mergeJoin(b[...], t[...]) } }))
+            } else {
+                runs.append(.packed(VoxelStore.packedMerge(below, top)))
+            }
         }
     }
 
@@ -117,14 +140,24 @@ public final class VoxelStore: @unchecked Sendable {
     private var shardIDs: [UInt64] = []
     private var shards: [Shard] = []
 
-    public init(voxelSize: Double, threads: Int = 1) {
+    private let plainRecords: Int
+
+    /// `plainRecords`: runs smaller than this stay unpacked (tests set it low to pack small runs).
+    public convenience init(voxelSize: Double, threads: Int = 1) { self.init(voxelSize: voxelSize, threads: threads, plainRecords: Self.plainRecords) }
+
+    init(voxelSize: Double, threads: Int, plainRecords: Int) {
         guard voxelSize > 0 else { fatalError("voxel size must be > 0") }
         self.voxelSize = voxelSize
         self.threads = max(1, threads)
+        self.plainRecords = plainRecords
     }
 
     /// Records held (a voxel evicted more than once may hold several until merges meet).
     public var records: Int { shards.reduce(0) { $0 + $1.runs.reduce(0) { $0 + $1.count } } }
+    /// Bytes the records take.
+    public var bytes: Int { shards.reduce(0) { $0 + $1.runs.reduce(0) { $0 + $1.bytes } } }
+    /// Runs held packed.
+    var packedRuns: Int { shards.reduce(0) { $0 + $1.runs.reduce(0) { if case .packed = $1 { return $0 + 1 }; return $0 } } }
 
     /// Moves the voxels every set has written back into the store (sorting an outbox first
     /// unless its thread already did), and empties the outboxes.
@@ -162,7 +195,7 @@ public final class VoxelStore: @unchecked Sendable {
             for p in pieces[range].dropFirst() {
                 run = run.withUnsafeBufferPointer { a in outboxes[p.set].withUnsafeBufferPointer { b in Self.mergeJoin(a[...], b[p.range]) } }
             }
-            shard.add(run)
+            shard.add(.plain(run))
         }
         for s in sets { s.clearOutbox() }
     }
@@ -172,13 +205,13 @@ public final class VoxelStore: @unchecked Sendable {
         var lo = 0, hi = shardIDs.count
         while lo < hi { let mid = (lo + hi) / 2; if shardIDs[mid] < id { lo = mid + 1 } else { hi = mid } }
         if lo < shardIDs.count && shardIDs[lo] == id { return shards[lo] }
-        let s = Shard()
+        let s = Shard(plainRecords: plainRecords)
         shardIDs.insert(id, at: lo); shards.insert(s, at: lo)
         return s
     }
 
-    /// The union of two sorted runs, records of the same key summed while one record holds
-    /// them (`VoxelSums.absorb`); the result is sorted, a key repeated only where full.
+    /// The union of two sorted plain runs, records of the same key summed while one record
+    /// holds them (`VoxelSums.absorb`); the result is sorted, a key repeated only where full.
     static func mergeJoin(_ a: Slice<UnsafeBufferPointer<VoxelSums>>, _ b: Slice<UnsafeBufferPointer<VoxelSums>>) -> [VoxelSums] {
         Array(unsafeUninitializedCapacity: a.count + b.count) { out, count in
             let o = out.baseAddress!
@@ -197,16 +230,67 @@ public final class VoxelStore: @unchecked Sendable {
         }
     }
 
+    /// The union of two runs, either plain or packed (as `mergeJoin`), packed.
+    static func packedMerge(_ a: StoredRun, _ b: StoredRun) -> PackedRun {
+        let out = PackedRun.Writer(words: a.packedWords + b.packedWords)
+        switch (a, b) {
+        case let (.packed(x), .packed(y)): return mergeJoin(PackedRun.Cursor(x, lazy: true), PackedRun.Cursor(y, lazy: true), into: out)
+        case let (.packed(x), .plain(y)): return y.withUnsafeBufferPointer { mergeJoin(PackedRun.Cursor(x, lazy: true), SliceCursor($0[...]), into: out) }
+        case let (.plain(x), .packed(y)): return x.withUnsafeBufferPointer { mergeJoin(SliceCursor($0[...]), PackedRun.Cursor(y, lazy: true), into: out) }
+        case let (.plain(x), .plain(y)):
+            return x.withUnsafeBufferPointer { x in y.withUnsafeBufferPointer { mergeJoin(SliceCursor(x[...]), SliceCursor($0[...]), into: out) } }
+        }
+    }
+
+    /// The union of two sorted runs read through cursors (as `mergeJoin` on plain runs),
+    /// packed by `out`; blocks of a packed run that the other run does not reach into are
+    /// copied whole.
+    static func mergeJoin<A: RecordCursor, B: RecordCursor>(_ a: A, _ b: B, into out: PackedRun.Writer) -> PackedRun {
+        outer: while true {
+            // A block of one run before the other's next key is copied whole.
+            if let p = a.pending {
+                if let k = b.firstKey, k <= p.last { a.open() } else { a.copyPending(to: out); continue }
+            }
+            if let p = b.pending {
+                if let k = a.firstKey, k <= p.last { b.open() } else { b.copyPending(to: out); continue }
+            }
+            guard var x = a.current, var y = b.current else { break }
+            // Record by record while both have one unpacked.
+            while true {
+                if x.key < y.key {
+                    out.append(x)
+                    guard let n = a.next() else { continue outer }
+                    x = n
+                } else if y.key < x.key {
+                    out.append(y)
+                    guard let n = b.next() else { continue outer }
+                    y = n
+                } else {
+                    var m = x
+                    if m.absorb(y) {
+                        out.append(m)
+                        let n = a.next(), o = b.next()
+                        guard let n, let o else { continue outer }
+                        x = n; y = o
+                    } else {
+                        out.append(x)
+                        guard let n = a.next() else { continue outer }
+                        x = n
+                    }
+                }
+            }
+        }
+        for c in [a, b] as [any RecordCursor] { c.drain(into: out) }
+        return out.finish()
+    }
+
     /// Every voxel's totals in key order (for tests and small scans; `readOut` is the
     /// streaming path). The store keeps its records.
     public func totals() -> [VoxelTotals] {
         var out: [VoxelTotals] = []
         for s in shards {
             s.collapse()
-            for r in s.runs.first ?? [] {
-                if out.last?.key != r.key { out.append(VoxelTotals(key: r.key)) }
-                out[out.count - 1].add(r)
-            }
+            Self.forEachVoxel(s.runs.first) { out.append($0) }
         }
         return out
     }
@@ -233,7 +317,7 @@ public final class VoxelStore: @unchecked Sendable {
                     let shard = shards[s]
                     shard.collapse()
                     var voxels = 0, keep = 0
-                    Self.forEachVoxel(shard.runs.first ?? []) { t in voxels &+= 1; if t.count >= minSupport { keep &+= 1 } }
+                    Self.forEachVoxel(shard.runs.first) { t in voxels &+= 1; if t.count >= minSupport { keep &+= 1 } }
                     occ.value[s] = voxels; kep.value[s] = keep
                 }
             }
@@ -261,7 +345,7 @@ public final class VoxelStore: @unchecked Sendable {
                             parallelFor(n, threads: threads) { s in
                                 let shard = shards[s]
                                 var i = starts[s]
-                                Self.forEachVoxel(shard.runs.first ?? []) { t in
+                                Self.forEachVoxel(shard.runs.first) { t in
                                     guard t.count >= minSupport else { return }
                                     let centre = self.centre(of: t.key), m = Double(t.count)
                                     p.value![3 * i] = Float(centre.x + Double(t.sumX) * u / m)
@@ -289,15 +373,96 @@ public final class VoxelStore: @unchecked Sendable {
     }
 
     /// The totals of each key of a sorted run, in order.
-    @inline(__always) static func forEachVoxel(_ run: [VoxelSums], _ body: (VoxelTotals) -> Void) {
-        run.withUnsafeBufferPointer { r in
-            var i = 0
-            while i < r.count {
-                var t = VoxelTotals(key: r[i].key)
-                let key = r[i].key
-                while i < r.count && r[i].key == key { t.add(r[i]); i &+= 1 }
-                body(t)
-            }
+    @inline(__always) static func forEachVoxel(_ run: StoredRun?, _ body: (VoxelTotals) -> Void) {
+        switch run {
+        case nil: return
+        case let .plain(r)?: r.withUnsafeBufferPointer { forEachVoxel(SliceCursor($0[...]), body) }
+        case let .packed(r)?: forEachVoxel(PackedRun.Cursor(r), body)
         }
+    }
+
+    @inline(__always) static func forEachVoxel(_ c: some RecordCursor, _ body: (VoxelTotals) -> Void) {
+        while let first = c.current {
+            var t = VoxelTotals(key: first.key)
+            while let r = c.current, r.key == first.key { t.add(r); c.advance() }
+            body(t)
+        }
+    }
+}
+
+/// A run of a shard: plain while small (fast to merge), packed once large (`PackedRun`).
+enum StoredRun: Sendable {
+    case plain([VoxelSums])
+    case packed(PackedRun)
+
+    var count: Int {
+        switch self { case let .plain(r): return r.count; case let .packed(r): return r.count }
+    }
+
+    /// Words it takes packed, about (to reserve for a merge's output).
+    var packedWords: Int {
+        switch self { case let .plain(r): return PackedRun.Writer.words(forRecords: r.count); case let .packed(r): return r.words.count }
+    }
+
+    /// Bytes held.
+    var bytes: Int {
+        switch self { case let .plain(r): return r.capacity * MemoryLayout<VoxelSums>.stride; case let .packed(r): return r.bytes }
+    }
+}
+
+/// Records in key order, one at a time: what `VoxelStore.mergeJoin` merges into a packed run
+/// (packed runs and plain ones).
+protocol RecordCursor: AnyObject {
+    /// The next record, when it is unpacked.
+    var current: VoxelSums? { get }
+    /// The first and last keys of a block of records next, not unpacked (packed runs).
+    var pending: (first: UInt64, last: UInt64)? { get }
+    func advance()
+    /// Advances and returns the record now current.
+    func next() -> VoxelSums?
+    /// Unpacks the pending block.
+    func open()
+    func copyPending(to out: PackedRun.Writer)
+}
+
+extension RecordCursor {
+    /// The next record's key, unpacked or not; nil at the end.
+    @inline(__always) var firstKey: UInt64? { pending?.first ?? current?.key }
+
+    /// Appends everything left (pending blocks whole).
+    func drain(into out: PackedRun.Writer) {
+        while true {
+            if pending != nil { copyPending(to: out); continue }
+            guard let r = current else { return }
+            out.append(r); advance()
+        }
+    }
+}
+
+/// A sorted slice of unpacked records as a cursor.
+final class SliceCursor: RecordCursor {
+    private let records: Slice<UnsafeBufferPointer<VoxelSums>>
+    private var i: Int
+    private(set) var current: VoxelSums?
+
+    init(_ records: Slice<UnsafeBufferPointer<VoxelSums>>) {
+        self.records = records
+        i = records.startIndex
+        advance()
+    }
+
+    var pending: (first: UInt64, last: UInt64)? { nil }
+    func open() {}
+    func copyPending(to out: PackedRun.Writer) {}
+
+    @inline(__always) func advance() {
+        if i < records.endIndex { current = records[i]; i &+= 1 } else { current = nil }
+    }
+
+    @inline(__always) func next() -> VoxelSums? {
+        guard i < records.endIndex else { current = nil; return nil }
+        let r = records[i]
+        current = r; i &+= 1
+        return r
     }
 }

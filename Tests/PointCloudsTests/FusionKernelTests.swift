@@ -208,8 +208,9 @@ final class VoxelStoreTests: XCTestCase {
 
     func testAbsorbsLikeADictionaryInKeyOrder() {
         var rng = SeededRandom(seed: 3)
-        for threads in [1, 2, 3] {
-            let store = VoxelStore(voxelSize: 0.01, threads: threads)
+        // threads, and the size below which runs stay unpacked (16: nearly every run packed)
+        for (threads, plain) in [(1, VoxelStore.plainRecords), (2, VoxelStore.plainRecords), (3, VoxelStore.plainRecords), (1, 16), (2, 16)] {
+            let store = VoxelStore(voxelSize: 0.01, threads: threads, plainRecords: plain)
             var reference: [UInt64: VoxelTotals] = [:]
             for batch in 0..<40 {
                 // every tenth batch brings records near the limit: merges must keep them apart
@@ -223,6 +224,7 @@ final class VoxelStoreTests: XCTestCase {
             XCTAssertEqual(totals.map(\.key), reference.keys.sorted())
             XCTAssertEqual(totals, reference.keys.sorted().map { reference[$0]! }, "\(threads) threads")
             XCTAssertGreaterThan(store.records, totals.count, "full records are kept apart")
+            if plain == 16 { XCTAssertGreaterThan(store.packedRuns, 0) }
             // read out with a support filter: the same voxels, in the same order
             let out = store.readOut(minSupport: 30, confidence: true, keys: true, firstFrames: true)
             let kept = totals.filter { $0.count >= 30 }
@@ -248,5 +250,78 @@ final class VoxelStoreTests: XCTestCase {
         XCTAssertEqual(merge([full, other], [one]).map(\.key), [5, 5, 7])
         XCTAssertEqual(merge([], [other]).map(\.key), [7])
         XCTAssertEqual(merge([other], []).map(\.key), [7])
+    }
+}
+
+/// Packed runs (`PackedRun`) against the records put in, and merges through cursors against
+/// the plain merge, on every combination of packed and plain runs.
+final class PackedRunTests: XCTestCase {
+    private func fields(_ r: VoxelSums) -> [Int64] {
+        [Int64(bitPattern: r.key), Int64(r.count), Int64(r.confidenceSum), Int64(r.sumX), Int64(r.sumY), Int64(r.sumZ), Int64(r.firstFrame)]
+    }
+
+    /// `n` records in key order: keys `step` apart on average (some equal), fields drawn from
+    /// `wide` ranges (every width up to 32 bits) or narrow ones.
+    private func run(_ n: Int, from start: UInt64, wide: Bool, _ rng: inout SeededRandom) -> [VoxelSums] {
+        var key = start
+        return (0..<n).map { _ in
+            key += UInt64.random(in: 0...(wide ? 3_000_000 : 3), using: &rng)
+            if wide {
+                return VoxelSums(key: key, count: UInt16.random(in: 0...VoxelSums.maxCount, using: &rng), confidenceSum: .random(in: 0 ... .max, using: &rng),
+                                 sumX: .random(in: .min ... .max, using: &rng), sumY: .random(in: .min ... .max, using: &rng),
+                                 sumZ: .random(in: .min ... .max, using: &rng), firstFrame: .random(in: 0 ... .max, using: &rng))
+            }
+            return VoxelSums(key: key, count: UInt16.random(in: 1...9, using: &rng), confidenceSum: 4,
+                             sumX: .random(in: -900...900, using: &rng), sumY: .random(in: 0...3, using: &rng), sumZ: -7, firstFrame: .random(in: 40...50, using: &rng))
+        }
+    }
+
+    func testPackedRunsGiveBackTheirRecords() {
+        var rng = SeededRandom(seed: 11)
+        let top = VoxelKey.pack(VoxelKey.limit, VoxelKey.limit, VoxelKey.limit)  // the largest key
+        for n in [0, 1, 7, 8, 9, 127, 128, 129, 300, 1000] {
+            for wide in [false, true] {
+                var records = run(n, from: wide ? 0 : VoxelKey.pack(-5, 3, 2), wide: wide, &rng)
+                if wide, n > 0 { records[n - 1] = VoxelSums(key: top, count: VoxelSums.maxCount, confidenceSum: .max, sumX: .max, sumY: .min, sumZ: 0, firstFrame: .max) }
+                let packed = PackedRun(records)
+                XCTAssertEqual(packed.count, n)
+                XCTAssertEqual(packed.records.map(fields), records.map(fields), "\(n) records, wide \(wide)")
+                if !wide && n >= 128 { XCTAssertLessThan(packed.bytes, n * MemoryLayout<VoxelSums>.stride / 2, "narrow fields take few bits") }
+            }
+        }
+    }
+
+    func testCursorMergesMatchThePlainMerge() {
+        var rng = SeededRandom(seed: 12)
+        func plainMerge(_ a: [VoxelSums], _ b: [VoxelSums]) -> [VoxelSums] {
+            a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in VoxelStore.mergeJoin(a[...], b[...]) } }
+        }
+        let base = VoxelKey.pack(0, 0, 0)
+        var cases: [(String, [VoxelSums], [VoxelSums])] = [
+            ("interleaved", run(700, from: base, wide: false, &rng), run(500, from: base, wide: false, &rng)),
+            ("a below b", run(300, from: base, wide: false, &rng), run(300, from: base + 10_000, wide: false, &rng)),
+            ("b below a", run(300, from: base + 10_000, wide: false, &rng), run(260, from: base, wide: false, &rng)),
+            ("empty", [], run(200, from: base, wide: false, &rng)),
+        ]
+        // a block of a ends on the key b starts with: the two must be summed, not the block copied
+        let block = (0..<128).map { VoxelSums(key: base + UInt64($0), count: 1, confidenceSum: 0, sumX: 1, sumY: 2, sumZ: 3, firstFrame: 9) }
+        cases.append(("block edge", block, [VoxelSums(key: base + 127, count: 2, confidenceSum: 1, sumX: 5, sumY: 5, sumZ: 5, firstFrame: 3)]))
+        // full records kept apart across blocks
+        let full = VoxelSums(key: base + 64, count: VoxelSums.maxCount, confidenceSum: 0, sumX: 0, sumY: 0, sumZ: 0, firstFrame: 1)
+        cases.append(("full", block, [full]))
+        for (name, a, b) in cases {
+            let expected = plainMerge(a, b).map(fields)
+            for (pa, pb) in [(true, true), (true, false), (false, true), (false, false)] {
+                let ra: StoredRun = pa ? .packed(PackedRun(a)) : .plain(a), rb: StoredRun = pb ? .packed(PackedRun(b)) : .plain(b)
+                let merged = VoxelStore.packedMerge(ra, rb)
+                XCTAssertEqual(merged.records.map(fields), expected, "\(name), packed \(pa) \(pb)")
+                XCTAssertEqual(merged.count, expected.count)
+            }
+        }
+        XCTAssertEqual(plainMerge(block, cases[4].2).first { $0.key == base + 127 }?.count, 3, "the edge key is summed")
+        // blocks the other run does not reach are copied as they are
+        let low = PackedRun(cases[1].1), high = PackedRun(cases[1].2)
+        let merged = VoxelStore.packedMerge(.packed(low), .packed(high))
+        XCTAssertEqual(Array(merged.words.prefix(low.words.count - 1)), Array(low.words.dropLast()))
     }
 }
