@@ -56,10 +56,10 @@ struct PackedRun: Sendable {
 
     fileprivate init(words: [UInt64], count: Int) { self.words = words; self.count = count }
 
-    /// Bytes held (for the store's accounting).
+    /// Bytes held.
     var bytes: Int { words.capacity * 8 }
 
-    /// The records, unpacked (tests and small runs).
+    /// The records, unpacked (tests).
     var records: [VoxelSums] {
         var out: [VoxelSums] = []
         out.reserveCapacity(count)
