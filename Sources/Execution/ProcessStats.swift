@@ -39,6 +39,13 @@ public enum ProcessStats {
         #endif
     }
 
+    /// Hands the free pages inside malloc's heaps back to the system (`malloc_trim(0)`).
+    public static func returnFreeHeapPages() {
+        #if os(Linux)
+        _ = glibcMallocTrim(0)
+        #endif
+    }
+
     /// Caps this process's address space (`RLIMIT_AS`) at `megabytes` MiB: allocations
     /// beyond it fail, so one runaway scan of a batch stops instead of exhausting memory.
     public static func limitAddressSpace(megabytes: Int) {
@@ -55,4 +62,6 @@ public enum ProcessStats {
 #if os(Linux)
 /// `int mallopt(int, int)` from <malloc.h>, which the Glibc module does not export.
 @_silgen_name("mallopt") private func glibcMallopt(_ param: Int32, _ value: Int32) -> Int32
+/// `int malloc_trim(size_t)` from <malloc.h>.
+@_silgen_name("malloc_trim") private func glibcMallocTrim(_ pad: Int) -> Int32
 #endif

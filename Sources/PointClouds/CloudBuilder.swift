@@ -98,15 +98,16 @@ public struct CloudSummary: Sendable, Codable, FrameAccounting {
 /// voxel fusion, support filter, optional normals and gravity levelling.
 ///
 /// Parallelism without nondeterminism: each thread fuses its own band of image rows of
-/// every frame into its own `ActiveVoxels` and sorts the voxels it evicted; after each
-/// batch of frames the `VoxelStore` takes those sorted runs, shard by shard on every
+/// every frame into its own `ActiveVoxels`, which writes the voxels it evicts back in key
+/// order; after each batch of frames the `VoxelStore` takes those sorted runs, shard by shard on every
 /// thread. Bands rather than shares of the frames: the camera moves little from one frame
 /// to the next, so what a band sees stays mostly in that band, and each thread's recent
 /// bricks are its own (with frame shares both threads held, and wrote back, nearly every
 /// brick). Sums are exact integers and each voxel's normal is oriented by the camera of the
 /// first frame that saw it (a minimum), so neither the partition nor the eviction timing
 /// changes a byte: `-j 1` and `-j 2` write the same file. Memory is one frame of scratch
-/// and one set of recent bricks per thread plus the occupied voxels.
+/// and one set of recent bricks per thread plus the occupied voxels; each voxel's first
+/// frame is kept only when normals are asked for.
 public enum CloudBuilder {
     public static func build(scan path: String, options o: CloudOptions) throws -> (PointCloud, CloudSummary) {
         if let p = o.problem { throw CloudError.options(p) }
@@ -116,7 +117,7 @@ public enum CloudBuilder {
         let threads = max(1, o.threads)
         let layout = scan.depthLayout
         let store = VoxelStore(voxelSize: o.voxelSize, threads: threads)
-        var actives = (0..<threads).map { _ in ActiveVoxels() }
+        var actives = (0..<threads).map { _ in ActiveVoxels(firstFrames: o.normals) }
         var projectors = (0..<threads).map { _ in BackProjector(width: layout.width, height: layout.height) }
         var points = (0..<threads).map { _ in PointBuffer(pixels: layout.pixels) }
         var samples = [Int](repeating: 0, count: threads)

@@ -1,17 +1,24 @@
+import Execution
+
 /// The voxels seen in the last few frames, in bricks of 4×4×4 voxels that stay in cache:
 /// consecutive frames see nearly the same voxels, so almost every sample lands here. A
 /// point finds its brick in a small direct-mapped cache (the brick index, a hash table,
 /// only on a miss); inside the brick its voxel is an array index, so the per-sample work
 /// is a handful of adds with no probing and no unpredictable branch, and neighbouring
 /// pixels touch neighbouring memory. A brick unseen for `evictionAge` of the set's own
-/// frames is written back to `outbox`, which the owner sorts and `VoxelStore.absorb`
-/// takes. Sums are exact integers, so when voxels move does not change the result.
+/// frames is written back to the outbox, in key order (`writeBackInKeyOrder`: a sort of
+/// the evicted bricks' keys, none of the voxels), which `VoxelStore.absorb` takes. Sums
+/// are exact integers, so when voxels move does not change the result.
+/// The pool is mapped pages of its own (`MappedBuffer`): when a sweep leaves fewer than
+/// half its used slots live, the live bricks move down and the pages above them go back to
+/// the system, so memory follows the bricks in view, not the most ever seen at once (a
+/// far-range stretch of a walk touches several times the bricks of a close one).
 /// One per thread.
 public final class ActiveVoxels {
     /// One voxel's sums: 16 bytes, four to a cache line, no key (the brick and the index
-    /// within it are the key). Its first frame is kept apart (`firstFrames`): it is
-    /// written once, when the count leaves 0.
-    public struct Entry: Sendable {
+    /// within it are the key). Its first frame is kept apart (`firstFrames`), and only when
+    /// asked for: it is written once, when the count leaves 0.
+    public struct Entry: Sendable, BitwiseCopyable {
         /// Offset sums from the voxel centre, units of voxel/65536 (|offset| <= 32768).
         public var sumX: Int32, sumY: Int32, sumZ: Int32
         public var count: UInt16
@@ -35,28 +42,39 @@ public final class ActiveVoxels {
     /// brick where samples outside the representable range are summed (and then only
     /// counted); the key and last frame of each live brick; the slots of evicted bricks,
     /// reused before the pool grows.
-    private(set) var entries: UnsafeMutablePointer<Entry>
-    /// The frame each entry's count left 0 in (valid while the count is > 0).
-    private(set) var firstFrames: UnsafeMutablePointer<UInt32>
+    private var pool: MappedBuffer<Entry>
+    var entries: UnsafeMutablePointer<Entry> { pool.base }
+    /// Whether voxels keep the first frame that saw them (what orients normals). Without,
+    /// a voxel takes 16 bytes here instead of 20, and its records' frame is 0.
+    public let recordsFirstFrames: Bool
+    /// The frame each entry's count left 0 in (valid while the count is > 0), when recorded.
+    private var firstFramePool: MappedBuffer<UInt32>
+    var firstFrames: UnsafeMutablePointer<UInt32> { firstFramePool.base }
     private var poolBricks: Int
     private var brickKeys: UnsafeMutablePointer<UInt64>
     /// The tick (own frame count) each brick was last seen in.
     private var lastFrames: UnsafeMutablePointer<UInt32>
     private var freeSlots: [Int32] = []
-    private var usedSlots = 1
+    /// Slots handed out so far (slot 0 the scratch brick), below any compaction.
+    private(set) var usedSlots = 1
     /// Brick key → pool slot: open addressing, linear probing, power-of-two capacity, at
     /// most half full. Rebuilt with the live bricks at every sweep.
     private var index: UnsafeMutablePointer<(key: UInt64, slot: Int32)>
     private var indexCapacity: Int
     private var liveBricks = 0
     private var outsideSamples = 0
-    /// Voxels written back since the store last took them (its capacity is kept: no
-    /// fresh pages for each batch).
-    public private(set) var outbox: [VoxelSums] = []
-    /// The radix sort's scratch space, kept across batches for the same reason.
-    private var scratch = UnsafeMutableBufferPointer<VoxelSums>(start: nil, count: 0)
-    /// Whether `outbox` is a sorted run (`sortOutbox`) with nothing added since.
-    private var outboxSorted = false
+    /// Voxels written back since the store last took them, as sorted runs: each sweep's
+    /// evicted bricks are written in key order (`writeBackInKeyOrder`), so the voxels need
+    /// no sort. `outboxCount` records in mapped pages, like the pool's: a turn of the
+    /// camera can evict several times the usual batch, and the pages beyond what the last
+    /// batch used go back to the system (the others are kept for the next one).
+    private var outboxBuffer = MappedBuffer<VoxelSums>(capacity: 0)
+    private var outboxCount = 0
+    /// Where each sorted run of the outbox ends.
+    private var runEnds: [Int] = []
+    /// Records written back one at a time (a voxel whose count reached `maxCount`), in no
+    /// order: `sortOutbox` sorts them into a run of their own.
+    private var loose: [VoxelSums] = []
     /// Frames fused so far: a brick's age counts this set's own frames, so the frames other
     /// threads take in between do not age it.
     private var tick: UInt32 = 0
@@ -77,14 +95,18 @@ public final class ActiveVoxels {
     /// The chunk's entry offsets (brick offset + index in the brick).
     let chunkEntry = UnsafeMutablePointer<Int32>.allocate(capacity: chunk)
 
-    public init(bricks: Int = 1024) {
+    /// Pools below this many bricks are never compacted (not worth the copying).
+    static let compactionFloor = 1024
+
+    /// `firstFrames`: record each voxel's first frame (`recordsFirstFrames`).
+    public init(bricks: Int = 1024, firstFrames: Bool = true) {
         poolBricks = bricks
+        recordsFirstFrames = firstFrames
         // A slot's entries are initialised when it is first used (`insert`): pages of the
         // pool no brick has reached yet stay untouched, so not resident.
-        entries = .allocate(capacity: bricks * Self.brickVoxels)
-        entries.initialize(repeating: .empty, count: Self.brickVoxels)
-        firstFrames = .allocate(capacity: bricks * Self.brickVoxels)
-        firstFrames.initialize(repeating: 0, count: Self.brickVoxels)
+        pool = MappedBuffer(capacity: bricks * Self.brickVoxels)
+        pool.base.initialize(repeating: .empty, count: Self.brickVoxels)
+        firstFramePool = MappedBuffer(capacity: firstFrames ? bricks * Self.brickVoxels : 0)
         brickKeys = .allocate(capacity: bricks)
         lastFrames = .allocate(capacity: bricks)
         indexCapacity = 2 * bricks
@@ -95,8 +117,8 @@ public final class ActiveVoxels {
     }
 
     deinit {
-        entries.deallocate(); firstFrames.deallocate(); index.deallocate(); brickKeys.deallocate(); lastFrames.deallocate()
-        scratch.deallocate()
+        pool.deallocate(); firstFramePool.deallocate(); index.deallocate(); brickKeys.deallocate(); lastFrames.deallocate()
+        outboxBuffer.deallocate()
         chunkLow.deallocate(); chunkHigh.deallocate(); chunkX.deallocate(); chunkY.deallocate(); chunkZ.deallocate(); chunkEntry.deallocate(); cacheKeys.deallocate(); cacheOffsets.deallocate()
     }
 
@@ -123,6 +145,7 @@ public final class ActiveVoxels {
         cacheKeys.initialize(repeating: VoxelKey.empty, count: 1 << Self.cacheBits)
         let last = lastFrames, now = tick
         rebuildIndex(capacity: indexCapacity) { slot in now &- last[slot] <= Self.evictionAge }
+        if usedSlots > Self.compactionFloor && usedSlots > 2 &* (liveBricks &+ 1) { compact() }
     }
 
     /// A brick key's 32-bit Fibonacci hash: its low bits pick the index slot probed first,
@@ -178,7 +201,6 @@ public final class ActiveVoxels {
             s = usedSlots
             usedSlots &+= 1
             (entries + s &* Self.brickVoxels).initialize(repeating: .empty, count: Self.brickVoxels)
-            (firstFrames + s &* Self.brickVoxels).initialize(repeating: 0, count: Self.brickVoxels)
         }
         index[i] = (key, Int32(s))
         liveBricks &+= 1
@@ -189,11 +211,8 @@ public final class ActiveVoxels {
 
     private func growPool() {
         let n = poolBricks * 2, v = Self.brickVoxels
-        let grown = UnsafeMutablePointer<Entry>.allocate(capacity: n * v)
-        grown.moveInitialize(from: entries, count: poolBricks * v)  // every slot is in use when the pool grows
-        entries.deallocate()
-        entries = grown
-        firstFrames = Self.grown(firstFrames, from: poolBricks * v, to: n * v)
+        pool.grow(to: n * v, keeping: poolBricks * v)  // every slot is in use when the pool grows
+        if recordsFirstFrames { firstFramePool.grow(to: n * v, keeping: poolBricks * v) }
         brickKeys = Self.grown(brickKeys, from: poolBricks, to: n)
         lastFrames = Self.grown(lastFrames, from: poolBricks, to: n)
         poolBricks = n
@@ -220,43 +239,107 @@ public final class ActiveVoxels {
         index.initialize(repeating: (VoxelKey.empty, 0), count: indexCapacity)
         liveBricks = 0
         let mask = indexCapacity - 1
+        var evicted: [(key: UInt64, slot: Int32)] = []
         for slot in 0..<usedSlots where isLive[slot] {
-            guard keep(slot) else { evict(slot); continue }
             let key = brickKeys[slot]
+            guard keep(slot) else { evicted.append((key, Int32(slot))); continue }
             var i = Self.home(key) & mask
             while index[i].key != VoxelKey.empty { i = (i &+ 1) & mask }
             index[i] = (key, Int32(slot))
             liveBricks &+= 1
         }
+        if !evicted.isEmpty {
+            writeBackInKeyOrder(&evicted)
+            freeSlots.append(contentsOf: evicted.lazy.map(\.slot))
+        }
     }
 
-    /// Writes back every voxel of the brick in `slot` and frees the slot.
-    private func evict(_ slot: Int) {
-        writeBack(brick: slot)
-        freeSlots.append(Int32(slot))
+    /// Moves the live bricks down to the lowest slots, in slot order (the index keeps their
+    /// keys, with new slots), and releases the pool's pages above them. Only at a sweep:
+    /// the brick cache, which holds offsets, is empty then.
+    private func compact() {
+        var moved = [Int32](repeating: -1, count: usedSlots)
+        for i in 0..<indexCapacity where index[i].key != VoxelKey.empty { moved[Int(index[i].slot)] = 0 }
+        let v = Self.brickVoxels
+        var to = 1
+        for slot in 1..<usedSlots where moved[slot] == 0 {
+            if slot != to {
+                (entries + to * v).update(from: entries + slot * v, count: v)
+                if recordsFirstFrames { (firstFrames + to * v).update(from: firstFrames + slot * v, count: v) }
+                brickKeys[to] = brickKeys[slot]
+                lastFrames[to] = lastFrames[slot]
+            }
+            moved[slot] = Int32(to)
+            to += 1
+        }
+        for i in 0..<indexCapacity where index[i].key != VoxelKey.empty { index[i].slot = moved[Int(index[i].slot)] }
+        usedSlots = to
+        freeSlots.removeAll(keepingCapacity: true)
+        pool.release(from: usedSlots * v)
+        if recordsFirstFrames { firstFramePool.release(from: usedSlots * v) }
     }
 
-    /// Writes back the non-empty entries of the brick in `slot`.
-    private func writeBack(brick slot: Int) {
-        for e in slot * Self.brickVoxels ..< (slot + 1) * Self.brickVoxels where entries[e].count > 0 { writeBack(entry: e) }
+    /// Writes back every voxel of the given bricks and clears them, as one sorted run of
+    /// the outbox: keys run x, then y, then z, each the brick coordinate then the voxel's
+    /// within the brick, so with the bricks sorted by key the voxels come out in key order
+    /// when the loops nest as the key's bits do — bricks of one brick-x, voxel x within the
+    /// brick, bricks of one brick-y among those, voxel y, bricks in brick-z order, voxel z.
+    /// Sorting a few thousand brick keys replaces a radix sort of every voxel record.
+    private func writeBackInKeyOrder(_ bricks: inout [(key: UInt64, slot: Int32)]) {
+        bricks.sort { $0.key < $1.key }
+        let a = UInt64(Self.brickAxisBits), edge = 1 << Self.brickBits, n = bricks.count
+        if outboxCount + n * Self.brickVoxels > outboxBuffer.capacity {
+            outboxBuffer.grow(to: max(4096, 2 * outboxBuffer.capacity, outboxCount + n * Self.brickVoxels), keeping: outboxCount)
+        }
+        let out = outboxBuffer.base
+        var k = outboxCount
+        var i = 0
+        while i < n {  // bricks i ..< j share brick-x
+            var j = i + 1
+            while j < n && bricks[j].key >> (2 * a) == bricks[i].key >> (2 * a) { j += 1 }
+            for lx in 0..<edge {
+                var p = i
+                while p < j {  // bricks p ..< q share brick-y too
+                    var q = p + 1
+                    while q < j && bricks[q].key >> a == bricks[p].key >> a { q += 1 }
+                    for ly in 0..<edge {
+                        for b in p..<q {
+                            let slot = Int(bricks[b].slot), brick = bricks[b].key
+                            for lz in 0..<edge {
+                                let local = lx | ly << Self.brickBits | lz << (2 * Self.brickBits), offset = slot &* Self.brickVoxels &+ local
+                                let v = entries[offset]
+                                guard v.count > 0 else { continue }
+                                entries[offset] = .empty
+                                (out + k).initialize(to: VoxelSums(key: Self.voxelKey(brick: brick, local: local), count: v.count,
+                                                                   confidenceSum: v.confidenceSum, sumX: v.sumX, sumY: v.sumY, sumZ: v.sumZ,
+                                                                   firstFrame: recordsFirstFrames ? firstFrames[offset] : 0))
+                                k &+= 1
+                            }
+                        }
+                    }
+                    p = q
+                }
+            }
+            i = j
+        }
+        if k > outboxCount { outboxCount = k; runEnds.append(k) }
     }
 
-    /// Moves entry `offset` to the outbox (or, in the scratch brick, counts its samples as
-    /// outside) and clears it.
+    /// Moves entry `offset` (whose count reached `maxCount`) to the loose records, or, in
+    /// the scratch brick, counts its samples as outside; and clears it.
     func writeBack(entry offset: Int) {
         let v = entries[offset]
         entries[offset] = .empty
         let slot = offset / Self.brickVoxels
         if slot == 0 { outsideSamples &+= Int(v.count); return }
-        let key = Self.voxelKey(brick: brickKeys[slot], local: offset % Self.brickVoxels)
-        outboxSorted = false
-        outbox.append(VoxelSums(key: key, count: v.count, confidenceSum: v.confidenceSum, sumX: v.sumX, sumY: v.sumY, sumZ: v.sumZ,
-                                firstFrame: firstFrames[offset]))
+        loose.append(VoxelSums(key: Self.voxelKey(brick: brickKeys[slot], local: offset % Self.brickVoxels), count: v.count,
+                               confidenceSum: v.confidenceSum, sumX: v.sumX, sumY: v.sumY, sumZ: v.sumZ,
+                               firstFrame: recordsFirstFrames ? firstFrames[offset] : 0))
     }
 
     /// Samples outside the representable range since the last call.
     func takeOutsideSamples() -> Int {
-        writeBack(brick: 0)
+        for e in 0..<Self.brickVoxels where entries[e].count > 0 { writeBack(entry: e) }
         defer { outsideSamples = 0 }
         return outsideSamples
     }
@@ -267,37 +350,49 @@ public final class ActiveVoxels {
         rebuildIndex(capacity: indexCapacity) { _ in false }
     }
 
-    /// Sorts the outbox by key and sums the records of each voxel (while one record holds
-    /// them): a run for `VoxelStore.absorb`. Each thread sorts its own, in parallel.
+    /// Sorts the loose records by key, sums the records of each voxel (while one record
+    /// holds them) and adds them to the outbox as a run of their own. Each thread sorts its
+    /// own, in parallel; the store takes the runs (`outboxRuns`).
     public func sortOutbox() {
-        guard !outboxSorted else { return }
-        outboxSorted = true
-        let n = outbox.count
-        if scratch.count < n {
-            scratch.deallocate()
-            scratch = .allocate(capacity: max(n, 2 * scratch.count))
-        }
-        let s = scratch
-        var m = 0
-        outbox.withUnsafeMutableBufferPointer { r in
-            KeySort.sort(r, scratch: s, by: \.key)
+        guard !loose.isEmpty else { return }
+        let n = loose.count
+        if outboxCount + n > outboxBuffer.capacity { outboxBuffer.grow(to: max(4096, 2 * (outboxCount + n)), keeping: outboxCount) }
+        var scratch = [VoxelSums](unsafeUninitializedCapacity: n) { _, c in c = n }
+        var m = outboxCount
+        loose.withUnsafeMutableBufferPointer { r in
+            scratch.withUnsafeMutableBufferPointer { KeySort.sort(r, scratch: $0, by: \.key) }
+            let out = outboxBuffer.base
             for i in 0..<n {
-                if m > 0 && r[m &- 1].key == r[i].key && r[m &- 1].absorb(r[i]) { continue }
-                r[m] = r[i]; m &+= 1
+                if m > outboxCount && out[m &- 1].key == r[i].key && out[m &- 1].absorb(r[i]) { continue }
+                (out + m).initialize(to: r[i]); m &+= 1
             }
         }
-        outbox.removeLast(n - m)
+        loose = []
+        outboxCount = m
+        runEnds.append(m)
     }
+
+    /// The outbox's sorted runs (after `sortOutbox`).
+    public var outboxRuns: [UnsafeBufferPointer<VoxelSums>] {
+        precondition(loose.isEmpty, "sortOutbox first")
+        return runEnds.indices.map { r in
+            let start = r == 0 ? 0 : runEnds[r - 1]
+            return UnsafeBufferPointer(start: outboxBuffer.base + start, count: runEnds[r] - start)
+        }
+    }
+
+    /// Records written back that the store has not taken yet.
+    public var pendingRecords: Int { outboxCount + loose.count }
 
     /// Puts `records` in the outbox as if they had been written back (tests of the store).
     func appendForTesting(_ records: [VoxelSums]) {
-        outbox.append(contentsOf: records)
-        outboxSorted = false
+        loose.append(contentsOf: records)
     }
 
-    /// Empties the outbox, keeping its capacity (after the store took its records).
+    /// Empties the outbox (after the store took its records), keeping the pages it used.
     public func clearOutbox() {
-        outbox.removeAll(keepingCapacity: true)
-        outboxSorted = false
+        outboxBuffer.release(from: outboxCount)
+        outboxCount = 0
+        runEnds.removeAll(keepingCapacity: true)
     }
 }

@@ -27,19 +27,25 @@ public enum Fusion {
                 index[j] = active.cachedBrickOffset(key >> shift) | Int32(truncatingIfNeeded: key & localMask)
             }
             let entries = active.entries, firstFrames = active.firstFrames, cs = c + start
-            /// The accumulation, compiled once with and once without confidence levels.
-            @inline(__always) func accumulate(confidence: Bool) {
+            /// The accumulation, compiled for each combination of confidence levels and first
+            /// frames recorded or not.
+            @inline(__always) func accumulate(confidence: Bool, firstFrame: Bool) {
                 for j in 0..<m {
                     if j &+ prefetchDistance < m { depthpose_prefetch(entries + Int(index[j &+ prefetchDistance])) }
                     let e = entries + Int(index[j])
-                    if e.pointee.count == 0 { firstFrames[Int(index[j])] = frame }
+                    if firstFrame && e.pointee.count == 0 { firstFrames[Int(index[j])] = frame }
                     e.pointee.count &+= 1
                     if confidence { e.pointee.confidenceSum &+= UInt16(cs[j]) }
                     e.pointee.sumX &+= ox[j]; e.pointee.sumY &+= oy[j]; e.pointee.sumZ &+= oz[j]
                     if e.pointee.count == ActiveVoxels.maxCount { active.writeBack(entry: Int(index[j])) }
                 }
             }
-            if points.hasConfidence { accumulate(confidence: true) } else { accumulate(confidence: false) }
+            switch (points.hasConfidence, active.recordsFirstFrames) {
+            case (true, true): accumulate(confidence: true, firstFrame: true)
+            case (true, false): accumulate(confidence: true, firstFrame: false)
+            case (false, true): accumulate(confidence: false, firstFrame: true)
+            case (false, false): accumulate(confidence: false, firstFrame: false)
+            }
             start &+= m
         }
         return points.count &- active.takeOutsideSamples()

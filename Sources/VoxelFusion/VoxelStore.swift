@@ -6,7 +6,7 @@ import Execution
 /// integers, so sums do not depend on the order samples arrive in (any thread count,
 /// partition or eviction timing gives identical results). Offsets from the voxel centre
 /// are in units of voxel/65536 (|offset| <= 32768 a sample).
-public struct VoxelSums: Sendable {
+public struct VoxelSums: Sendable, BitwiseCopyable {
     /// The voxel key (`VoxelKey`) as two halves: 4-byte alignment keeps the record at 28
     /// bytes.
     public var keyLow: UInt32, keyHigh: UInt32
@@ -157,26 +157,25 @@ public final class VoxelStore: @unchecked Sendable {
     /// Runs held packed.
     var packedRuns: Int { shards.reduce(0) { $0 + $1.runs.reduce(0) { if case .packed = $1 { return $0 + 1 }; return $0 } } }
 
-    /// Moves the voxels every set has written back into the store (sorting an outbox first
-    /// unless its thread already did), and empties the outboxes.
+    /// Moves the voxels every set has written back into the store (sorting a set's loose
+    /// records first unless its thread already did), and empties the outboxes.
     public func absorb(_ sets: [ActiveVoxels]) {
-        struct Piece { var id: UInt64; var set: Int; var range: Range<Int> }
+        struct Piece { var id: UInt64; var run: Int; var range: Range<Int> }
         var pieces: [Piece] = []
-        for (t, s) in sets.enumerated() {
-            s.sortOutbox()
-            s.outbox.withUnsafeBufferPointer { b in
-                var i = 0
-                while i < b.count {
-                    let id = Self.shard(of: b[i].key)
-                    var lo = i + 1, hi = b.count  // first record of a later shard
-                    while lo < hi { let mid = (lo + hi) / 2; if Self.shard(of: b[mid].key) == id { lo = mid + 1 } else { hi = mid } }
-                    pieces.append(Piece(id: id, set: t, range: i ..< lo))
-                    i = lo
-                }
+        for s in sets { s.sortOutbox() }
+        let runs = sets.flatMap(\.outboxRuns)
+        for (r, b) in runs.enumerated() {
+            var i = 0
+            while i < b.count {
+                let id = Self.shard(of: b[i].key)
+                var lo = i + 1, hi = b.count  // first record of a later shard
+                while lo < hi { let mid = (lo + hi) / 2; if Self.shard(of: b[mid].key) == id { lo = mid + 1 } else { hi = mid } }
+                pieces.append(Piece(id: id, run: r, range: i ..< lo))
+                i = lo
             }
         }
-        guard !pieces.isEmpty else { return }
-        pieces.sort { ($0.id, $0.set) < ($1.id, $1.set) }
+        guard !pieces.isEmpty else { for s in sets { s.clearOutbox() }; return }
+        pieces.sort { ($0.id, $0.run) < ($1.id, $1.run) }
         // One group of pieces per shard touched, its shard found or created (serially).
         var groups: [(shard: Shard, pieces: Range<Int>)] = []
         var g = 0
@@ -186,12 +185,11 @@ public final class VoxelStore: @unchecked Sendable {
             groups.append((shard(pieces[g].id), g ..< e))
             g = e
         }
-        let outboxes = sets.map(\.outbox)
         parallelFor(groups.count, threads: threads) { gi in
             let (shard, range) = groups[gi]
-            var run: [VoxelSums] = Array(outboxes[pieces[range.lowerBound].set][pieces[range.lowerBound].range])
+            var run: [VoxelSums] = Array(runs[pieces[range.lowerBound].run][pieces[range.lowerBound].range])
             for p in pieces[range].dropFirst() {
-                run = run.withUnsafeBufferPointer { a in outboxes[p.set].withUnsafeBufferPointer { b in Self.mergeJoin(a[...], b[p.range]) } }
+                run = run.withUnsafeBufferPointer { a in Self.mergeJoin(a[...], runs[p.run][p.range]) }
             }
             shard.add(.plain(run))
         }
@@ -323,6 +321,7 @@ public final class VoxelStore: @unchecked Sendable {
                 }
             }
         }
+        ProcessStats.returnFreeHeapPages()  // the runs the collapse merged away
         var starts = [Int](repeating: 0, count: n + 1)
         for s in 0..<n { starts[s + 1] = starts[s] + kept[s] }
         let total = starts[n]
@@ -359,6 +358,10 @@ public final class VoxelStore: @unchecked Sendable {
                                     i &+= 1
                                 }
                                 shard.runs = []
+                                // what the shard held goes back to the system now, not at exit: the
+                                // output arrays, allocated whole, cannot reuse it, and the two would
+                                // otherwise peak together
+                                if s % 8 == 7 { ProcessStats.returnFreeHeapPages() }
                             }
                         }
                     }

@@ -2,6 +2,7 @@ import Geometry
 import ScanFormats
 import Synthesis
 @testable import VoxelFusion
+import Execution
 import XCTest
 
 /// The vectorised voxelisation against its scalar definition (floor for the voxel,
@@ -76,6 +77,71 @@ final class FusionKernelTests: XCTestCase {
         XCTAssertEqual(cloud.records, 0, "read out empties the store")
     }
 
+    /// Each sample's voxel and offsets computed the scalar way (floor, truncation), summed
+    /// per key: what fusion must produce whatever the bricks, sweeps and compactions did.
+    private func reference(_ frames: [(PointBuffer, UInt32)], firstFrames: Bool) -> [UInt64: VoxelTotals] {
+        var totals: [UInt64: VoxelTotals] = [:]
+        for (p, frame) in frames {
+            for i in 0..<p.count {
+                let s = [p.x[i], p.y[i], p.z[i]], f = s.map { $0.rounded(.down) }
+                let key = VoxelKey.pack(Int64(f[0]), Int64(f[1]), Int64(f[2]))
+                let o = (0..<3).map { Int32(((s[$0] - f[$0]) - 0.5) * VoxelSums.offsetScale) }
+                totals[key, default: VoxelTotals(key: key)].add(VoxelSums(key: key, count: 1, confidenceSum: UInt16(p.confidence[i]), sumX: o[0], sumY: o[1],
+                                                                          sumZ: o[2], firstFrame: firstFrames ? frame : 0))
+            }
+        }
+        return totals
+    }
+
+    /// Random points in a box `edge` voxels wide around `centre` (unit voxels).
+    private func cloud(_ n: Int, centre: Float, edge: Float, _ rng: inout SeededRandom) -> PointBuffer {
+        let p = PointBuffer(pixels: n)
+        for i in 0..<n {
+            p.x[i] = centre + Float.random(in: -edge / 2 ..< edge / 2, using: &rng)
+            p.y[i] = -centre + Float.random(in: -edge / 2 ..< edge / 2, using: &rng)
+            p.z[i] = Float.random(in: -edge / 2 ..< edge / 2, using: &rng)
+            p.confidence[i] = UInt8.random(in: 0...2, using: &rng)
+        }
+        p.count = n; p.hasConfidence = true
+        return p
+    }
+
+    /// Evicted bricks come out as runs already in key order (no voxel sort), across bricks
+    /// that share brick-x, brick-y or both and on both sides of zero; a sweep that leaves
+    /// most of a large pool empty compacts it (fewer slots, the pages above released) and
+    /// fusion goes on exactly; first frames are recorded only when asked for.
+    func testEvictionWritesSortedRunsAndCompactionKeepsTheSums() {
+        for firstFrames in [true, false] {
+            var rng = SeededRandom(seed: 11)
+            let active = ActiveVoxels(firstFrames: firstFrames), store = VoxelStore(voxelSize: 1)
+            // a wide frame (thousands of bricks), then small ones elsewhere, then wide again
+            let wide = cloud(60_000, centre: 0, edge: 72, &rng)
+            var frames: [(PointBuffer, UInt32)] = [(wide, 3)]
+            for f in 0..<40 { frames.append((cloud(300, centre: 200 + Float(f % 3), edge: 6, &rng), 10 + UInt32(f))) }
+            frames.append((wide, 90))
+            frames.append((cloud(5_000, centre: -3, edge: 20, &rng), 91))
+            var peakSlots = 0, compacted = false
+            for (p, frame) in frames {
+                XCTAssertEqual(Fusion.fuse(p, frame: frame, inverseVoxel: 1, into: active), p.count)
+                if active.usedSlots < peakSlots { compacted = true }
+                peakSlots = max(peakSlots, active.usedSlots)
+                active.sortOutbox()
+                for run in active.outboxRuns {
+                    XCTAssertTrue(zip(run, run.dropFirst()).allSatisfy { $0.key < $1.key }, "a run in strict key order")
+                }
+                store.absorb([active])
+            }
+            XCTAssertGreaterThan(peakSlots, 2 * ActiveVoxels.compactionFloor)
+            XCTAssertTrue(compacted, "the pool shrank once the wide frame's bricks were evicted")
+            active.flush()
+            active.sortOutbox()
+            XCTAssertEqual(active.outboxRuns.count, 1)
+            store.absorb([active])
+            let expected = reference(frames, firstFrames: firstFrames)
+            XCTAssertEqual(store.totals(), expected.keys.sorted().map { expected[$0]! }, "first frames \(firstFrames)")
+        }
+    }
+
     /// A brick's age counts the frames its own set fused, not frame numbers: another
     /// thread's share of frames in between evicts nothing, while `evictionAge` frames of
     /// its own without the brick write it back, with its sums. A brick still in the brick
@@ -91,9 +157,9 @@ final class FusionKernelTests: XCTestCase {
         a.count = 8; b.count = 8
         XCTAssertEqual(Fusion.fuse(a, frame: 7, inverseVoxel: 1, into: active), 8)
         XCTAssertEqual(Fusion.fuse(a, frame: 100_000, inverseVoxel: 1, into: active), 8)
-        XCTAssertTrue(active.outbox.isEmpty)
+        XCTAssertEqual(active.pendingRecords, 0)
         var frame: UInt32 = 100_001
-        while active.outbox.isEmpty && frame < 100_100 {
+        while active.pendingRecords == 0 && frame < 100_100 {
             _ = Fusion.fuse(b, frame: frame, inverseVoxel: 1, into: active)
             frame += 1
         }
@@ -323,5 +389,26 @@ final class PackedRunTests: XCTestCase {
         let low = PackedRun(cases[1].1), high = PackedRun(cases[1].2)
         let merged = VoxelStore.packedMerge(.packed(low), .packed(high))
         XCTAssertEqual(Array(merged.words.prefix(low.words.count - 1)), Array(low.words.dropLast()))
+    }
+}
+
+/// The mapped pages under the fusion's pools and outboxes.
+final class MappedBufferTests: XCTestCase {
+    func testGrowKeepsWhatWasWrittenAndReleasedPagesCanBeReused() {
+        var b = MappedBuffer<UInt64>(capacity: 0)
+        b.grow(to: 10_000, keeping: 0)
+        for i in 0..<10_000 { b.base[i] = UInt64(i) &* 0x9E37_79B9 }
+        b.grow(to: 50_000, keeping: 6_000)
+        XCTAssertEqual(b.capacity, 50_000)
+        XCTAssertTrue((0..<6_000).allSatisfy { b.base[$0] == UInt64($0) &* 0x9E37_79B9 }, "the kept part moved whole")
+        for i in 6_000..<50_000 { b.base[i] = UInt64(i) }
+        b.release(from: 1_000)
+        // the page holding element 999 is kept whole; pages after it may read anything now
+        XCTAssertTrue((0..<1_000).allSatisfy { b.base[$0] == UInt64($0) &* 0x9E37_79B9 })
+        for i in 1_000..<50_000 { b.base[i] = UInt64(i) + 1 }
+        XCTAssertTrue((1_000..<50_000).allSatisfy { b.base[$0] == UInt64($0) + 1 }, "released pages are writable again")
+        b.release(from: 50_000)  // nothing to release: no-op
+        b.release(from: 0)
+        b.deallocate()
     }
 }
