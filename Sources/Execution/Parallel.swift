@@ -12,6 +12,32 @@ public func parallelFor(_ count: Int, threads: Int, _ body: (Int) -> Void) {
     parallelRanges(count, threads: threads) { range in for i in range { body(i) } }
 }
 
+/// Runs `body(i)` for `i` in `0..<count` on up to `threads` workers, handing the indices
+/// out one at a time, in increasing order, to whichever worker is free: for a few dozen
+/// items of very unequal cost, which the caller orders largest first so no large one is
+/// left for the end (contiguous chunks would give one worker all the large ones). Results
+/// must be written to disjoint places. With `threads == 1` runs inline, in order.
+public func parallelForDynamic(_ count: Int, threads: Int, _ body: (Int) -> Void) {
+    let workers = min(threads, count)
+    if workers <= 1 {
+        for i in 0..<count { body(i) }
+        return
+    }
+    let lock = NSLock(), next = UncheckedSendable(UnsafeMutablePointer<Int>.allocate(capacity: 1))  // read and bumped under the lock
+    next.value.initialize(to: 0)
+    defer { next.value.deallocate() }
+    withoutActuallyEscaping(body) { body in
+        let box = UncheckedSendable(body)
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while true {
+                let i = lock.withLock { () -> Int in defer { next.value.pointee += 1 }; return next.value.pointee }
+                guard i < count else { return }
+                box.value(i)
+            }
+        }
+    }
+}
+
 /// Splits `0..<count` into contiguous ranges (a few per thread) and runs `body` on each,
 /// on up to `threads` cores; for per-range set-up such as a decoder per worker.
 public func parallelRanges(_ count: Int, threads: Int, _ body: (Range<Int>) -> Void) {

@@ -126,6 +126,20 @@ public final class VoxelStore: @unchecked Sendable {
 
         func collapse() { while runs.count >= 2 { mergeTop() } }
 
+        /// Records `add` would copy for a run of `records`: the run and the merges it sets off.
+        func mergeCost(adding records: Int) -> Int {
+            var counts = runs.map(\.count) + [records], cost = records
+            while counts.count >= 2 && counts[counts.count - 2] < 2 * counts[counts.count - 1] {
+                let merged = counts.removeLast() + counts.removeLast()
+                counts.append(merged)
+                cost += merged
+            }
+            return cost
+        }
+
+        /// Records held.
+        var records: Int { runs.reduce(0) { $0 + $1.count } }
+
         private func mergeTop() {
             let top = runs.removeLast(), below = runs.removeLast()
             if case let .plain(b) = below, case let .plain(t) = top, b.count + t.count < plainRecords {
@@ -153,7 +167,7 @@ public final class VoxelStore: @unchecked Sendable {
     }
 
     /// Records held (a voxel evicted more than once may hold several until merges meet).
-    public var records: Int { shards.reduce(0) { $0 + $1.runs.reduce(0) { $0 + $1.count } } }
+    public var records: Int { shards.reduce(0) { $0 + $1.records } }
     /// Runs held packed.
     var packedRuns: Int { shards.reduce(0) { $0 + $1.runs.reduce(0) { if case .packed = $1 { return $0 + 1 }; return $0 } } }
 
@@ -185,8 +199,12 @@ public final class VoxelStore: @unchecked Sendable {
             groups.append((shard(pieces[g].id), g ..< e))
             g = e
         }
-        parallelFor(groups.count, threads: threads) { gi in
-            let (shard, range) = groups[gi]
+        // Largest first, one shard at a time to whichever thread is free: a batch's work is a
+        // few dozen shards, and one binary-counter cascade can cost more than all the rest.
+        let cost = groups.map { g in g.shard.mergeCost(adding: pieces[g.pieces].reduce(0) { $0 + $1.range.count }) }
+        let order = groups.indices.sorted { cost[$0] > cost[$1] }
+        parallelForDynamic(order.count, threads: threads) { k in
+            let (shard, range) = groups[order[k]]
             var run: [VoxelSums] = Array(runs[pieces[range.lowerBound].run][pieces[range.lowerBound].range])
             for p in pieces[range].dropFirst() {
                 run = run.withUnsafeBufferPointer { a in Self.mergeJoin(a[...], runs[p.run][p.range]) }
@@ -307,13 +325,15 @@ public final class VoxelStore: @unchecked Sendable {
     /// grows while the store shrinks.
     public func readOut(minSupport: UInt32, confidence: Bool, keys withKeys: Bool, firstFrames withFrames: Bool) -> FusedVoxels {
         let n = shards.count
+        // Shards largest first, each to the next free thread (x-slabs differ several-fold).
+        let order = shards.indices.sorted { shards[$0].records > shards[$1].records }
         // Pass 1: each shard to one run; its voxels and those kept.
         var occupied = [Int](repeating: 0, count: n), kept = occupied
         occupied.withUnsafeMutableBufferPointer { occ in
             kept.withUnsafeMutableBufferPointer { kep in
                 let occ = UncheckedSendable(occ), kep = UncheckedSendable(kep)
-                parallelFor(n, threads: threads) { s in
-                    let shard = shards[s]
+                parallelForDynamic(n, threads: threads) { k in
+                    let s = order[k], shard = shards[s]
                     shard.collapse()
                     var voxels = 0, keep = 0
                     Self.forEachVoxel(shard.runs.first) { t in voxels &+= 1; if t.count >= minSupport { keep &+= 1 } }
@@ -342,8 +362,8 @@ public final class VoxelStore: @unchecked Sendable {
                         frames = fill(withFrames ? total : 0) { (ff: UnsafeMutablePointer<UInt32>?) in
                             let p = UncheckedSendable(p), c = UncheckedSendable(c), f = UncheckedSendable(f)
                             let k = UncheckedSendable(k), ff = UncheckedSendable(ff)
-                            parallelFor(n, threads: threads) { s in
-                                let shard = shards[s]
+                            parallelForDynamic(n, threads: threads) { w in
+                                let s = order[w], shard = shards[s]
                                 var i = starts[s]
                                 Self.forEachVoxel(shard.runs.first) { t in
                                     guard t.count >= minSupport else { return }
@@ -361,7 +381,7 @@ public final class VoxelStore: @unchecked Sendable {
                                 // what the shard held goes back to the system now, not at exit: the
                                 // output arrays, allocated whole, cannot reuse it, and the two would
                                 // otherwise peak together
-                                if s % 8 == 7 { ProcessStats.returnFreeHeapPages() }
+                                if w % 8 == 7 { ProcessStats.returnFreeHeapPages() }
                             }
                         }
                     }

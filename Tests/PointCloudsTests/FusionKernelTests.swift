@@ -412,3 +412,18 @@ final class MappedBufferTests: XCTestCase {
         b.deallocate()
     }
 }
+
+/// The scheduler the store's merges and read-out use.
+final class ParallelForDynamicTests: XCTestCase {
+    func testEveryIndexRunsOnceAndOneThreadRunsThemInOrder() {
+        for threads in [1, 2, 3] {
+            for count in [0, 1, 2, 7, 100] {
+                let seen = Locked([Int]())
+                parallelForDynamic(count, threads: threads) { i in seen.with { $0.append(i) } }
+                let order = seen.with { $0 }
+                XCTAssertEqual(order.sorted(), Array(0..<count), "\(threads) threads, \(count) items")
+                if threads == 1 { XCTAssertEqual(order, Array(0..<count)) }
+            }
+        }
+    }
+}
