@@ -357,10 +357,11 @@ public final class ActiveVoxels {
         guard !loose.isEmpty else { return }
         let n = loose.count
         if outboxCount + n > outboxBuffer.capacity { outboxBuffer.grow(to: max(4096, 2 * (outboxCount + n)), keeping: outboxCount) }
-        var scratch = [VoxelSums](unsafeUninitializedCapacity: n) { _, c in c = n }
+        let scratch = UnsafeMutableBufferPointer<VoxelSums>.allocate(capacity: n)
+        defer { scratch.deallocate() }
         var m = outboxCount
         loose.withUnsafeMutableBufferPointer { r in
-            scratch.withUnsafeMutableBufferPointer { KeySort.sort(r, scratch: $0, by: \.key) }
+            KeySort.sort(r, scratch: scratch, by: \.key)
             let out = outboxBuffer.base
             for i in 0..<n {
                 if m > outboxCount && out[m &- 1].key == r[i].key && out[m &- 1].absorb(r[i]) { continue }

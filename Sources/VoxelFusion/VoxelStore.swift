@@ -119,9 +119,13 @@ public final class VoxelStore: @unchecked Sendable {
         /// less than half the size of the one before it.
         var runs: [StoredRun] = []
 
+        /// The binary counter's rule: the top run merges into the one below it while that is
+        /// less than twice its size.
+        @inline(__always) static func merges(below: Int, top: Int) -> Bool { below < 2 * top }
+
         func add(_ run: StoredRun) {
             runs.append(run)
-            while runs.count >= 2 && runs[runs.count - 2].count < 2 * runs[runs.count - 1].count { mergeTop() }
+            while runs.count >= 2 && Self.merges(below: runs[runs.count - 2].count, top: runs[runs.count - 1].count) { mergeTop() }
         }
 
         func collapse() { while runs.count >= 2 { mergeTop() } }
@@ -129,7 +133,7 @@ public final class VoxelStore: @unchecked Sendable {
         /// Records `add` would copy for a run of `records`: the run and the merges it sets off.
         func mergeCost(adding records: Int) -> Int {
             var counts = runs.map(\.count) + [records], cost = records
-            while counts.count >= 2 && counts[counts.count - 2] < 2 * counts[counts.count - 1] {
+            while counts.count >= 2 && Self.merges(below: counts[counts.count - 2], top: counts[counts.count - 1]) {
                 let merged = counts.removeLast() + counts.removeLast()
                 counts.append(merged)
                 cost += merged
