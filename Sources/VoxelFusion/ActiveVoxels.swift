@@ -307,12 +307,8 @@ public final class ActiveVoxels {
                             let slot = Int(bricks[b].slot), brick = bricks[b].key
                             for lz in 0..<edge {
                                 let local = lx | ly << Self.brickBits | lz << (2 * Self.brickBits), offset = slot &* Self.brickVoxels &+ local
-                                let v = entries[offset]
-                                guard v.count > 0 else { continue }
-                                entries[offset] = .empty
-                                (out + k).initialize(to: VoxelSums(key: Self.voxelKey(brick: brick, local: local), count: v.count,
-                                                                   confidenceSum: v.confidenceSum, sumX: v.sumX, sumY: v.sumY, sumZ: v.sumZ,
-                                                                   firstFrame: recordsFirstFrames ? firstFrames[offset] : 0))
+                                guard entries[offset].count > 0 else { continue }
+                                (out + k).initialize(to: takeRecord(offset, key: Self.voxelKey(brick: brick, local: local)))
                                 k &+= 1
                             }
                         }
@@ -325,16 +321,24 @@ public final class ActiveVoxels {
         if k > outboxCount { outboxCount = k; runEnds.append(k) }
     }
 
+    /// Entry `offset` as a record with key `key`, and the entry cleared.
+    @inline(__always) private func takeRecord(_ offset: Int, key: UInt64) -> VoxelSums {
+        let v = entries[offset]
+        entries[offset] = .empty
+        return VoxelSums(key: key, count: v.count, confidenceSum: v.confidenceSum, sumX: v.sumX, sumY: v.sumY, sumZ: v.sumZ,
+                         firstFrame: recordsFirstFrames ? firstFrames[offset] : 0)
+    }
+
     /// Moves entry `offset` (whose count reached `maxCount`) to the loose records, or, in
     /// the scratch brick, counts its samples as outside; and clears it.
     func writeBack(entry offset: Int) {
-        let v = entries[offset]
-        entries[offset] = .empty
         let slot = offset / Self.brickVoxels
-        if slot == 0 { outsideSamples &+= Int(v.count); return }
-        loose.append(VoxelSums(key: Self.voxelKey(brick: brickKeys[slot], local: offset % Self.brickVoxels), count: v.count,
-                               confidenceSum: v.confidenceSum, sumX: v.sumX, sumY: v.sumY, sumZ: v.sumZ,
-                               firstFrame: recordsFirstFrames ? firstFrames[offset] : 0))
+        if slot == 0 {
+            outsideSamples &+= Int(entries[offset].count)
+            entries[offset] = .empty
+            return
+        }
+        loose.append(takeRecord(offset, key: Self.voxelKey(brick: brickKeys[slot], local: offset % Self.brickVoxels)))
     }
 
     /// Samples outside the representable range since the last call.

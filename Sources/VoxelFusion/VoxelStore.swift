@@ -181,6 +181,7 @@ public final class VoxelStore: @unchecked Sendable {
         struct Piece { var id: UInt64; var run: Int; var range: Range<Int> }
         var pieces: [Piece] = []
         for s in sets { s.sortOutbox() }
+        defer { for s in sets { s.clearOutbox() } }
         let runs = sets.flatMap(\.outboxRuns)
         for (r, b) in runs.enumerated() {
             var i = 0
@@ -192,7 +193,7 @@ public final class VoxelStore: @unchecked Sendable {
                 i = lo
             }
         }
-        guard !pieces.isEmpty else { for s in sets { s.clearOutbox() }; return }
+        guard !pieces.isEmpty else { return }
         pieces.sort { ($0.id, $0.run) < ($1.id, $1.run) }
         // One group of pieces per shard touched, its shard found or created (serially).
         var groups: [(shard: Shard, pieces: Range<Int>)] = []
@@ -215,7 +216,6 @@ public final class VoxelStore: @unchecked Sendable {
             }
             shard.add(.plain(run))
         }
-        for s in sets { s.clearOutbox() }
     }
 
     /// The shard `id`, created (in order) when new.
