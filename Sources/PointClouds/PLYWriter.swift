@@ -1,6 +1,7 @@
 import Foundation
 import Diagnostics
 import FileIO
+import Execution
 
 /// Writes `PointCloud`s as PLY: `binary_little_endian 1.0` by default or ASCII; `float x y z`
 /// (never double: PCL and others reject it), `float nx ny nz` with normals, `uchar red green
@@ -13,17 +14,26 @@ public enum PLYWriter {
         public var includeCount = false
         public var includeConfidence = false
         public var comments: [String] = []
+        /// Workers filling and writing the binary records.
+        public var threads = 1
         public init() {}
     }
 
     public static func write(_ cloud: PointCloud, to path: String, options: Options) throws {
         try AtomicOutput.withTemporary(for: path) { tmp in
-            guard FileManager.default.createFile(atPath: tmp, contents: nil), let h = FileHandle(forWritingAtPath: tmp) else {
-                throw IOError.cannotWrite(path: path, reason: "cannot create")
+            let file = try PositionalWriter(path: tmp, shown: path)
+            let head = Array(header(cloud, options).utf8)
+            try head.withUnsafeBytes { try file.write($0, at: 0) }
+            if options.ascii {
+                var at = head.count
+                try asciiBody(cloud, options) { text in
+                    try text.withUnsafeBytes { try file.write($0, at: at) }
+                    at += text.count
+                }
+            } else {
+                try binaryBody(cloud, options) { bytes, offset in try file.write(bytes, at: head.count + offset) }
             }
-            defer { try? h.close() }
-            try h.write(contentsOf: Data(header(cloud, options).utf8))
-            try body(cloud, options) { try h.write(contentsOf: $0) }
+            try file.finish()
         }
     }
 
@@ -39,36 +49,47 @@ public enum PLYWriter {
         return s + "end_header\n"
     }
 
-    /// Emits the vertex data in chunks of about 1 MB (binary: records filled in place).
-    static func body(_ c: PointCloud, _ o: Options, _ sink: (Data) throws -> Void) throws {
-        if o.ascii { return try asciiBody(c, o, sink) }
+    /// Emits the vertex records in chunks of about 1 MB, each with its byte offset in the
+    /// body, filled in place and handed to `sink` on `options.threads` workers at once (the
+    /// records have a fixed size, so each chunk's place is known): `sink` must accept
+    /// disjoint ranges concurrently (`PositionalWriter`). Positions alone, on a
+    /// little-endian machine, are handed over as they lie in memory.
+    static func binaryBody(_ c: PointCloud, _ o: Options, _ sink: @Sendable (UnsafeRawBufferPointer, Int) throws -> Void) throws {
         let hasNormals = c.normals != nil
         let record = 12 + (hasNormals ? 12 : 0) + (c.colours != nil ? 3 : 0) + (o.includeCount ? 4 : 0) + (o.includeConfidence ? 4 : 0)
         let perChunk = max(1, (1 << 20) / record)
-        var chunk = [UInt8](repeating: 0, count: perChunk * record)
-        var start = 0
-        while start < c.count {
-            let n = min(perChunk, c.count - start)
-            chunk.withUnsafeMutableBytes { out in
-                c.positions.withUnsafeBufferPointer { pos in
-                    for k in 0..<n {
-                        let i = start + k
-                        var at = k * record
-                        func put(_ v: UInt32) { out.storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt32.self); at += 4 }
-                        put(pos[3 * i].bitPattern); put(pos[3 * i + 1].bitPattern); put(pos[3 * i + 2].bitPattern)
-                        if let nm = c.normals { put(nm[3 * i].bitPattern); put(nm[3 * i + 1].bitPattern); put(nm[3 * i + 2].bitPattern) }
-                        if let rgb = c.colours { for j in 0..<3 { out[at + j] = rgb[3 * i + j] }; at += 3 }
-                        if o.includeCount { put(c.counts[i]) }
-                        if o.includeConfidence { put((c.confidence?[i] ?? 0).bitPattern) }
-                    }
+        let chunks = (c.count + perChunk - 1) / perChunk
+        let failures = parallelMap(chunks, threads: o.threads, state: { [UInt8](repeating: 0, count: perChunk * record) }) { chunk, index -> Error? in
+            let start = index * perChunk, n = min(perChunk, c.count - start)
+            do {
+                #if _endian(little)
+                if record == 12 {
+                    try c.positions.withUnsafeBytes { try sink(UnsafeRawBufferPointer(rebasing: $0[start * 12 ..< (start + n) * 12]), start * 12) }
+                    return nil
                 }
-            }
-            try sink(Data(chunk[0 ..< n * record]))
-            start += n
+                #endif
+                try chunk.withUnsafeMutableBytes { out in
+                    c.positions.withUnsafeBufferPointer { pos in
+                        for k in 0..<n {
+                            let i = start + k
+                            var at = k * record
+                            func put(_ v: UInt32) { out.storeBytes(of: v.littleEndian, toByteOffset: at, as: UInt32.self); at += 4 }
+                            put(pos[3 * i].bitPattern); put(pos[3 * i + 1].bitPattern); put(pos[3 * i + 2].bitPattern)
+                            if let nm = c.normals { put(nm[3 * i].bitPattern); put(nm[3 * i + 1].bitPattern); put(nm[3 * i + 2].bitPattern) }
+                            if let rgb = c.colours { for j in 0..<3 { out[at + j] = rgb[3 * i + j] }; at += 3 }
+                            if o.includeCount { put(c.counts[i]) }
+                            if o.includeConfidence { put((c.confidence?[i] ?? 0).bitPattern) }
+                        }
+                    }
+                    try sink(UnsafeRawBufferPointer(rebasing: out[0 ..< n * record]), start * record)
+                }
+                return nil
+            } catch { return error }
         }
+        if let failure = failures.compactMap({ $0 }).first { throw failure }
     }
 
-    private static func asciiBody(_ c: PointCloud, _ o: Options, _ sink: (Data) throws -> Void) throws {
+    private static func asciiBody(_ c: PointCloud, _ o: Options, _ sink: ([UInt8]) throws -> Void) throws {
         var text = ""
         for i in 0..<c.count {
             text += "\(c.positions[3 * i]) \(c.positions[3 * i + 1]) \(c.positions[3 * i + 2])"
@@ -77,8 +98,8 @@ public enum PLYWriter {
             if o.includeCount { text += " \(c.counts[i])" }
             if o.includeConfidence { text += " \(c.confidence?[i] ?? 0)" }
             text += "\n"
-            if text.utf8.count >= 1 << 20 { try sink(Data(text.utf8)); text = "" }
+            if text.utf8.count >= 1 << 20 { try sink(Array(text.utf8)); text = "" }
         }
-        if !text.isEmpty { try sink(Data(text.utf8)) }
+        if !text.isEmpty { try sink(Array(text.utf8)) }
     }
 }

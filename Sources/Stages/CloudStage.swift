@@ -116,6 +116,7 @@ public enum CloudStage: Stage {
         summary.scan = context.shown(summary.scan, scan: scan)
         var w = PLYWriter.Options()
         w.ascii = options.ascii
+        w.threads = context.threads
         w.includeCount = options.extras.contains(.count)
         w.includeConfidence = options.extras.contains(.confidence)
         w.comments = summary.plyComments

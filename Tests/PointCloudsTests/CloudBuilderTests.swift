@@ -209,6 +209,43 @@ final class PLYTests: XCTestCase {
         }
     }
 
+    /// Records are filled and written a chunk (about 1 MB) at a time on several workers, each
+    /// at its own offset: the file must be the header and then every record in order, byte
+    /// for byte as the format says (little-endian float32 x y z, nx ny nz, uchar r g b, uint
+    /// count, float confidence), whatever the worker count, with and without the extras
+    /// (positions alone take the direct path).
+    func testChunkedParallelBodyIsEveryRecordInOrder() throws {
+        let n = 200_003  // 3 chunks of positions alone, 7 of the full record, the last one short
+        var c = PointCloud()
+        c.positions = (0 ..< 3 * n).map { Float($0) * 0.001 - 7 }
+        c.counts = (0 ..< n).map { UInt32($0 * 7 + 1) }
+        for full in [false, true] {
+            if full {
+                c.normals = (0 ..< 3 * n).map { Float($0 % 17) / 17 }
+                c.colours = (0 ..< 3 * n).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+                c.confidence = (0 ..< n).map { Float($0 % 3) * 0.5 }
+            }
+            var o = PLYWriter.Options(); o.includeCount = full; o.includeConfidence = full
+            var expected = Array(PLYWriter.header(c, o).utf8)
+            func float(_ v: Float) { withUnsafeBytes(of: v.bitPattern.littleEndian) { expected += $0 } }
+            for i in 0 ..< n {
+                for a in 0 ..< 3 { float(c.positions[3 * i + a]) }
+                if full {
+                    for a in 0 ..< 3 { float(c.normals![3 * i + a]) }
+                    for a in 0 ..< 3 { expected.append(c.colours![3 * i + a]) }
+                    withUnsafeBytes(of: c.counts[i].littleEndian) { expected += $0 }
+                    float(c.confidence![i])
+                }
+            }
+            for threads in [1, 2, 3] {
+                o.threads = threads
+                let path = TestSupport.temporaryDirectory("ply") + "/c.ply"
+                try PLYWriter.write(c, to: path, options: o)
+                XCTAssertTrue(TestSupport.read(path) == expected, "full record \(full), \(threads) threads")
+            }
+        }
+    }
+
     func testBinarySizeIsExact() throws {
         let path = TestSupport.temporaryDirectory("ply") + "/c.ply"
         try PLYWriter.write(cloud(), to: path, options: .init())
