@@ -128,6 +128,9 @@ public enum CloudBuilder {
         let inverseVoxel = Float(1 / o.voxelSize)
 
         let video = o.colour ? scan.colourVideoPath : nil
+        // The video decodes from the start, into a ring the colour pass then reads
+        // (`CloudColouring.start`).
+        let colouring = try video.map { try CloudColouring.start(scan, video: $0, options: o) }
         let hasConfidence = scan.hasConfidenceMaps
         try scan.forEachFrameBatch(threads: o.threads, confidence: hasConfidence, progress: o.progress) { fb in
             var selected: [(frame: Int, k: Int, pose: Pose, intrinsics: Intrinsics)] = []
@@ -177,9 +180,10 @@ public enum CloudBuilder {
         cloud.counts = fused.counts
         cloud.confidence = fused.confidence
         cloud.cameras = used
-        if let video, let keys = fused.keys {
-            switch try CloudColouring.colour(scan, video: video, keys: keys, frames: summary.frames, options: o) {
-            case let .coloured(rgb, report):
+        if let colouring, let keys = fused.keys {
+            switch colouring {
+            case let .decoding(stream, video):
+                let (rgb, report) = try CloudColouring.colour(scan, stream, video: video, keys: keys, options: o)
                 cloud.colours = rgb
                 summary.colour = report
                 if report.framesWithoutVideo > 0 {

@@ -46,20 +46,35 @@ public struct ColourReport: Sendable, Codable {
 /// whose samples are coloured by bands of rows on `threads` threads, each with its own
 /// integer sums (the same bytes for any count).
 enum CloudColouring {
-    static func colour(_ scan: any Scan, video: String, keys: [UInt64], frames: Int, options o: CloudOptions) throws -> Outcome {
-        let start = ProcessStats.now()
+    /// The video's decoding, started before the fusion so that FFmpeg's threads use the
+    /// time the fusion leaves idle and the ring (`GridColourStream.defaultCapacity` frames)
+    /// is full when the colour pass begins; or why the cloud stays grey.
+    enum Start {
+        case decoding(GridColourStream, video: String)
+        case grey(because: String)
+    }
+
+    static func start(_ scan: any Scan, video: String, options o: CloudOptions) throws -> Start {
         let threads = max(1, o.threads), layout = scan.depthLayout
         // Twice the threads for FFmpeg: its frame threads wait on the thread that feeds them
         // (GridColourStream's, which also samples), so more frames in flight keep the cores
         // busy (measured on 2 cores, apartment 942 frames: 4.9 s with 2, 4.5 s with 4).
         let reader = try VideoReader(path: video, threads: 2 * threads)
         if let p = shapeProblem(reader.info, depth: layout) { return .grey(because: "\(video): \(p): the cloud is grey") }
-        var report = ColourReport(video: video, info: reader.info)
         // The video frames the used depth frames pair with, in order.
-        let wanted = try scan.fusedVideoFrames(frames: frames, stride: o.stride)
+        let wanted = try scan.fusedVideoFrames(frames: scan.depthFrameCount(), stride: o.stride)
         let stream = GridColourStream(reader: reader, gridWidth: layout.width, gridHeight: layout.height, frames: wanted)
         stream.start()
+        return .decoding(stream, video: video)
+    }
+
+    /// The second pass: each kept voxel's mean colour (R, G, B per point, cloud order), and
+    /// what was done (`seconds` counts this pass, not the decoding done during the fusion).
+    static func colour(_ scan: any Scan, _ stream: GridColourStream, video: String, keys: [UInt64], options o: CloudOptions) throws -> (rgb: [UInt8], report: ColourReport) {
+        let start = ProcessStats.now()
+        let threads = max(1, o.threads), layout = scan.depthLayout
         defer { stream.stop() }
+        var report = ColourReport(video: video, info: stream.info)
         let index = KeptVoxelIndex(keys: keys)
         let sums = (0..<threads).map { _ in VoxelColourSums(index: index) }
         let projectors = (0..<threads).map { _ in BackProjector(width: layout.width, height: layout.height) }
@@ -94,12 +109,7 @@ enum CloudColouring {
         let (rgb, uncoloured) = VoxelColourSums.means(sums)
         report.pointsWithoutColour = uncoloured
         report.seconds = ProcessStats.now() - start
-        return .coloured(rgb: rgb, report: report)
-    }
-
-    enum Outcome {
-        case coloured(rgb: [UInt8], report: ColourReport)
-        case grey(because: String)
+        return (rgb, report)
     }
 
     /// Why the video cannot colour this scan's depth, or nil: its frames must have the
