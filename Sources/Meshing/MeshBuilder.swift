@@ -92,6 +92,9 @@ public enum MeshBuilder {
         summary.seconds += ProcessStats.now() - start
     }
 
+    /// Blocks a fusion task takes (a frame touches about a thousand).
+    static let integrationRun = 32
+
     /// Every used frame fused into a TSDF volume; `summary` has the frames' accounting and
     /// the time so far, `cameras` the poses of the frames fused, in order.
     public static func fuse(scan path: String, options o: MeshOptions) throws -> (volume: TSDFVolume, summary: MeshSummary, cameras: [Pose]) {
@@ -116,30 +119,55 @@ public enum MeshBuilder {
 
         let volume = TSDFVolume(voxelSize: Float(o.voxelSize), coloured: stream != nil)
         var cameras: [Pose] = []
-        let projector = BackProjector(width: layout.width, height: layout.height)
+        // Two frames in flight: while the blocks of one are fused, the next one's blocks are
+        // searched (one queue of tasks: the search's bands of rows, then runs of
+        // `integrationRun` blocks, to whichever thread is free; one hand-over a frame).
+        // A block is fused by one task, frames one after another, so the volume does not
+        // depend on the threads; blocks are created between frames, never during fusion.
+        let projectors = (0..<2).map { _ in BackProjector(width: layout.width, height: layout.height) }
         let sets = (0..<threads).map { _ in BlockKeySet() }
-        try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps, progress: o.progress) { fb in
-            for (k, info) in fb.infos.enumerated() {
-                guard let (pose, intrinsics) = try summary.take(info, stride: o.stride, scanPath: scan.path) else { continue }
-                cameras.append(pose)
-                var colours: UnsafePointer<UInt32>?
-                if let stream {
-                    colours = try stream.colours(of: scan.videoFrame(forDepthFrame: info.index))
-                    if colours != nil { summary.framesColoured += 1 }
+        /// The frame whose blocks are known, waiting to be fused.
+        var pending: (frame: TSDFVolume.Frame, blocks: [Int], coloured: Bool)?
+        var fused = 0  // frames handed to a projector (which alternates)
+        /// Fuses the pending frame while searching the blocks of `next` (if any), then makes
+        /// `next` the pending one.
+        func step(_ next: TSDFVolume.Frame?) throws {
+            let runs = pending.map { ($0.blocks.count + Self.integrationRun - 1) / Self.integrationRun } ?? 0
+            let searches = next == nil ? 0 : threads
+            parallelForDynamic(searches + runs, threads: o.threads) { task in
+                if task < searches, let next {
+                    sets[task].removeAll()
+                    volume.touchedKeys(next, truncation: truncation, rows: layout.height * task / threads ..< layout.height * (task + 1) / threads, into: sets[task])
+                } else if let pending {
+                    let r = task - searches, blocks = pending.blocks
+                    volume.integrate(pending.frame, blocks: blocks[r * Self.integrationRun ..< min(blocks.count, (r + 1) * Self.integrationRun)], truncation: truncation)
                 }
-                let depth = projector.depthImage(fb.depth, k, filters: o.filters)
-                let frame = TSDFVolume.Frame(depth: depth, width: layout.width, height: layout.height, pose: pose, intrinsics: intrinsics, colours: colours)
-                parallelFor(threads, threads: o.threads) { t in
-                    sets[t].removeAll()
-                    volume.touchedKeys(frame, truncation: truncation, rows: layout.height * t / threads ..< layout.height * (t + 1) / threads, into: sets[t])
-                }
-                for t in 1..<threads { sets[0].formUnion(sets[t]) }
-                let blocks = volume.blocks(sets[0].keys)
-                parallelFor(threads, threads: o.threads) { t in
-                    volume.integrate(frame, blocks: blocks[blocks.count * t / threads ..< blocks.count * (t + 1) / threads], truncation: truncation)
-                }
-                if colours != nil { stream?.release() }
             }
+            if pending?.coloured == true { stream?.release() }
+            pending = nil
+            guard var next else { return }
+            for t in 1..<threads { sets[0].formUnion(sets[t]) }
+            let blocks = volume.blocks(sets[0].keys)
+            if let stream {
+                // the colour image of the frame about to be fused (its slot is read until the next step)
+                next.colours = try stream.colours(of: scan.videoFrame(forDepthFrame: next.index))
+                if next.colours != nil { summary.framesColoured += 1 }
+            }
+            pending = (next, blocks, next.colours != nil)
+        }
+        // The projectors own the depth images the pending frame points into: they must
+        // outlive the last step, which comes after their last use in the loop.
+        try withExtendedLifetime(projectors) {
+            try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps, progress: o.progress) { fb in
+                for (k, info) in fb.infos.enumerated() {
+                    guard let (pose, intrinsics) = try summary.take(info, stride: o.stride, scanPath: scan.path) else { continue }
+                    cameras.append(pose)
+                    let depth = projectors[fused % 2].depthImage(fb.depth, k, filters: o.filters)
+                    fused += 1
+                    try step(TSDFVolume.Frame(index: info.index, depth: depth, width: layout.width, height: layout.height, pose: pose, intrinsics: intrinsics, colours: nil))
+                }
+            }
+            try step(nil)
         }
         if let stream, summary.framesColoured < summary.framesUsed {
             summary.notes.append("\(summary.framesUsed - summary.framesColoured) of the frames used have no video frame (the video has \(stream.framesDecoded)): they add no colour")

@@ -86,6 +86,11 @@ public final class BackProjector {
     }
 
     deinit {
+        #if DEBUG
+        // Depth images handed out (`depthImage`) die with the projector: scribble NaN on them
+        // so that a reader that outlived it sees no depth instead of the old values (tests).
+        depth.update(repeating: .nan, count: width * height); masked.update(repeating: .nan, count: width * height)
+        #endif
         depth.deallocate(); masked.deallocate(); rowX.deallocate(); rowY.deallocate()
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Geometry
 @testable import Meshing
 import ScanFormats
+import VoxelFusion
 import Synthesis
 import TestSupport
 import XCTest
@@ -52,6 +53,40 @@ final class MeshBuilderTests: XCTestCase {
         let covered = Self.coverage(mesh, of: surface, radius: o.voxelSize)
         XCTAssertGreaterThanOrEqual(covered, 0.95, "coverage \(covered)")
         print("mesh truth: mean \(mean) m, worst \(worst) m, beyond half a voxel \(far) of \(mesh.vertexCount), coverage \(covered)")
+    }
+
+    /// The stage fuses one frame while it searches the next one's blocks, and the last frame
+    /// after the scan's loop: the volume must be exactly a plain frame-by-frame integration
+    /// (search, create, integrate, in order) of the same filtered depth. Regression: the
+    /// last frame's depth image lived in a projector Swift could free after the loop (debug
+    /// builds scribble NaN on a freed projector's images, so that frame added nothing).
+    func testFusedVolumeIsPlainFrameByFrameIntegration() throws {
+        let scan = try TestSupport.synthScan(frames: 20, seed: 5, width: 128, height: 96)
+        var o = MeshOptions(); o.threads = 2
+        let fused = try MeshBuilder.fuse(scan: scan, options: o).volume
+        let truncation = Float(o.voxelSize * o.truncationVoxels)
+        let s = try ScanOpener.open(scan, strict: true), layout = s.depthLayout
+        let reference = TSDFVolume(voxelSize: Float(o.voxelSize), coloured: false)
+        let projector = BackProjector(width: layout.width, height: layout.height), set = BlockKeySet()
+        var frames = 0
+        try s.forEachFrameBatch(threads: 1, confidence: s.hasConfidenceMaps) { fb in
+            for (k, info) in fb.infos.enumerated() {
+                guard let (pose, intrinsics) = try info.fusable(stride: 1, scanPath: scan) else { continue }
+                let frame = TSDFVolume.Frame(depth: projector.depthImage(fb.depth, k, filters: o.filters), width: layout.width, height: layout.height,
+                                             pose: pose, intrinsics: intrinsics, colours: nil)
+                set.removeAll()
+                reference.touchedKeys(frame, truncation: truncation, rows: 0 ..< layout.height, into: set)
+                reference.integrate(frame, blocks: reference.blocks(set.keys)[...], truncation: truncation)
+                frames += 1
+            }
+        }
+        XCTAssertEqual(frames, 20)
+        XCTAssertEqual(fused.keys, reference.keys)
+        var differing = 0
+        for b in 0 ..< min(fused.blockCount, reference.blockCount) {
+            for i in 0 ..< TSDFVolume.blockVoxels where fused.voxel(b, i) != reference.voxel(b, i) { differing += 1 }
+        }
+        XCTAssertEqual(differing, 0)
     }
 
     func testTheSameMeshForAnyThreadCount() throws {
