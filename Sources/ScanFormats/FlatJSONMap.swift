@@ -92,6 +92,14 @@ public enum FlatJSONMap {
         mutating func string() throws(ScanFormatError) -> String {
             guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw fail("expected a string") }
             i += 1
+            // Most strings (every key and value the apps write) have no escape: made from the
+            // bytes at once (profiled: byte-by-byte copies were half of opening a scan).
+            var end = i
+            while end < b.count && b[end] != UInt8(ascii: "\"") && b[end] != UInt8(ascii: "\\") && b[end] != UInt8(ascii: "\n") { end += 1 }
+            if end < b.count && b[end] == UInt8(ascii: "\"") {
+                defer { i = end + 1 }
+                return String(decoding: UnsafeBufferPointer(rebasing: b[i ..< end]), as: UTF8.self)
+            }
             var bytes: [UInt8] = []
             while i < b.count {
                 let c = b[i]
@@ -137,7 +145,12 @@ public enum FlatJSONMap {
                 i += 1
             }
             guard depth == 0 else { throw fail("array not closed") }
-            return String(decoding: b[start..<i], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            // JSON's whitespace (space, tab, CR, LF) around the literal
+            @inline(__always) func space(_ c: UInt8) -> Bool { c == 32 || c == 9 || c == 10 || c == 13 }
+            var first = start, last = i
+            while first < last && space(b[first]) { first += 1 }
+            while last > first && space(b[last - 1]) { last -= 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: b[first ..< last]), as: UTF8.self)
         }
     }
 }
