@@ -46,6 +46,10 @@ public struct ColourReport: Sendable, Codable {
 /// whose samples are coloured by bands of rows on `threads` threads, each with its own
 /// integer sums (the same bytes for any count).
 enum CloudColouring {
+    /// Frames coloured together (`colour`); well under the stream's ring
+    /// (`GridColourStream.defaultCapacity`), so the decoder keeps running ahead.
+    static let framesAtOnce = 8
+
     /// The video's decoding, started before the fusion so that FFmpeg's threads use the
     /// time the fusion leaves idle and the ring (`GridColourStream.defaultCapacity` frames)
     /// is full when the colour pass begins; or why the cloud stays grey.
@@ -83,26 +87,41 @@ enum CloudColouring {
 
         o.progress?.phase("colour")
         try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps, progress: o.progress) { fb in
+            // Frames go `framesAtOnce` at a time: each thread colours its band of rows of all
+            // of them in a row, so the sums and index lines one frame brought into its cache
+            // serve the next frames too (FFmpeg's threads, on the same cores in between,
+            // evict them) and the threads meet once a group, not once a frame.
+            var group: [(k: Int, pose: Pose, intrinsics: Intrinsics, image: UnsafePointer<UInt32>)] = []
+            func colourGroup() {
+                guard !group.isEmpty else { return }
+                let added = parallelMap(threads, threads: o.threads) { t -> Int in
+                    let p = points[t], rows = layout.height * t / threads ..< layout.height * (t + 1) / threads
+                    var n = 0
+                    for f in group {
+                        projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters, rows: rows, recordPixels: true, into: p)
+                        for j in 0..<p.count {
+                            let px = p.pixels[j]
+                            p.colours[j] = f.image[Int(px >> 16) &* width &+ Int(px & 0xFFFF)]
+                        }
+                        n += sums[t].add(p, inverseVoxel: inverseVoxel)
+                    }
+                    return n
+                }
+                stream.release(group.count)
+                report.samples += added.reduce(0, +)
+                report.framesColoured += group.count
+                group.removeAll(keepingCapacity: true)
+            }
             for (k, info) in fb.infos.enumerated() {
                 guard let (pose, intrinsics) = try info.fusable(stride: o.stride, scanPath: scan.path) else { continue }
-                guard let image = try stream.colours(of: scan.videoFrame(forDepthFrame: info.index)) else {
+                guard let image = try stream.colours(of: scan.videoFrame(forDepthFrame: info.index), holding: group.count) else {
                     report.framesWithoutVideo += 1
                     continue
                 }
-                let added = parallelMap(threads, threads: o.threads) { t -> Int in
-                    let p = points[t]
-                    projectors[t].project(fb.depth, k, pose: pose, intrinsics: intrinsics, filters: o.filters,
-                                          rows: layout.height * t / threads ..< layout.height * (t + 1) / threads, recordPixels: true, into: p)
-                    for j in 0..<p.count {
-                        let px = p.pixels[j]
-                        p.colours[j] = image[Int(px >> 16) &* width &+ Int(px & 0xFFFF)]
-                    }
-                    return sums[t].add(p, inverseVoxel: inverseVoxel)
-                }
-                stream.release()
-                report.samples += added.reduce(0, +)
-                report.framesColoured += 1
+                group.append((k, pose, intrinsics, image))
+                if group.count == Self.framesAtOnce { colourGroup() }
             }
+            colourGroup()
         }
         stream.stop()
         report.videoFramesDecoded = stream.framesDecoded
