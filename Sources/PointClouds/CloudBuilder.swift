@@ -128,9 +128,6 @@ public enum CloudBuilder {
         let inverseVoxel = Float(1 / o.voxelSize)
 
         let video = o.colour ? scan.colourVideoPath : nil
-        // The video decodes from the start, into a ring the colour pass then reads
-        // (`CloudColouring.start`).
-        let colouring = try video.map { try CloudColouring.start(scan, video: $0, options: o) }
         let hasConfidence = scan.hasConfidenceMaps
         try scan.forEachFrameBatch(threads: o.threads, confidence: hasConfidence, progress: o.progress) { fb in
             var selected: [(frame: Int, k: Int, pose: Pose, intrinsics: Intrinsics)] = []
@@ -180,10 +177,9 @@ public enum CloudBuilder {
         cloud.counts = fused.counts
         cloud.confidence = fused.confidence
         cloud.cameras = used
-        if let colouring, let keys = fused.keys {
-            switch colouring {
-            case let .decoding(stream, video):
-                let (rgb, report) = try CloudColouring.colour(scan, stream, video: video, keys: keys, options: o)
+        if let video, let keys = fused.keys {
+            switch try CloudColouring.colour(scan, video: video, keys: keys, frames: summary.frames, options: o) {
+            case let .coloured(rgb, report):
                 cloud.colours = rgb
                 summary.colour = report
                 if report.framesWithoutVideo > 0 {

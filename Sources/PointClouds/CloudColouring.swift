@@ -46,39 +46,20 @@ public struct ColourReport: Sendable, Codable {
 /// whose samples are coloured by bands of rows on `threads` threads, each with its own
 /// integer sums (the same bytes for any count).
 enum CloudColouring {
-    /// Frames coloured together (`colour`); well under the stream's ring
-    /// (`GridColourStream.defaultCapacity`), so the decoder keeps running ahead.
-    static let framesAtOnce = 8
-
-    /// The video's decoding, started before the fusion so that FFmpeg's threads use the
-    /// time the fusion leaves idle and the ring (`GridColourStream.defaultCapacity` frames)
-    /// is full when the colour pass begins; or why the cloud stays grey.
-    enum Start {
-        case decoding(GridColourStream, video: String)
-        case grey(because: String)
-    }
-
-    static func start(_ scan: any Scan, video: String, options o: CloudOptions) throws -> Start {
+    static func colour(_ scan: any Scan, video: String, keys: [UInt64], frames: Int, options o: CloudOptions) throws -> Outcome {
+        let start = ProcessStats.now()
         let threads = max(1, o.threads), layout = scan.depthLayout
         // Twice the threads for FFmpeg: its frame threads wait on the thread that feeds them
         // (GridColourStream's, which also samples), so more frames in flight keep the cores
         // busy (measured on 2 cores, apartment 942 frames: 4.9 s with 2, 4.5 s with 4).
         let reader = try VideoReader(path: video, threads: 2 * threads)
         if let p = shapeProblem(reader.info, depth: layout) { return .grey(because: "\(video): \(p): the cloud is grey") }
+        var report = ColourReport(video: video, info: reader.info)
         // The video frames the used depth frames pair with, in order.
-        let wanted = try scan.fusedVideoFrames(frames: scan.depthFrameCount(), stride: o.stride)
+        let wanted = try scan.fusedVideoFrames(frames: frames, stride: o.stride)
         let stream = GridColourStream(reader: reader, gridWidth: layout.width, gridHeight: layout.height, frames: wanted)
         stream.start()
-        return .decoding(stream, video: video)
-    }
-
-    /// The second pass: each kept voxel's mean colour (R, G, B per point, cloud order), and
-    /// what was done (`seconds` counts this pass, not the decoding done during the fusion).
-    static func colour(_ scan: any Scan, _ stream: GridColourStream, video: String, keys: [UInt64], options o: CloudOptions) throws -> (rgb: [UInt8], report: ColourReport) {
-        let start = ProcessStats.now()
-        let threads = max(1, o.threads), layout = scan.depthLayout
         defer { stream.stop() }
-        var report = ColourReport(video: video, info: stream.info)
         let index = KeptVoxelIndex(keys: keys)
         let sums = (0..<threads).map { _ in VoxelColourSums(index: index) }
         let projectors = (0..<threads).map { _ in BackProjector(width: layout.width, height: layout.height) }
@@ -87,48 +68,38 @@ enum CloudColouring {
 
         o.progress?.phase("colour")
         try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps, progress: o.progress) { fb in
-            // Frames go `framesAtOnce` at a time: each thread colours its band of rows of all
-            // of them in a row, so the sums and index lines one frame brought into its cache
-            // serve the next frames too (FFmpeg's threads, on the same cores in between,
-            // evict them) and the threads meet once a group, not once a frame.
-            var group: [(k: Int, pose: Pose, intrinsics: Intrinsics, image: UnsafePointer<UInt32>)] = []
-            func colourGroup() {
-                guard !group.isEmpty else { return }
-                let added = parallelMap(threads, threads: o.threads) { t -> Int in
-                    let p = points[t], rows = layout.height * t / threads ..< layout.height * (t + 1) / threads
-                    var n = 0
-                    for f in group {
-                        projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters, rows: rows, recordPixels: true, into: p)
-                        for j in 0..<p.count {
-                            let px = p.pixels[j]
-                            p.colours[j] = f.image[Int(px >> 16) &* width &+ Int(px & 0xFFFF)]
-                        }
-                        n += sums[t].add(p, inverseVoxel: inverseVoxel)
-                    }
-                    return n
-                }
-                stream.release(group.count)
-                report.samples += added.reduce(0, +)
-                report.framesColoured += group.count
-                group.removeAll(keepingCapacity: true)
-            }
             for (k, info) in fb.infos.enumerated() {
                 guard let (pose, intrinsics) = try info.fusable(stride: o.stride, scanPath: scan.path) else { continue }
-                guard let image = try stream.colours(of: scan.videoFrame(forDepthFrame: info.index), holding: group.count) else {
+                guard let image = try stream.colours(of: scan.videoFrame(forDepthFrame: info.index)) else {
                     report.framesWithoutVideo += 1
                     continue
                 }
-                group.append((k, pose, intrinsics, image))
-                if group.count == Self.framesAtOnce { colourGroup() }
+                let added = parallelMap(threads, threads: o.threads) { t -> Int in
+                    let p = points[t]
+                    projectors[t].project(fb.depth, k, pose: pose, intrinsics: intrinsics, filters: o.filters,
+                                          rows: layout.height * t / threads ..< layout.height * (t + 1) / threads, recordPixels: true, into: p)
+                    for j in 0..<p.count {
+                        let px = p.pixels[j]
+                        p.colours[j] = image[Int(px >> 16) &* width &+ Int(px & 0xFFFF)]
+                    }
+                    return sums[t].add(p, inverseVoxel: inverseVoxel)
+                }
+                stream.release()
+                report.samples += added.reduce(0, +)
+                report.framesColoured += 1
             }
-            colourGroup()
         }
         stream.stop()
         report.videoFramesDecoded = stream.framesDecoded
         let (rgb, uncoloured) = VoxelColourSums.means(sums)
         report.pointsWithoutColour = uncoloured
         report.seconds = ProcessStats.now() - start
-        return (rgb, report)
+        return .coloured(rgb: rgb, report: report)
+    }
+
+    enum Outcome {
+        case coloured(rgb: [UInt8], report: ColourReport)
+        case grey(because: String)
     }
 
     /// Why the video cannot colour this scan's depth, or nil: its frames must have the

@@ -102,23 +102,17 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
     }
 
     /// The colour image of video frame `index` (`gridWidth` × `gridHeight`, `R | G << 8 | B << 16`),
-    /// valid until it is released; nil when the video has no such frame (it ended first).
-    /// `holding`: images handed out and not yet released (at most `capacity` − 1); the next
-    /// image asked for follows them, so a consumer can work on several frames at once.
-    /// Throws the decoding error the thread met before reaching the frame.
-    public func colours(of index: Int, holding held: Int = 0) throws(VideoError) -> UnsafePointer<UInt32>? {
-        precondition(held >= 0 && held < capacity, "held images must leave a slot free")
+    /// valid until `release()`; nil when the video has no such frame (it ended first). Throws
+    /// the decoding error the thread met before reaching the frame.
+    public func colours(of index: Int) throws(VideoError) -> UnsafePointer<UInt32>? {
         condition.lock()
         defer { condition.unlock() }
         while true {
-            if produced > consumed + held {
-                let slot = (consumed + held) % capacity, f = slotFrame[slot]
-                if f == index { return UnsafePointer(ring + slot * gridWidth * gridHeight) }
+            if produced > consumed {
+                let f = slotFrame[consumed % capacity]
+                if f == index { return UnsafePointer(ring + (consumed % capacity) * gridWidth * gridHeight) }
                 if f > index { return nil }
-                // a frame no longer wanted: dropped when nothing is held before it, else an
-                // out-of-order request (the frames are asked for in the order given)
-                precondition(held == 0, "video frame \(index) asked for after later ones")
-                consumed += 1
+                consumed += 1  // a frame no longer wanted
                 condition.broadcast()
                 continue
             }
@@ -130,8 +124,8 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
         }
     }
 
-    /// Hands back the `count` oldest images handed out.
-    public func release(_ count: Int = 1) {
-        condition.lock(); consumed += count; condition.broadcast(); condition.unlock()
+    /// Hands back the slot `colours(of:)` returned.
+    public func release() {
+        condition.lock(); consumed += 1; condition.broadcast(); condition.unlock()
     }
 }

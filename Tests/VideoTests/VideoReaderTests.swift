@@ -132,37 +132,3 @@ final class VideoReaderTests: XCTestCase {
         XCTAssertEqual(frames, 4)
     }
 }
-
-/// The colour stream hands out several images at once (`holding`) in the order asked, each
-/// the grid image of its own frame, frames not asked for dropped, and nil past the video's end.
-final class GridColourStreamTests: XCTestCase {
-    func testImagesHeldSeveralAtATimeAreTheirFramesGridImages() throws {
-        let path = try VideoReaderTests.pattern("grid.mp4", encoder: "libx264", frames: 24)
-        let (gw, gh) = (32, 24)
-        var reference: [[UInt32]] = []
-        try VideoReader(path: path, threads: 1).forEachFrame { f in
-            var image = [UInt32](repeating: 0, count: gw * gh)
-            GridColourSampler(gridWidth: gw, gridHeight: gh, frame: f).image(f, into: &image)
-            reference.append(image)
-        }
-        XCTAssertEqual(reference.count, 24)
-        let wanted = [0, 2, 3, 5, 6, 7, 10, 11, 13, 17, 18, 19, 22, 23, 30]  // 30: past the end
-        let stream = GridColourStream(reader: try VideoReader(path: path, threads: 2), gridWidth: gw, gridHeight: gh, frames: wanted, capacity: 4)
-        stream.start()
-        defer { stream.stop() }
-        var k = 0
-        while k < wanted.count {
-            let group = Array(wanted[k ..< min(k + 3, wanted.count)])
-            var held = 0
-            for frame in group {
-                let image = try stream.colours(of: frame, holding: held)
-                if frame >= 24 { XCTAssertNil(image); continue }
-                let got = try XCTUnwrap(image, "frame \(frame)")
-                XCTAssertEqual(Array(UnsafeBufferPointer(start: got, count: gw * gh)), reference[frame], "frame \(frame)")
-                held += 1
-            }
-            stream.release(held)
-            k += group.count
-        }
-    }
-}
