@@ -27,17 +27,10 @@ public final class PositionalFile: @unchecked Sendable {
     /// Reads exactly `buffer.count` bytes at `offset`, or throws `truncated`.
     public func read(at offset: Int, into buffer: UnsafeMutableRawBufferPointer, frame: Int? = nil,
                      expected: @autoclosure () -> String) throws(IOError) {
-        var done = 0
-        while done < buffer.count {
-            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(path: path, reason: errnoText())
-            }
-            if n == 0 {
-                throw .truncated(InputLocation(file: path, frame: frame, byteOffset: offset + done), expected: expected())
-            }
-            done += n
+        switch transferAll(buffer.count, { done in pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done)) }) {
+        case .complete: return
+        case .failed: throw .unreadable(path: path, reason: errnoText())
+        case let .stopped(done): throw .truncated(InputLocation(file: path, frame: frame, byteOffset: offset + done), expected: expected())
         }
     }
 
@@ -59,4 +52,24 @@ public final class PositionalFile: @unchecked Sendable {
         }
         return UInt32(littleEndian: v)
     }
+}
+
+/// How a loop of `pread`/`pwrite` calls for `count` bytes ended.
+enum Transfer { case complete, failed, stopped(at: Int) }
+
+/// Calls `step(done)` (moving the bytes from `done` on, returning how many it moved, 0 at
+/// the end of the file, < 0 with `errno` set) until `count` bytes have moved; EINTR retried.
+/// `.failed` leaves `errno` as the call set it.
+func transferAll(_ count: Int, _ step: (Int) -> Int) -> Transfer {
+    var done = 0
+    while done < count {
+        let n = step(done)
+        if n < 0 {
+            if errno == EINTR { continue }
+            return .failed
+        }
+        if n == 0 { return .stopped(at: done) }
+        done += n
+    }
+    return .complete
 }

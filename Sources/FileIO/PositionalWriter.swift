@@ -27,15 +27,10 @@ public final class PositionalWriter: @unchecked Sendable {
 
     /// Writes all of `bytes` at `offset` (short writes and EINTR retried), or throws.
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(IOError) {
-        var done = 0
-        while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .cannotWrite(path: shown, reason: errnoText())
-            }
-            if n == 0 { throw .cannotWrite(path: shown, reason: "no bytes written at offset \(offset + done)") }
-            done += n
+        switch transferAll(bytes.count, { done in pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done)) }) {
+        case .complete: return
+        case .failed: throw .cannotWrite(path: shown, reason: errnoText())
+        case let .stopped(done): throw .cannotWrite(path: shown, reason: "no bytes written at offset \(offset + done)")
         }
     }
 

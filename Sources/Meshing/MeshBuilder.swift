@@ -70,8 +70,9 @@ public struct MeshSummary: Sendable, Codable, FrameAccounting {
 /// Builds a triangle mesh from a scan in two steps: `fuse` — every used frame's filtered
 /// depth into a `TSDFVolume` (the cloud's frame selection, pose handling and pixel filters) —
 /// then `extract` — `MeshExtractor` streaming the mesh into a sink (a PLY file, or memory).
-/// Frames go in order; within a frame the blocks it touches are split between threads, each
-/// block fused by one, so `-j 1` and `-j 2` give the same bytes.
+/// Frames go in order; the blocks a frame touches are fused in runs by whichever thread is
+/// free, each block by one, while the next frame's blocks are searched, so `-j 1` and `-j 2`
+/// give the same bytes.
 public enum MeshBuilder {
     /// The whole mesh in memory (tests, the benchmark).
     public static func build(scan path: String, options o: MeshOptions) throws -> (TriangleMesh, MeshSummary) {
