@@ -128,33 +128,34 @@ public enum MeshBuilder {
         let projectors = (0..<2).map { _ in BackProjector(width: layout.width, height: layout.height) }
         let sets = (0..<threads).map { _ in BlockKeySet() }
         /// The frame whose blocks are known, waiting to be fused.
-        var pending: (frame: TSDFVolume.Frame, blocks: [Int], coloured: Bool)?
+        var pending: (frame: TSDFVolume.Frame, blocks: [Int])?
         var fused = 0  // frames handed to a projector (which alternates)
-        /// Fuses the pending frame while searching the blocks of `next` (if any), then makes
-        /// `next` the pending one.
-        func step(_ next: TSDFVolume.Frame?) throws {
+        /// Fuses the pending frame while searching the blocks of `next` (if any; `index` its
+        /// depth frame, which names its video frame), then makes `next` the pending one.
+        func step(_ next: (frame: TSDFVolume.Frame, index: Int)?) throws {
             let runs = pending.map { ($0.blocks.count + Self.integrationRun - 1) / Self.integrationRun } ?? 0
             let searches = next == nil ? 0 : threads
             parallelForDynamic(searches + runs, threads: o.threads) { task in
                 if task < searches, let next {
                     sets[task].removeAll()
-                    volume.touchedKeys(next, truncation: truncation, rows: layout.height * task / threads ..< layout.height * (task + 1) / threads, into: sets[task])
+                    volume.touchedKeys(next.frame, truncation: truncation, rows: layout.height * task / threads ..< layout.height * (task + 1) / threads, into: sets[task])
                 } else if let pending {
                     let r = task - searches, blocks = pending.blocks
                     volume.integrate(pending.frame, blocks: blocks[r * Self.integrationRun ..< min(blocks.count, (r + 1) * Self.integrationRun)], truncation: truncation)
                 }
             }
-            if pending?.coloured == true { stream?.release() }
+            if pending?.frame.colours != nil { stream?.release() }
             pending = nil
-            guard var next else { return }
+            guard let next else { return }
+            var frame = next.frame
             for t in 1..<threads { sets[0].formUnion(sets[t]) }
             let blocks = volume.blocks(sets[0].keys)
             if let stream {
                 // the colour image of the frame about to be fused (its slot is read until the next step)
-                next.colours = try stream.colours(of: scan.videoFrame(forDepthFrame: next.index))
-                if next.colours != nil { summary.framesColoured += 1 }
+                frame.colours = try stream.colours(of: scan.videoFrame(forDepthFrame: next.index))
+                if frame.colours != nil { summary.framesColoured += 1 }
             }
-            pending = (next, blocks, next.colours != nil)
+            pending = (frame, blocks)
         }
         // The projectors own the depth images the pending frame points into: they must
         // outlive the last step, which comes after their last use in the loop.
@@ -165,7 +166,7 @@ public enum MeshBuilder {
                     cameras.append(pose)
                     let depth = projectors[fused % 2].depthImage(fb.depth, k, filters: o.filters)
                     fused += 1
-                    try step(TSDFVolume.Frame(index: info.index, depth: depth, width: layout.width, height: layout.height, pose: pose, intrinsics: intrinsics, colours: nil))
+                    try step((TSDFVolume.Frame(depth: depth, width: layout.width, height: layout.height, pose: pose, intrinsics: intrinsics, colours: nil), info.index))
                 }
             }
             try step(nil)

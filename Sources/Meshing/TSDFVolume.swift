@@ -157,14 +157,12 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     /// `height` grid, the camera's pose and intrinsics, and optionally a colour image on the
     /// same grid (`R | G << 8 | B << 16`).
     public struct Frame {
-        /// The depth frame's index in the scan (which video frame colours it).
-        public var index: Int
         public var depth: UnsafePointer<Float>
         public var width: Int, height: Int
         public var pose: Pose, intrinsics: Intrinsics
         public var colours: UnsafePointer<UInt32>?
-        public init(index: Int = 0, depth: UnsafePointer<Float>, width: Int, height: Int, pose: Pose, intrinsics: Intrinsics, colours: UnsafePointer<UInt32>?) {
-            self.index = index; self.depth = depth; self.width = width; self.height = height; self.pose = pose; self.intrinsics = intrinsics; self.colours = colours
+        public init(depth: UnsafePointer<Float>, width: Int, height: Int, pose: Pose, intrinsics: Intrinsics, colours: UnsafePointer<UInt32>?) {
+            self.depth = depth; self.width = width; self.height = height; self.pose = pose; self.intrinsics = intrinsics; self.colours = colours
         }
     }
 

@@ -100,8 +100,8 @@ public struct CloudSummary: Sendable, Codable, FrameAccounting {
 /// Parallelism without nondeterminism: each thread fuses its own band of image rows of
 /// every frame into its own `ActiveVoxels`, which writes the voxels it evicts back in key
 /// order; after each batch of frames the `VoxelStore` takes those sorted runs, shard by
-/// shard on every thread. Bands rather than shares of the frames: the camera moves little from one frame
-/// to the next, so what a band sees stays mostly in that band, and each thread's recent
+/// shard on every thread. Bands rather than shares of the frames: the camera moves little
+/// from one frame to the next, so what a band sees stays mostly in that band, and each thread's recent
 /// bricks are its own (with frame shares both threads held, and wrote back, nearly every
 /// brick). Sums are exact integers and each voxel's normal is oriented by the camera of the
 /// first frame that saw it (a minimum), so neither the partition nor the eviction timing

@@ -59,15 +59,19 @@ public enum PLYWriter {
         let record = 12 + (hasNormals ? 12 : 0) + (c.colours != nil ? 3 : 0) + (o.includeCount ? 4 : 0) + (o.includeConfidence ? 4 : 0)
         let perChunk = max(1, (1 << 20) / record)
         let chunks = (c.count + perChunk - 1) / perChunk
-        let failures = parallelMap(chunks, threads: o.threads, state: { [UInt8](repeating: 0, count: perChunk * record) }) { chunk, index -> Error? in
+        #if _endian(little)
+        let direct = record == 12  // positions alone: the records are the array's own bytes
+        #else
+        let direct = false
+        #endif
+        // a chunk buffer per worker only when records are filled
+        let failures = parallelMap(chunks, threads: o.threads, state: { direct ? [] : [UInt8](repeating: 0, count: perChunk * record) }) { chunk, index -> Error? in
             let start = index * perChunk, n = min(perChunk, c.count - start)
             do {
-                #if _endian(little)
-                if record == 12 {
+                if direct {
                     try c.positions.withUnsafeBytes { try sink(UnsafeRawBufferPointer(rebasing: $0[start * 12 ..< (start + n) * 12]), start * 12) }
                     return nil
                 }
-                #endif
                 try chunk.withUnsafeMutableBytes { out in
                     c.positions.withUnsafeBufferPointer { pos in
                         for k in 0..<n {
