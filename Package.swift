@@ -107,7 +107,7 @@ let package = Package(
 
         // MARK: - Tests (mirror the modules; EndToEnd runs the built binary)
         .target(name: "TestSupport", dependencies: ["ScanFormats", "Synthesis"], path: "Tests/TestSupport"),
-        .testTarget(name: "FileIOTests", dependencies: ["FileIO", "Diagnostics"]),
+        .testTarget(name: "FileIOTests", dependencies: ["FileIO", "Diagnostics", "TestSupport"]),
         .testTarget(name: "TextNumbersTests", dependencies: ["TextNumbers", "Synthesis"]),
         .testTarget(name: "StatisticsTests", dependencies: ["Statistics"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "CLibDeflate", "Synthesis", "TestSupport"]),

@@ -4,6 +4,7 @@ import Batch
 import Gestures
 import Stages
 import Trajectories
+import TestSupport
 
 /// Every stage's options are stated once, in the library: the command line's defaults are
 /// read from the options structs, and this test fails if they ever drift apart.
@@ -39,8 +40,7 @@ final class DefaultsTests: XCTestCase {
     /// `run --options FILE`: the file's options, defaults for what it leaves out, flags on top;
     /// a misspelt key or a value out of range is an error naming the file.
     func testRunOptionsFromAFile() throws {
-        let dir = NSTemporaryDirectory() + "depthpose-tests/options-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = TestSupport.temporaryDirectory("options")
         try #"{"voxel": 0.05, "stages": ["inspect", "cloud"], "normals": true}"#.write(toFile: dir + "/o.json", atomically: true, encoding: .utf8)
         let r = try RunArguments.parse(["--options", dir + "/o.json", "--stride", "2"]).value(threads: nil)
         var expected = RunOptions()

@@ -2,15 +2,12 @@ import Foundation
 import XCTest
 import Diagnostics
 import FileIO
+import TestSupport
 
 /// The mechanisms every stage's outputs go through: an output is never an input, staged
 /// commits survive being killed, inputs are read only as bounded regular files.
 final class OutputSafetyTests: XCTestCase {
-    func folder(_ label: String) -> String {
-        let p = NSTemporaryDirectory() + "depthpose-tests/\(label)-\(UUID().uuidString.prefix(8))"
-        try! FileManager.default.createDirectory(atPath: p, withIntermediateDirectories: true)
-        return p
-    }
+    func folder(_ label: String) -> String { TestSupport.temporaryDirectory(label) }
 
     func make(atPath path: String, contents: Data) { XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: contents), path) }
 

@@ -5,10 +5,12 @@ import Synthesis
 
 /// Helpers shared by the test targets.
 public enum TestSupport {
-    /// A fresh empty folder under the system temp dir.
+    /// A fresh empty folder under the system temp dir, removed with all it holds when the
+    /// test that asked for it ends (see `TemporaryFolders`).
     public static func temporaryDirectory(_ label: String = "t") -> String {
         let p = NSTemporaryDirectory() + "depthpose-tests/\(label)-\(UUID().uuidString.prefix(8))"
         try! FileManager.default.createDirectory(atPath: p, withIntermediateDirectories: true)
+        TemporaryFolders.shared.add(p)
         return p
     }
 
@@ -217,5 +219,38 @@ public enum TestSupport {
         guard p.status == 0 else { throw PeerMissing(description: "the screenshot of \(page) could not be read: \(p.stderr)") }
         let v = p.stdout.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         return BrowserView(status: status, consoleErrors: errors, drawn: v.first ?? 0, shares: Array(v.dropFirst()))
+    }
+}
+
+/// Removes the folders `TestSupport.temporaryDirectory` made when the test that made them
+/// ends, and whatever is left when the run ends. A whole run made about 1 GB of scans, clouds
+/// and meshes; left behind, a few dozen runs filled the disk that CI shares with the session.
+/// No test shares a folder with another (there are no class-wide fixtures), so every folder
+/// made since the last test ended belongs to the test now ending. Set
+/// `DEPTHPOSE_KEEP_TEST_FILES=1` to keep them for a look after a failure.
+public final class TemporaryFolders: NSObject, XCTestObservation, @unchecked Sendable {
+    /// Registered on first use: the observer then sees the end of the test that first asked.
+    public static let shared: TemporaryFolders = {
+        let folders = TemporaryFolders()
+        XCTestObservationCenter.shared.addTestObserver(folders)
+        return folders
+    }()
+
+    private let lock = NSLock()
+    private var made: [String] = []
+    private let keep = ProcessInfo.processInfo.environment["DEPTHPOSE_KEEP_TEST_FILES"] == "1"
+
+    func add(_ path: String) { lock.withLock { made.append(path) } }
+
+    /// The folders not yet removed (for the test of this mechanism).
+    public var pending: [String] { lock.withLock { made } }
+
+    public func testCaseDidFinish(_ testCase: XCTestCase) { removeAll() }
+    public func testBundleDidFinish(_ testBundle: Bundle) { removeAll() }
+
+    private func removeAll() {
+        let paths: [String] = lock.withLock { defer { made = [] }; return made }
+        guard !keep else { return }
+        for p in paths { try? FileManager.default.removeItem(atPath: p) }
     }
 }
