@@ -129,43 +129,60 @@ public enum MeshExtractor {
         var owner: [Int] = [], edgeKey: [UInt64] = [], used: [Bool] = []
         // held vertices by crossed edge: (global voxel of the edge's lower end, 20 bits an axis
         // biased by 2^19 — the volume's blocks stay within ±2^16, `TSDFVolume.blockLimit` — and axis)
-        var vertexOfEdge: [UInt64: UInt32] = [:]
+        let vertexOfEdge = EdgeTable()
         // kept triangles not yet given to the sink (three references each)
         var pending: [UInt32] = []
         // edges (final numbers) used by one triangle so far
-        var onceUsed = Set<UInt64>()
+        let onceUsed = EdgeTable()
         var finalCount: UInt32 = 0
-        // the block's voxels and the first layer of its +x, +y, +z neighbours
-        var value = [Float](repeating: 0, count: n * n * n), weight = value
-        var colour = [SIMD3<Float>](repeating: .zero, count: coloured ? n * n * n : 0)
+        // the block's voxels and the first layer of its +x, +y, +z neighbours: TSDF, whether
+        // the voxel counts (weight ≥ minWeight and > 0; none where there is no block), colour
+        let boxVoxels = n * n * n
+        let value = UnsafeMutablePointer<Float>.allocate(capacity: boxVoxels)
+        let counts = UnsafeMutablePointer<Bool>.allocate(capacity: boxVoxels)
+        let colour = UnsafeMutablePointer<SIMD3<Float>>.allocate(capacity: coloured ? boxVoxels : 1)
+        defer { value.deallocate(); counts.deallocate(); colour.deallocate() }
         let vs = volume.voxelSize
         let edges = MarchingCubes.edges, table = MarchingCubes.triangles, offsets = MarchingCubes.offsets
         let cornerOffset = (0..<8).map { SIMD3<Int>($0 & 1, $0 >> 1 & 1, $0 >> 2 & 1) }
+        // a cube's corner k in the box, from its lowest corner
+        let cornerStep = SIMD8<Int>(0, 1, n, n + 1, n * n, n * n + 1, n * n + n, n * n + n + 1)
         // a cube's vertex on each of its 12 edges, and which of them it has so far (bits)
         var corner = [UInt32](repeating: 0, count: 12), made = 0
 
-        func march(_ b: Int) {
-            let origin = TSDFVolume.coordinates(volume.keys[b]) &* side
-            // gather 9×9×9 values (weight 0 where no block)
-            var neighbours = [Int?](repeating: nil, count: 8)
+        /// Fills the box from block `b` and its neighbours. False when no cube in it can cross
+        /// the surface (no voxel that counts is negative, or none is not): most blocks.
+        func gather(_ b: Int) -> Bool {
+            let c = TSDFVolume.coordinates(volume.keys[b])
+            var negative = false, positive = false
             for k in 0..<8 {
-                let c = TSDFVolume.coordinates(volume.keys[b]) &+ cornerOffset[k]
-                neighbours[k] = TSDFVolume.key(c.x, c.y, c.z).flatMap(volume.block)
+                // the part of the box block k covers: all 8 along an axis, or the 9th layer
+                let xs = k & 1 == 0 ? 0..<side : side..<n, ys = k & 2 == 0 ? 0..<side : side..<n, zs = k & 4 == 0 ? 0..<side : side..<n
+                guard let nb = TSDFVolume.key(c.x + (k & 1), c.y + (k >> 1 & 1), c.z + (k >> 2 & 1)).flatMap(volume.block) else {
+                    for z in zs { for y in ys { for x in xs { counts[x + n * (y + n * z)] = false } } }
+                    continue
+                }
+                let v = volume.blockVoxels(nb)
+                for z in zs { for y in ys { for x in xs {
+                    let i = x + n * (y + n * z), s = (x & 7) + side * ((y & 7) + side * (z & 7))
+                    let w = Float(v.weight[s]), t = v.tsdf[s], ok = !(w < minWeight || w == 0)
+                    counts[i] = ok; value[i] = t
+                    if ok { if t < 0 { negative = true } else { positive = true } }
+                    if coloured { colour[i] = SIMD3(v.colour[3 * s], v.colour[3 * s + 1], v.colour[3 * s + 2]) }
+                } } }
             }
-            for z in 0..<n { for y in 0..<n { for x in 0..<n {
-                let bx = x / side, by = y / side, bz = z / side
-                let i = x + n * (y + n * z)
-                guard let nb = neighbours[bx | by << 1 | bz << 2] else { weight[i] = 0; continue }
-                let v = volume.voxel(nb, (x % side) + side * ((y % side) + side * (z % side)))
-                value[i] = v.tsdf; weight[i] = v.weight
-                if coloured { colour[i] = v.colour }
-            } } }
+            return negative && positive
+        }
+
+        func march(_ b: Int) {
+            guard gather(b) else { return }
+            let origin = TSDFVolume.coordinates(volume.keys[b]) &* side
             for z in 0..<side { for y in 0..<side { for x in 0..<side {
                 let i0 = x + n * (y + n * z)
                 var index = 0, complete = true
                 for k in 0..<8 {
-                    let i = i0 + (k & 1) + n * ((k >> 1 & 1) + n * (k >> 2 & 1))
-                    if weight[i] < minWeight || weight[i] == 0 { complete = false; break }
+                    let i = i0 + cornerStep[k]
+                    if !counts[i] { complete = false; break }
                     if value[i] < 0 { index |= 1 << k }
                 }
                 guard complete, index != 0, index != 255 else { continue }
@@ -177,7 +194,7 @@ public enum MeshExtractor {
                     let edge = edges[e]
                     let a = cornerOffset[edge.from], g = origin &+ SIMD3(x, y, z) &+ a
                     let key = UInt64(g.x + (1 << 19)) << 42 | UInt64(g.y + (1 << 19)) << 22 | UInt64(g.z + (1 << 19)) << 2 | UInt64(edge.axis)
-                    if let v = vertexOfEdge[key] { corner[e] = v; continue }
+                    if let v = vertexOfEdge.value(key) { corner[e] = v; continue }
                     let ia = i0 + a.x + n * (a.y + n * a.z)
                     let bo = cornerOffset[edge.to], ib = i0 + bo.x + n * (bo.y + n * bo.z)
                     let fa = value[ia], fb = value[ib], s = fa / (fa - fb)
@@ -189,7 +206,7 @@ public enum MeshExtractor {
                     normalSum.append(.zero); used.append(false)
                     owner.append(g.x >> 3)  // ⌊g.x / 8⌋: the block x of the lower voxel
                     edgeKey.append(key)
-                    vertexOfEdge[key] = v
+                    vertexOfEdge.insert(key, v)
                     corner[e] = v
                 }
                 var t = offsets[index]
@@ -237,8 +254,8 @@ public enum MeshExtractor {
             position.removeSubrange(kept...); normalSum.removeSubrange(kept...); used.removeSubrange(kept...)
             owner.removeSubrange(kept...); edgeKey.removeSubrange(kept...)
             if coloured { colourOf.removeSubrange(kept...) }
-            vertexOfEdge.removeAll(keepingCapacity: true)
-            for (v, key) in edgeKey.enumerated() { vertexOfEdge[key] = UInt32(v) }
+            vertexOfEdge.removeAll()
+            for (v, key) in edgeKey.enumerated() { vertexOfEdge.insert(key, UInt32(v)) }
             var stillPending = 0
             for t in stride(from: 0, to: pending.count, by: 3) {
                 var r = SIMD3<UInt32>(pending[t], pending[t + 1], pending[t + 2])
@@ -247,7 +264,7 @@ public enum MeshExtractor {
                     part.triangles.append(r.x); part.triangles.append(r.y); part.triangles.append(r.z)
                     for k in 0..<3 {
                         let a = r[k], b = r[(k + 1) % 3], edge = UInt64(min(a, b)) << 32 | UInt64(max(a, b))
-                        if onceUsed.remove(edge) == nil { onceUsed.insert(edge) }
+                        if !onceUsed.remove(edge) { onceUsed.insert(edge, 0) }
                     }
                 } else {
                     pending[stillPending] = r.x; pending[stillPending + 1] = r.y; pending[stillPending + 2] = r.z
@@ -269,5 +286,87 @@ public enum MeshExtractor {
         }
         stats.boundaryEdges = onceUsed.count
         return stats
+    }
+}
+
+/// A hash table from 64-bit keys (never `UInt64.max`) to 32-bit values: open addressing,
+/// linear probing, Fibonacci hashing, deletion by backward shift (no tombstones). Marching
+/// cubes' edge → vertex map and its set of edges used once: Swift's `Dictionary` and `Set`
+/// hash each key with SipHash, which was a quarter of the extraction's time. Storage behind
+/// pointers (a class's arrays would be checked for exclusive access on each use).
+final class EdgeTable {
+    static let empty = UInt64.max
+    private(set) var count = 0
+    private var keys: UnsafeMutablePointer<UInt64>, values: UnsafeMutablePointer<UInt32>
+    private var capacity: Int, shift: UInt64
+
+    init(capacity: Int = 1 << 10) {
+        self.capacity = capacity.nextPowerOfTwo
+        shift = UInt64(64 - self.capacity.trailingZeroBitCount)
+        keys = .allocate(capacity: self.capacity); keys.initialize(repeating: Self.empty, count: self.capacity)
+        values = .allocate(capacity: self.capacity)
+    }
+
+    deinit { keys.deallocate(); values.deallocate() }
+
+    @inline(__always) private func slot(_ key: UInt64) -> Int { Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> shift) }
+
+    func value(_ key: UInt64) -> UInt32? {
+        var i = slot(key)
+        while true {
+            let k = keys[i]
+            if k == key { return values[i] }
+            if k == Self.empty { return nil }
+            i = (i &+ 1) & (capacity &- 1)
+        }
+    }
+
+    /// Adds `key`, which is not in the table.
+    func insert(_ key: UInt64, _ value: UInt32) {
+        if 2 * (count + 1) > capacity { grow() }
+        var i = slot(key)
+        while keys[i] != Self.empty { i = (i &+ 1) & (capacity &- 1) }
+        keys[i] = key; values[i] = value
+        count += 1
+    }
+
+    /// Removes `key`; false when it was not there.
+    func remove(_ key: UInt64) -> Bool {
+        let mask = capacity &- 1
+        var i = slot(key)
+        while true {
+            let k = keys[i]
+            if k == key { break }
+            if k == Self.empty { return false }
+            i = (i &+ 1) & mask
+        }
+        // pull back each later entry of the run whose home slot is not in (i, j]
+        var j = i
+        while true {
+            j = (j &+ 1) & mask
+            let k = keys[j]
+            if k == Self.empty { break }
+            let home = slot(k)
+            let stays = i <= j ? (i < home && home <= j) : (i < home || home <= j)
+            if !stays { keys[i] = k; values[i] = values[j]; i = j }
+        }
+        keys[i] = Self.empty
+        count -= 1
+        return true
+    }
+
+    func removeAll() {
+        keys.update(repeating: Self.empty, count: capacity)
+        count = 0
+    }
+
+    private func grow() {
+        let oldKeys = keys, oldValues = values, oldCapacity = capacity
+        capacity *= 2; shift -= 1
+        keys = .allocate(capacity: capacity); keys.initialize(repeating: Self.empty, count: capacity)
+        values = .allocate(capacity: capacity)
+        count = 0
+        for i in 0..<oldCapacity where oldKeys[i] != Self.empty { insert(oldKeys[i], oldValues[i]) }
+        oldKeys.deallocate(); oldValues.deallocate()
     }
 }

@@ -141,6 +141,13 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
 
     // MARK: values
 
+    /// Block `b`'s voxels (x + 8y + 64z): TSDF, weight, and R, G, B (3 per voxel) when the
+    /// volume has colour; for readers that walk whole blocks (marching cubes).
+    func blockVoxels(_ b: Int) -> (tsdf: UnsafePointer<Float>, weight: UnsafePointer<UInt16>, colour: UnsafePointer<Float>) {
+        let v = storage(b)
+        return (UnsafePointer(v.tsdf), UnsafePointer(v.weight), UnsafePointer(v.colour))
+    }
+
     /// TSDF, weight and colour of block `b`'s voxel `i` (x + 8y + 64z).
     public func voxel(_ b: Int, _ i: Int) -> (tsdf: Float, weight: Float, colour: SIMD3<Float>) {
         let v = storage(b)
@@ -191,12 +198,6 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
         let chunks = self.chunks, colours = coloured ? frame.colours : nil
         let width = F(repeating: Float(w)), height = F(repeating: Float(h)), zero = F(), one = F(repeating: 1)
         let magic = F(repeating: 8_388_608), minusTruncation = F(repeating: -truncation)
-        /// ⌊x⌋ for 0 ≤ x < 2^22 without a checked conversion: adding 2^23 leaves the nearest
-        /// integer in the mantissa; one less where that rounded up.
-        @inline(__always) func floor(_ x: F) -> I {
-            let m = x + magic
-            return (unsafeBitCast(m, to: I.self) &- 0x4B00_0000) &+ I().replacing(with: -1, where: m - magic .> x)
-        }
         for b in blocks {
             let origin = SIMD3<Float>(Self.coordinates(keys[b]) &* Self.blockSide) * vs + vs / 2 - tw
             let o = SIMD3<Float>((c0 * origin).sum(), (c1 * origin).sum(), (c2 * origin).sum())
@@ -209,7 +210,12 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
                 let u = fx * px * inverseZ + (cx + 0.5), v = (cy + 0.5) - fy * py * inverseZ
                 let seen = (z .> zero) .& (u .>= zero) .& (v .>= zero) .& (u .< width) .& (v .< height)
                 if !any(seen) { continue }
-                let pixel = floor(v.replacing(with: 0, where: .!seen)) &* Int32(w) &+ floor(u.replacing(with: 0, where: .!seen))
+                // The pixel's index ⌊v⌋·w + ⌊u⌋ in floats: an integer below 2^24, so exact, and
+                // adding 2^23 leaves it in the mantissa (no checked conversion, no integer
+                // multiply: a third of the instructions of flooring each in integers). Lanes not
+                // seen may hold anything there; they read pixel 0.
+                let index = v.rounded(.down) * width + u.rounded(.down) + magic
+                let pixel = (unsafeBitCast(index, to: I.self) &- 0x4B00_0000).replacing(with: 0, where: .!seen)
                 var d = F()
                 for lane in 0..<8 { d[lane] = depth[Int(pixel[lane])] }
                 let sdf = d - z
