@@ -98,7 +98,7 @@ let package = Package(
 
         // MARK: - Command line
         .executableTarget(name: "depthpose", dependencies: [
-            "CPUCheck", "CProcessControl", "Diagnostics", "Execution", "FileIO", "ScanFormats", "PointClouds", "VoxelFusion", "Meshing", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch", "Plots", "ResultFiles",
+            "CPUCheck", "CProcessControl", "Diagnostics", "Execution", "FileIO", "ScanFormats", "PointClouds", "VoxelFusion", "Video", "Meshing", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch", "Plots", "ResultFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: cpuLevel),
 

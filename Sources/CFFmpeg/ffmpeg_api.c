@@ -48,7 +48,8 @@ void depthpose_video_close(depthpose_video_reader *r) {
     free(r);
 }
 
-depthpose_video_reader *depthpose_video_open(const char *path, int threads, depthpose_video_info *info, char *error, size_t size) {
+depthpose_video_reader *depthpose_video_open(const char *path, int threads, int reference_only, depthpose_video_info *info, char *error,
+                                              size_t size) {
     const struct depthpose_ffmpeg_api *ff = depthpose_ffmpeg(error, size);
     if (!ff) return NULL;
     ff->log_set_level(AV_LOG_QUIET);  // errors come back as codes and frame flags, reported by the caller
@@ -83,6 +84,7 @@ depthpose_video_reader *depthpose_video_open(const char *path, int threads, dept
     if (code < 0) { fail(ff, code, error, size, "cannot set up the decoder"); goto failed; }
     r->codec->thread_count = threads > 0 ? threads : 1;
     r->codec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+    if (reference_only) r->codec->skip_frame = AVDISCARD_NONREF;
     code = ff->codec_open2(r->codec, decoder, NULL);
     if (code < 0) { fail(ff, code, error, size, "cannot open the %s decoder", decoder->name); goto failed; }
     r->packet = ff->packet_alloc();

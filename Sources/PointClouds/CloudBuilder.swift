@@ -1,4 +1,5 @@
 import Foundation
+import Video
 import Geometry
 import ScanFormats
 import VoxelFusion
@@ -28,6 +29,9 @@ public struct CloudOptions: Sendable {
     public var frame = CloudFrame.recording
     /// Colour the points from the scan's video when it has one (`CloudColouring`).
     public var colour = true
+    /// Which video frames give colour: all, or only the reference frames (the cheaper route:
+    /// the non-reference frames are not decoded).
+    public var colourFrames = VideoReader.Frames.all
     public var threads = ProcessStats.cores
     /// Where the frames done are counted (a terminal's progress bar), if anywhere.
     public var progress: ProgressMeter?
@@ -184,6 +188,9 @@ public enum CloudBuilder {
                 summary.colour = report
                 if report.framesWithoutVideo > 0 {
                     summary.notes.append("\(report.framesWithoutVideo) of the frames used have no video frame (the video has \(report.videoFramesDecoded)): they add no colour")
+                }
+                if report.framesSkipped > 0 {
+                    summary.notes.append("\(report.framesSkipped) of the frames used have a non-reference video frame, not decoded (--color-frames reference): they add no colour")
                 }
                 if report.pointsWithoutColour > 0 { summary.notes.append("\(report.pointsWithoutColour) points had no coloured sample: written black") }
             case let .grey(because): summary.notes.append(because)

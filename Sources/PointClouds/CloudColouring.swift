@@ -18,6 +18,11 @@ public struct ColourReport: Sendable, Codable {
     public var framesColoured = 0
     /// Frames the cloud used whose video frame does not exist (the video ends early).
     public var framesWithoutVideo = 0
+    /// Which video frames were decoded (`CloudOptions.colourFrames`).
+    public var videoFrames = VideoReader.Frames.all
+    /// Frames the cloud used whose video frame was not decoded, being a non-reference frame
+    /// (with `videoFrames` `.reference`).
+    public var framesSkipped = 0
     /// Colour samples (every depth sample of a coloured frame that landed in a kept voxel).
     public var samples = 0
     /// Points no coloured frame saw (written black).
@@ -26,7 +31,7 @@ public struct ColourReport: Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case video, info, videoFramesDecoded = "video_frames_decoded", framesColoured = "frames_coloured"
-        case framesWithoutVideo = "frames_without_video", samples, pointsWithoutColour = "points_without_colour", seconds
+        case framesWithoutVideo = "frames_without_video", videoFrames = "video_frames", framesSkipped = "frames_skipped", samples, pointsWithoutColour = "points_without_colour", seconds
     }
 }
 
@@ -52,9 +57,10 @@ enum CloudColouring {
         // Twice the threads for FFmpeg: its frame threads wait on the thread that feeds them
         // (GridColourStream's, which also samples), so more frames in flight keep the cores
         // busy (measured on 2 cores, apartment 942 frames: 4.9 s with 2, 4.5 s with 4).
-        let reader = try VideoReader(path: video, threads: 2 * threads)
+        let reader = try VideoReader(path: video, threads: 2 * threads, frames: o.colourFrames)
         if let p = shapeProblem(reader.info, depth: layout) { return .grey(because: "\(video): \(p): the cloud is grey") }
         var report = ColourReport(video: video, info: reader.info)
+        report.videoFrames = o.colourFrames
         // The video frames the used depth frames pair with, in order.
         let wanted = try scan.fusedVideoFrames(frames: frames, stride: o.stride)
         let stream = GridColourStream(reader: reader, gridWidth: layout.width, gridHeight: layout.height, frames: wanted)
@@ -70,8 +76,10 @@ enum CloudColouring {
         try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps, progress: o.progress) { fb in
             for (k, info) in fb.infos.enumerated() {
                 guard let (pose, intrinsics) = try info.fusable(stride: o.stride, scanPath: scan.path) else { continue }
-                guard let image = try stream.colours(of: scan.videoFrame(forDepthFrame: info.index)) else {
-                    report.framesWithoutVideo += 1
+                let videoFrame = scan.videoFrame(forDepthFrame: info.index)
+                guard let image = try stream.colours(of: videoFrame) else {
+                    // a frame the video has but did not decode was skipped as non-reference
+                    if let n = reader.frameCount, videoFrame < n { report.framesSkipped += 1 } else { report.framesWithoutVideo += 1 }
                     continue
                 }
                 let added = parallelMap(threads, threads: o.threads) { t -> Int in

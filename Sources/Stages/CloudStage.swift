@@ -1,6 +1,7 @@
 import Foundation
 import Execution
 import PointClouds
+import Video
 import VoxelFusion
 import FileIO
 import Plots
@@ -44,6 +45,8 @@ public enum CloudStage: Stage {
         public var extras: [CloudExtra] = []
         /// Colour the points from the scan's video when it has one (`uchar red green blue`).
         public var color = CloudOptions().colour
+        /// Which video frames colour the points: all, or only reference frames (faster, colour from fewer frames).
+        public var colorFrames = CloudOptions().colourFrames
         /// Also a PNG preview beside the PLY (`SideOutput.preview`): top and perspective views with the camera path.
         public var preview = false
         /// Also a 3-D view beside the PLY (`SideOutput.view`): one HTML page (three.js) with the camera path.
@@ -52,7 +55,7 @@ public enum CloudStage: Stage {
         public init() {}
         public enum CodingKeys: String, CodingKey, CaseIterable {
             case voxel, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel"
-            case minSupport = "min_support", noFilters = "no_filters", stride, normals, normalRadius = "normal_radius", frame, ascii, extras, color, preview, view
+            case minSupport = "min_support", noFilters = "no_filters", stride, normals, normalRadius = "normal_radius", frame, ascii, extras, color, colorFrames = "color_frames", preview, view
         }
         public typealias Keys = CodingKeys
 
@@ -66,7 +69,7 @@ public enum CloudStage: Stage {
                 o.minSupport = minSupport
             }
             o.stride = stride; o.normals = normals; o.normalRadius = normalRadius
-            o.frame = frame; o.colour = color; o.threads = threads
+            o.frame = frame; o.colour = color; o.colourFrames = colorFrames; o.threads = threads
             return o
         }
 

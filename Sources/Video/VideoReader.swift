@@ -52,12 +52,43 @@ public final class VideoReader {
     /// FFmpeg's reason when a call fails (one buffer for every frame).
     private var error = [CChar](repeating: 0, count: 512)
 
+    /// With `referenceFramesOnly`: every frame's presentation time, ascending (the frames'
+    /// positions in presentation order).
+    private let presentationTimes: [Double]?
+
+    /// Which frames a reader decodes.
+    public enum Frames: String, Sendable, Codable, CaseIterable {
+        /// Every frame.
+        case all
+        /// Only the frames other frames refer to: FFmpeg skips the rest (`skip_frame =
+        /// AVDISCARD_NONREF`; in H.264 and HEVC, the B-frames no frame predicts from). The
+        /// frames decoded are the same pixels as in a full decode, since nothing skipped is
+        /// referred to; a video without such frames decodes whole.
+        case reference
+    }
+
     /// Opens `path` for decoding on `threads` threads (FFmpeg's frame and slice threads).
-    public init(path: String, threads: Int) throws(VideoError) {
+    /// With `frames: .reference`, the frames are numbered by their timestamps among all the
+    /// container's (read first, without decoding), so each keeps its position in
+    /// presentation order; a video whose frames lack timestamps, or share one, is refused.
+    public init(path: String, threads: Int, frames: Frames = .all) throws(VideoError) {
         self.path = path
         guard FileManager.default.isReadableFile(atPath: path) else { throw .missing(path: path) }
+        var presentation: [Double]?
+        if frames == .reference {
+            let times = try VideoReader(path: path, threads: 1).frameTimes()
+            let known = times.compactMap { $0 }
+            guard known.count == times.count else {
+                throw .open(path: path, reason: "\(times.count - known.count) of its \(times.count) frames have no timestamp: cannot number the frames when skipping non-reference ones")
+            }
+            if let i = known.indices.dropFirst().first(where: { known[$0] == known[$0 - 1] }) {
+                throw .open(path: path, reason: "frames \(i - 1) and \(i) share the timestamp \(known[i]) s: cannot number the frames when skipping non-reference ones")
+            }
+            presentation = known
+        }
+        presentationTimes = presentation
         var raw = depthpose_video_info()
-        guard let r = depthpose_video_open(path, Int32(max(1, threads)), &raw, &error, error.count) else {
+        guard let r = depthpose_video_open(path, Int32(max(1, threads)), frames == .reference ? 1 : 0, &raw, &error, error.count) else {
             throw .starting(&error) { .open(path: path, reason: $0) }
         }
         reader = r
@@ -73,6 +104,9 @@ public final class VideoReader {
     /// Frames decoded so far.
     public var framesDecoded: Int { decoded }
 
+    /// With `frames: .reference`, how many frames the video has (decoded or skipped).
+    public var frameCount: Int? { presentationTimes?.count }
+
     /// Decodes the next frame and hands it to `body`; false at the end of the stream.
     public func next<E: Error>(_ body: (VideoFrame) throws(E) -> Void) throws -> Bool {
         var f = depthpose_video_frame()
@@ -81,7 +115,17 @@ public final class VideoReader {
         case 0: return false
         default: throw VideoError.decode(path: path, frame: decoded, reason: VideoError.text(error))
         }
-        let frame = VideoFrame(index: decoded, seconds: f.seconds.isNaN ? nil : f.seconds, width: Int(f.width), height: Int(f.height),
+        var index = decoded
+        if let times = presentationTimes {
+            // the position of its timestamp among every frame's (binary search)
+            var lo = 0, hi = times.count
+            while lo < hi { let mid = (lo + hi) / 2; if times[mid] < f.seconds { lo = mid + 1 } else { hi = mid } }
+            guard lo < times.count, times[lo] == f.seconds else {
+                throw VideoError.decode(path: path, frame: decoded, reason: "the decoder gave a frame at \(f.seconds) s, a time no frame of the container has (frames decoded so far: \(decoded))")
+            }
+            index = lo
+        }
+        let frame = VideoFrame(index: index, seconds: f.seconds.isNaN ? nil : f.seconds, width: Int(f.width), height: Int(f.height),
                                planes: (f.planes.0!, f.planes.1!, f.planes.2!),
                                strides: (Int(f.strides.0), Int(f.strides.1), Int(f.strides.2)),
                                chromaShift: (Int(f.chroma_shift_x), Int(f.chroma_shift_y)),

@@ -9,6 +9,7 @@ import FileIO
 import ResultFiles
 import ScanFormats
 import VoxelFusion
+import Video
 
 // The library's domain values as command-line values: each enum's raw values are its
 // spellings, and `--help` lists them.
@@ -16,6 +17,7 @@ extension StageName: ExpressibleByArgument {}
 extension DepthImageFormat: ExpressibleByArgument {}
 extension CloudFrame: ExpressibleByArgument {}
 extension CloudExtra: ExpressibleByArgument {}
+extension VideoReader.Frames: ExpressibleByArgument {}
 extension TrajectoryFormat: ExpressibleByArgument {}
 extension ReferenceAlignment: ExpressibleByArgument {}
 extension StrayGeneration: ExpressibleByArgument {}

@@ -22,12 +22,15 @@ final class DefaultsTests: XCTestCase {
     func testFlagsReachTheirOptions() throws {
         let c = try CloudArguments.parse(["--voxel", "0.05", "--min-depth", "0.3", "--max-depth", "4", "--stride", "3", "--min-confidence", "2",
                                           "--flying-pixel", "0.1", "--min-support", "4", "--normals", "--normal-radius", "3", "--frame", "gravity",
-                                          "--ascii", "--extras", "confidence,count"]).value
+                                          "--ascii", "--extras", "confidence,count", "--color-frames", "reference"]).value
         XCTAssertEqual([c.voxel, Double(c.minDepth), Double(c.maxDepth), Double(c.stride), Double(c.minConfidence), Double(c.flyingPixel), Double(c.minSupport), Double(c.normalRadius)],
                        [0.05, Double(Float(0.3)), 4, 3, 2, Double(Float(0.1)), 4, 3])
         XCTAssertTrue(c.normals && c.ascii && !c.noFilters)
         XCTAssertEqual(c.frame, .gravity)
         XCTAssertEqual(c.extras, [.confidence, .count])
+        XCTAssertEqual(c.colorFrames, .reference)
+        XCTAssertEqual(c.builder(threads: 1).colourFrames, .reference)
+        XCTAssertThrowsError(try CloudArguments.parse(["--color-frames", "some"]))
         XCTAssertThrowsError(try CloudArguments.parse(["--extras", "colour"]))
         XCTAssertThrowsError(try CloudArguments.parse(["--frame", "up"]))
 

@@ -41,6 +41,40 @@ final class VideoReaderTests: XCTestCase {
         return (reader.info, bytes, times)
     }
 
+    /// Only reference frames (`frames: .reference`): the frames `ffmpeg -skip_frame noref`
+    /// outputs, each numbered by its position among all frames and the same pixels as that
+    /// frame of a full decode.
+    func testReferenceFramesOnlyAreFFmpegsFramesAtTheirPositions() throws {
+        for (file, encoder) in [("a.mp4", "libx264"), ("c.mp4", "libx265"), ("b.mkv", "libx264")] {
+            let path = try Self.pattern(file, encoder: encoder)
+            let all = try Self.reference(path), frameBytes = 320 * 240 * 3 / 2
+            let out = TestSupport.temporaryDirectory("video") + "/noref.yuv"
+            let r = try TestSupport.run(try Self.ffmpeg(), ["-v", "error", "-skip_frame", "noref", "-i", path, "-fps_mode", "passthrough",
+                                                            "-f", "rawvideo", "-pix_fmt", "yuv420p", out])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let theirs = TestSupport.read(out)
+            for threads in [1, 2] {
+                let reader = try VideoReader(path: path, threads: threads, frames: .reference)
+                XCTAssertEqual(reader.frameCount, 24, file)
+                var indices: [Int] = [], bytes: [UInt8] = []
+                try reader.forEachFrame { f in
+                    var frame: [UInt8] = []
+                    for (plane, stride, w, h) in [(f.planes.0, f.strides.0, f.width, f.height), (f.planes.1, f.strides.1, f.width / 2, f.height / 2),
+                                                  (f.planes.2, f.strides.2, f.width / 2, f.height / 2)] {
+                        for row in 0..<h { frame += UnsafeBufferPointer(start: plane + row * stride, count: w) }
+                    }
+                    XCTAssertTrue(frame[...] == all[f.index * frameBytes ..< (f.index + 1) * frameBytes], "\(file): frame \(f.index) differs from the full decode's")
+                    indices.append(f.index); bytes += frame
+                }
+                XCTAssertLessThan(indices.count, 24, "\(file): the encoder made B-frames no frame refers to, so some are skipped")
+                XCTAssertEqual(indices, indices.sorted(), file)
+                XCTAssertEqual(Set(indices).count, indices.count, file)
+                XCTAssertEqual(indices.count, theirs.count / frameBytes, "\(file): ffmpeg -skip_frame noref's frame count")
+                XCTAssertTrue(bytes == theirs, "\(file), \(threads) threads: planes differ from ffmpeg -skip_frame noref's")
+            }
+        }
+    }
+
     func testFramesAreBitExactWithFFmpegForH264AndHEVCInMP4AndMKV() throws {
         for (file, encoder, codec) in [("a.mp4", "libx264", "h264"), ("b.mkv", "libx264", "h264"), ("c.mp4", "libx265", "hevc"), ("d.mov", "libx265", "hevc")] {
             let path = try Self.pattern(file, encoder: encoder)

@@ -94,10 +94,12 @@ typedef struct {
 
 typedef struct depthpose_video_reader depthpose_video_reader;
 
-/// Opens the first video stream of `path` for decoding on `threads` threads. NULL with the
-/// reason in `error` when the file cannot be opened, holds no video, or no decoder exists.
-depthpose_video_reader *_Nullable depthpose_video_open(const char *path, int threads, depthpose_video_info *info,
-                                                        char *error, size_t size);
+/// Opens the first video stream of `path` for decoding on `threads` threads; with
+/// `reference_only`, the decoder skips the frames no other frame refers to (FFmpeg's
+/// `skip_frame = AVDISCARD_NONREF`). NULL with the reason in `error` when the file cannot be
+/// opened, holds no video, or no decoder exists.
+depthpose_video_reader *_Nullable depthpose_video_open(const char *path, int threads, int reference_only,
+                                                        depthpose_video_info *info, char *error, size_t size);
 /// The next frame in presentation order: 1 with `frame` filled, 0 at the end of the stream,
 /// -1 with the reason in `error` (damaged data, an unsupported pixel layout).
 int depthpose_video_next(depthpose_video_reader *reader, depthpose_video_frame *frame, char *error, size_t size);
