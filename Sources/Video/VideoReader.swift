@@ -52,7 +52,7 @@ public final class VideoReader {
     /// FFmpeg's reason when a call fails (one buffer for every frame).
     private var error = [CChar](repeating: 0, count: 512)
 
-    /// With `referenceFramesOnly`: every frame's presentation time, ascending (the frames'
+    /// With `frames: .reference`: every frame's presentation time, ascending (the frames'
     /// positions in presentation order).
     private let presentationTimes: [Double]?
 
