@@ -101,7 +101,8 @@ public enum MeshBuilder {
     public static func fuse(scan path: String, options o: MeshOptions) throws -> (volume: TSDFVolume, summary: MeshSummary, cameras: [Pose]) {
         if let p = o.problem { throw MeshError.options(p) }
         let start = ProcessStats.now()
-        let scan = try ScanOpener.open(path, strict: true)
+        // the IMU is not used here, and its file grows with the recording: not read
+        let scan = try ScanOpener.open(path, strict: true, motion: false)
         let truncation = Float(o.voxelSize * o.truncationVoxels)
         var summary = MeshSummary(scan: path, voxelSize: o.voxelSize, truncation: o.voxelSize * o.truncationVoxels)
         let threads = max(1, o.threads), layout = scan.depthLayout

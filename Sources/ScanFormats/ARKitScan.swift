@@ -39,8 +39,9 @@ public final class ARKitScan: DepthBinScan {
     }
 
     /// Opens a scan. With `strict`, a malformed optional sidecar (poses, intrinsics, IMU)
-    /// throws; otherwise it is listed in `problems` and treated as absent.
-    public init(path: String, strict: Bool) throws {
+    /// throws; otherwise it is listed in `problems` and treated as absent. Without `motion`,
+    /// `imu.json` is not read (a stage that does not use it: its size grows with the recording).
+    public init(path: String, strict: Bool, motion: Bool = true) throws {
         self.path = path
         var problems: [ScanProblem] = []
         func sidecar<T>(_ file: String, _ body: () throws -> T) throws -> T? {
@@ -118,7 +119,7 @@ public final class ARKitScan: DepthBinScan {
         // imu.json
         var imu: [IMUSample] = []
         let imuPath = path + "/imu.json"
-        if FileManager.default.fileExists(atPath: imuPath) {
+        if motion && FileManager.default.fileExists(atPath: imuPath) {
             imu = try sidecar("imu.json", { try Self.readIMU(imuPath, problems: &problems) }) ?? []
         }
         self.imu = imu

@@ -10,8 +10,9 @@ public enum ScanOpener {
         return nil
     }
 
-    /// Recognises the layout of `path` and opens it (see `ARKitScan`/`StrayScan` for `strict`).
-    public static func open(_ path: String, strict: Bool = true) throws -> any Scan {
+    /// Recognises the layout of `path` and opens it (see `ARKitScan`/`StrayScan` for `strict`;
+    /// without `motion`, their IMU files are not read, for stages that do not use them).
+    public static func open(_ path: String, strict: Bool = true, motion: Bool = true) throws -> any Scan {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
             throw ScanFormatError.missing(path: path, what: "scan folder")
@@ -19,8 +20,8 @@ public enum ScanOpener {
         guard isDir.boolValue else { throw ScanFormatError.unknownLayout(path: path, detail: "not a folder") }
         switch layout(of: path) {
         case .scannetpp: return try ScanNetPPScan(path: path)
-        case .arkitScanner: return try ARKitScan(path: path, strict: strict)
-        case .stray: return try StrayScan(path: path, strict: strict)
+        case .arkitScanner: return try ARKitScan(path: path, strict: strict, motion: motion)
+        case .stray: return try StrayScan(path: path, strict: strict, motion: motion)
         case nil: break
         }
         throw ScanFormatError.unknownLayout(path: path, detail: "expected metadata.json + depth.bin (ARKit-Scanner), odometry.csv + depth/ (Stray Scanner) or pose_intrinsic_imu.json + depth.bin (ScanNet++)")

@@ -45,7 +45,8 @@ public final class StrayScan: Scan {
         FileManager.default.fileExists(atPath: path + "/odometry.csv") || FileManager.default.fileExists(atPath: path + "/camera_matrix.csv")
     }
 
-    public init(path: String, strict: Bool) throws {
+    /// Opens an export (`strict` as `ARKitScan`'s); without `motion`, `imu.csv` is not read.
+    public init(path: String, strict: Bool, motion: Bool = true) throws {
         self.path = path
         name = URL(fileURLWithPath: path).lastPathComponent
         var problems: [ScanProblem] = []
@@ -187,7 +188,7 @@ public final class StrayScan: Scan {
         // imu.csv
         var imu: [IMUSample] = []
         let imuPath = path + "/imu.csv"
-        if fm.fileExists(atPath: imuPath) {
+        if motion && fm.fileExists(atPath: imuPath) {
             do {
                 let t = try CSVTable(path: imuPath, what: "imu.csv")
                 let c = try ["timestamp", "a_x", "a_y", "a_z", "alpha_x", "alpha_y", "alpha_z"].map { (n) throws(ScanFormatError) in try t.requireColumn(n) }

@@ -103,6 +103,19 @@ final class MeshBuilderTests: XCTestCase {
         }
     }
 
+    /// The mesh does not use the IMU, so it does not read it: a damaged `imu.json` (which
+    /// makes a strict open fail) changes nothing.
+    func testTheIMUIsNotRead() throws {
+        let scan = try TestSupport.synthScan(frames: 8, seed: 5, width: 64, height: 48)
+        var o = MeshOptions(); o.threads = 2
+        let intact = try MeshBuilder.build(scan: scan, options: o).0
+        TestSupport.writeText("{\"motion\": [1, 2", scan + "/imu.json")
+        XCTAssertThrowsError(try ScanOpener.open(scan, strict: true))
+        let mesh = try MeshBuilder.build(scan: scan, options: o).0
+        XCTAssertGreaterThan(intact.triangleCount, 100)
+        XCTAssertEqual(mesh.positions, intact.positions); XCTAssertEqual(mesh.triangles, intact.triangles)
+    }
+
     func testStrideIsCountedAndOptionsAreChecked() throws {
         let scan = try TestSupport.synthScan(frames: 12, seed: 9, width: 64, height: 48)
         var o = MeshOptions(); o.stride = 5
