@@ -21,6 +21,8 @@ public struct MeshOptions: Sendable {
     public var minWeight = 1.0
     /// Colour the mesh from the scan's video when it has one.
     public var colour = true
+    /// Which video frames give colour (`VideoReader.Frames`: all, or reference frames only).
+    public var colourFrames = VideoReader.Frames.all
     public var threads = ProcessStats.cores
     /// Where the frames fused are counted (a terminal's progress bar), if anywhere.
     public var progress: ProgressMeter?
@@ -48,6 +50,9 @@ public struct MeshSummary: Sendable, Codable, FrameAccounting {
     public var frames = 0, framesUsed = 0, framesSkippedByStride = 0, framesWithoutPose = 0
     /// Frames fused with colour from their video frame.
     public var framesColoured = 0
+    /// Frames fused without colour because their video frame, a non-reference one, was not
+    /// decoded (`MeshOptions.colourFrames` `.reference`).
+    public var framesColourSkipped = 0
     public var blocks = 0
     public var vertices = 0, triangles = 0
     /// Surface area of the mesh, m².
@@ -62,7 +67,7 @@ public struct MeshSummary: Sendable, Codable, FrameAccounting {
 
     enum CodingKeys: String, CodingKey {
         case scan, voxelSize = "voxel_size", truncation, frames, framesUsed = "frames_used", framesSkippedByStride = "frames_skipped_by_stride"
-        case framesWithoutPose = "frames_without_pose", framesColoured = "frames_coloured", blocks, vertices, triangles, area
+        case framesWithoutPose = "frames_without_pose", framesColoured = "frames_coloured", framesColourSkipped = "frames_colour_skipped", blocks, vertices, triangles, area
         case boundaryEdges = "boundary_edges", volumeBytes = "volume_bytes", notes, seconds
     }
 }
@@ -109,8 +114,10 @@ public enum MeshBuilder {
 
         // The video, decoded ahead on its own thread into depth-grid colour images.
         var stream: GridColourStream?
+        var videoFrames: Int?  // with reference frames only: the video's frames, decoded or not
         if o.colour, let video = scan.colourVideoPath {
-            let reader = try VideoReader(path: video, threads: 2 * threads)
+            let reader = try VideoReader(path: video, threads: 2 * threads, frames: o.colourFrames)
+            videoFrames = reader.frameCount
             let wanted = try scan.fusedVideoFrames(frames: scan.depthFrameCount(), stride: o.stride)
             stream = GridColourStream(reader: reader, gridWidth: layout.width, gridHeight: layout.height, frames: wanted)
             stream?.start()
@@ -153,8 +160,9 @@ public enum MeshBuilder {
             let blocks = volume.blocks(sets[0].keys)
             if let stream {
                 // the colour image of the frame about to be fused (its slot is read until the next step)
-                frame.colours = try stream.colours(of: scan.videoFrame(forDepthFrame: next.index))
-                if frame.colours != nil { summary.framesColoured += 1 }
+                let videoFrame = scan.videoFrame(forDepthFrame: next.index)
+                frame.colours = try stream.colours(of: videoFrame)
+                if frame.colours != nil { summary.framesColoured += 1 } else if let n = videoFrames, videoFrame < n { summary.framesColourSkipped += 1 }
             }
             pending = (frame, blocks)
         }
@@ -172,8 +180,12 @@ public enum MeshBuilder {
             }
             try step(nil)
         }
-        if let stream, summary.framesColoured < summary.framesUsed {
-            summary.notes.append("\(summary.framesUsed - summary.framesColoured) of the frames used have no video frame (the video has \(stream.framesDecoded)): they add no colour")
+        let withoutVideo = summary.framesUsed - summary.framesColoured - summary.framesColourSkipped
+        if let stream, withoutVideo > 0 {
+            summary.notes.append("\(withoutVideo) of the frames used have no video frame (the video has \(stream.framesDecoded)): they add no colour")
+        }
+        if summary.framesColourSkipped > 0 {
+            summary.notes.append("\(summary.framesColourSkipped) of the frames used have a non-reference video frame, not decoded (colour from reference frames only): they add no colour")
         }
         stream?.stop()
         summary.blocks = volume.blockCount

@@ -1,5 +1,6 @@
 import Foundation
 import Meshing
+import Video
 import VoxelFusion
 import FileIO
 import Diagnostics
@@ -26,6 +27,8 @@ public enum MeshStage: Stage {
         public var minWeight = MeshOptions().minWeight
         /// Colour the vertices from the scan's video when it has one.
         public var color = MeshOptions().colour
+        /// Which video frames colour the vertices: all, or only reference frames (faster, colour from fewer frames).
+        public var colorFrames = MeshOptions().colourFrames
         /// ASCII PLY instead of binary little-endian.
         public var ascii = false
         /// Also a 3-D view beside the PLY (`SideOutput.view`; the mesh is
@@ -35,7 +38,7 @@ public enum MeshStage: Stage {
         public init() {}
         public enum CodingKeys: String, CodingKey, CaseIterable {
             case voxel, truncation, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel"
-            case stride, minWeight = "min_weight", color, ascii, view
+            case stride, minWeight = "min_weight", color, colorFrames = "color_frames", ascii, view
         }
         public typealias Keys = CodingKeys
 
@@ -45,7 +48,7 @@ public enum MeshStage: Stage {
             o.voxelSize = voxel; o.truncationVoxels = truncation
             o.filters.minDepth = minDepth; o.filters.maxDepth = maxDepth
             o.filters.minConfidence = minConfidence; o.filters.flyingPixelThreshold = flyingPixel
-            o.stride = stride; o.minWeight = minWeight; o.colour = color; o.threads = threads
+            o.stride = stride; o.minWeight = minWeight; o.colour = color; o.colourFrames = colorFrames; o.threads = threads
             return o
         }
 

@@ -18,6 +18,13 @@ extension DepthImageFormat: ExpressibleByArgument {}
 extension CloudFrame: ExpressibleByArgument {}
 extension CloudExtra: ExpressibleByArgument {}
 extension VideoReader.Frames: ExpressibleByArgument {}
+
+/// `--color-frames`, shared by `cloud` and `mesh`.
+struct ColourFramesArgument: ParsableArguments {
+    @Option(name: .customLong("color-frames"),
+            help: "Which video frames give colour: all, or reference (only the frames other frames are predicted from are decoded: faster on videos with B-frames, colour from fewer frames).")
+    var value = CloudOptions().colourFrames
+}
 extension TrajectoryFormat: ExpressibleByArgument {}
 extension ReferenceAlignment: ExpressibleByArgument {}
 extension StrayGeneration: ExpressibleByArgument {}

@@ -19,8 +19,7 @@ struct CloudArguments: StageArguments {
     @Option(help: "Extra per-point properties, comma-separated: count, confidence.", transform: commaList) var extras: [CloudExtra] = defaults.extras
     @Flag(inversion: .prefixedNo, help: "Colour the points from the scan's video (rgb.mp4, ScanNet++ rgb.mkv) when it has one: each voxel the mean colour of its samples.")
     var color = defaults.color
-    @Option(help: "Which video frames colour the points: all, or reference (only the frames other frames are predicted from are decoded: faster on videos with B-frames, colour from fewer frames).")
-    var colorFrames = defaults.colorFrames
+    @OptionGroup var colorFrames: ColourFramesArgument
     @Flag(help: "Also write a PNG preview beside the PLY (OUT with .png for .ply): a top and a perspective view with the camera path.")
     var preview = defaults.preview
     @Flag(help: "Also write a 3-D view beside the PLY (OUT with .html for .ply): one offline page (three.js) with the cloud, decimated, and the camera path.")
@@ -30,7 +29,7 @@ struct CloudArguments: StageArguments {
         var o = CloudStage.Options()
         o.voxel = voxel; filters.apply(to: &o)
         o.minSupport = minSupport; o.noFilters = noFilters; o.normals = normals
-        o.normalRadius = normalRadius; o.frame = frame; o.ascii = ascii; o.extras = extras; o.color = color; o.colorFrames = colorFrames; o.preview = preview; o.view = view
+        o.normalRadius = normalRadius; o.frame = frame; o.ascii = ascii; o.extras = extras; o.color = color; o.colorFrames = colorFrames.value; o.preview = preview; o.view = view
         return o
     }
 

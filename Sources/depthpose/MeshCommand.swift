@@ -13,6 +13,7 @@ struct MeshArguments: StageArguments {
     @Option(help: "Mesh a cube only where all eight voxels were updated by at least this many frames.") var minWeight = defaults.minWeight
     @Flag(inversion: .prefixedNo, help: "Colour the vertices from the scan's video (rgb.mp4, ScanNet++ rgb.mkv) when it has one.")
     var color = defaults.color
+    @OptionGroup var colorFrames: ColourFramesArgument
     @Flag(help: "Write ASCII PLY instead of binary little-endian.") var ascii = defaults.ascii
     @Flag(help: "Also write a 3-D view beside the PLY (OUT with .html for .ply): one offline page (three.js) with the mesh and the camera path.")
     var view = defaults.view
@@ -20,7 +21,7 @@ struct MeshArguments: StageArguments {
     var value: MeshStage.Options {
         var o = MeshStage.Options()
         o.voxel = voxel; o.truncation = truncation; filters.apply(to: &o)
-        o.minWeight = minWeight; o.color = color; o.ascii = ascii; o.view = view
+        o.minWeight = minWeight; o.color = color; o.colorFrames = colorFrames.value; o.ascii = ascii; o.view = view
         return o
     }
 }

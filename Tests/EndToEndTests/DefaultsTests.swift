@@ -11,6 +11,7 @@ import TestSupport
 final class DefaultsTests: XCTestCase {
     func testCommandLineDefaultsAreTheLibrarysDefaults() throws {
         XCTAssertEqual(try CloudArguments.parse([]).value, CloudStage.Options())
+        XCTAssertEqual(try MeshArguments.parse([]).value, MeshStage.Options())
         XCTAssertEqual(try DecodeArguments.parse([]).value, DecodeStage.Options())
         XCTAssertEqual(try GestureArguments.parse([]).value, GestureOptions())
         XCTAssertEqual(try TrajectoryArguments.parse([]).value, TrajectoryStage.Options())
@@ -31,6 +32,9 @@ final class DefaultsTests: XCTestCase {
         XCTAssertEqual(c.colorFrames, .reference)
         XCTAssertEqual(c.builder(threads: 1).colourFrames, .reference)
         XCTAssertThrowsError(try CloudArguments.parse(["--color-frames", "some"]))
+        let m = try MeshArguments.parse(["--color-frames", "reference", "--no-color"]).value
+        XCTAssertEqual(m.colorFrames, .reference); XCTAssertFalse(m.color)
+        XCTAssertEqual(m.builder(threads: 1).colourFrames, .reference)
         XCTAssertThrowsError(try CloudArguments.parse(["--extras", "colour"]))
         XCTAssertThrowsError(try CloudArguments.parse(["--frame", "up"]))
 

@@ -116,6 +116,24 @@ final class MeshBuilderTests: XCTestCase {
         XCTAssertEqual(mesh.positions, intact.positions); XCTAssertEqual(mesh.triangles, intact.triangles)
     }
 
+    /// Colour from reference frames only: the same surface, the frames whose video frame is a
+    /// skipped non-reference one counted and adding no colour.
+    func testColourFromReferenceFramesOnly() throws {
+        let scan = try TestSupport.synthScan(frames: 16, seed: 5, width: 64, height: 48) { $0.colour = true }
+        var o = MeshOptions(); o.threads = 2
+        let (full, fullSummary) = try MeshBuilder.build(scan: scan, options: o)
+        o.colourFrames = .reference
+        let (mesh, summary) = try MeshBuilder.build(scan: scan, options: o)
+        XCTAssertEqual(fullSummary.framesColoured, 16)
+        XCTAssertGreaterThan(summary.framesColourSkipped, 0, "synth's H.264 has B-frames no frame refers to")
+        XCTAssertEqual(summary.framesColoured + summary.framesColourSkipped, 16)
+        XCTAssertTrue(summary.notes.contains { $0.hasPrefix("\(summary.framesColourSkipped) of the frames used have a non-reference video frame") }, "\(summary.notes)")
+        XCTAssertFalse(summary.notes.contains { $0.contains("have no video frame") }, "\(summary.notes)")
+        XCTAssertEqual(mesh.positions, full.positions); XCTAssertEqual(mesh.triangles, full.triangles)
+        XCTAssertNotNil(mesh.colours)
+        XCTAssertNotEqual(mesh.colours, full.colours)
+    }
+
     func testStrideIsCountedAndOptionsAreChecked() throws {
         let scan = try TestSupport.synthScan(frames: 12, seed: 9, width: 64, height: 48)
         var o = MeshOptions(); o.stride = 5
