@@ -185,7 +185,7 @@ public enum MeshBuilder {
             summary.notes.append("\(withoutVideo) of the frames used have no video frame (the video has \(stream.framesDecoded)): they add no colour")
         }
         if summary.framesColourSkipped > 0 {
-            summary.notes.append("\(summary.framesColourSkipped) of the frames used have a non-reference video frame, not decoded (colour from reference frames only): they add no colour")
+            summary.notes.append(VideoReader.Frames.skippedNote(summary.framesColourSkipped))
         }
         stream?.stop()
         summary.blocks = volume.blockCount

@@ -190,7 +190,7 @@ public enum CloudBuilder {
                     summary.notes.append("\(report.framesWithoutVideo) of the frames used have no video frame (the video has \(report.videoFramesDecoded)): they add no colour")
                 }
                 if report.framesSkipped > 0 {
-                    summary.notes.append("\(report.framesSkipped) of the frames used have a non-reference video frame, not decoded (colour from reference frames only): they add no colour")
+                    summary.notes.append(VideoReader.Frames.skippedNote(report.framesSkipped))
                 }
                 if report.pointsWithoutColour > 0 { summary.notes.append("\(report.pointsWithoutColour) points had no coloured sample: written black") }
             case let .grey(because): summary.notes.append(because)

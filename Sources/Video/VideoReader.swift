@@ -65,6 +65,11 @@ public final class VideoReader {
         /// frames decoded are the same pixels as in a full decode, since nothing skipped is
         /// referred to; a video without such frames decodes whole.
         case reference
+
+        /// The note of a stage that used `count` frames whose video frame was skipped.
+        public static func skippedNote(_ count: Int) -> String {
+            "\(count) of the frames used have a non-reference video frame, not decoded (colour from reference frames only): they add no colour"
+        }
     }
 
     /// Opens `path` for decoding on `threads` threads (FFmpeg's frame and slice threads).
