@@ -114,10 +114,8 @@ public enum MeshBuilder {
 
         // The video, decoded ahead on its own thread into depth-grid colour images.
         var stream: GridColourStream?
-        var videoFrames: Int?  // with reference frames only: the video's frames, decoded or not
         if o.colour, let video = scan.colourVideoPath {
             let reader = try VideoReader(path: video, threads: 2 * threads, frames: o.colourFrames)
-            videoFrames = reader.frameCount
             let wanted = try scan.fusedVideoFrames(frames: scan.depthFrameCount(), stride: o.stride)
             stream = GridColourStream(reader: reader, gridWidth: layout.width, gridHeight: layout.height, frames: wanted)
             stream?.start()
@@ -162,7 +160,7 @@ public enum MeshBuilder {
                 // the colour image of the frame about to be fused (its slot is read until the next step)
                 let videoFrame = scan.videoFrame(forDepthFrame: next.index)
                 frame.colours = try stream.colours(of: videoFrame)
-                if frame.colours != nil { summary.framesColoured += 1 } else if let n = videoFrames, videoFrame < n { summary.framesColourSkipped += 1 }
+                if frame.colours != nil { summary.framesColoured += 1 } else if stream.wasSkipped(videoFrame) { summary.framesColourSkipped += 1 }
             }
             pending = (frame, blocks)
         }

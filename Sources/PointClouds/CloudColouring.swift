@@ -78,8 +78,7 @@ enum CloudColouring {
                 guard let (pose, intrinsics) = try info.fusable(stride: o.stride, scanPath: scan.path) else { continue }
                 let videoFrame = scan.videoFrame(forDepthFrame: info.index)
                 guard let image = try stream.colours(of: videoFrame) else {
-                    // a frame the video has but did not decode was skipped as non-reference
-                    if let n = reader.frameCount, videoFrame < n { report.framesSkipped += 1 } else { report.framesWithoutVideo += 1 }
+                    if stream.wasSkipped(videoFrame) { report.framesSkipped += 1 } else { report.framesWithoutVideo += 1 }
                     continue
                 }
                 let added = parallelMap(threads, threads: o.threads) { t -> Int in

@@ -13,6 +13,8 @@ import Foundation
 public final class GridColourStream: @unchecked Sendable {  // state shared through `condition`
     public let info: VideoInfo
     private let reader: VideoReader
+    /// The video's frame count when it is read for reference frames only (`VideoReader.frameCount`).
+    private let videoFrameCount: Int?
     private let gridWidth: Int, gridHeight: Int
     private let frames: [Int]
     private let capacity: Int
@@ -31,7 +33,7 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
     public static let defaultCapacity = 32
 
     public init(reader: VideoReader, gridWidth: Int, gridHeight: Int, frames: [Int], capacity: Int = defaultCapacity) {
-        self.reader = reader; info = reader.info
+        self.reader = reader; info = reader.info; videoFrameCount = reader.frameCount
         self.gridWidth = gridWidth; self.gridHeight = gridHeight
         self.frames = frames; self.capacity = max(1, capacity)
         ring = .allocate(capacity: self.capacity * gridWidth * gridHeight)
@@ -102,8 +104,9 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
     }
 
     /// The colour image of video frame `index` (`gridWidth` × `gridHeight`, `R | G << 8 | B << 16`),
-    /// valid until `release()`; nil when the video has no such frame (it ended first). Throws
-    /// the decoding error the thread met before reaching the frame.
+    /// valid until `release()`; nil when the video has no such frame (it ended first) or did
+    /// not decode it (`wasSkipped`). Throws the decoding error the thread met before reaching
+    /// the frame.
     public func colours(of index: Int) throws(VideoError) -> UnsafePointer<UInt32>? {
         condition.lock()
         defer { condition.unlock() }
@@ -123,6 +126,11 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
             condition.wait()
         }
     }
+
+    /// Whether video frame `index`, which `colours(of:)` did not give, exists but was not
+    /// decoded (a non-reference frame, reading `VideoReader.Frames.reference`) rather than
+    /// lying past the video's end.
+    public func wasSkipped(_ index: Int) -> Bool { videoFrameCount.map { index < $0 } ?? false }
 
     /// Hands back the slot `colours(of:)` returned.
     public func release() {
