@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "TestSupport"]),
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
         .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "VoxelFusion", "Execution", "LinearAlgebra", "Synthesis", "ScanFormats", "Codecs", "Geometry", "Video", "TestSupport"]),
-        .testTarget(name: "MeshingTests", dependencies: ["Meshing", "VoxelFusion", "Synthesis", "ScanFormats", "Geometry", "TestSupport"]),
+        .testTarget(name: "MeshingTests", dependencies: ["Meshing", "VoxelFusion", "Synthesis", "ScanFormats", "Geometry", "Video", "TestSupport"]),
         .testTarget(name: "TrajectoriesTests", dependencies: ["Trajectories", "Geometry", "Synthesis", "TestSupport"]),
         .testTarget(name: "GesturesTests", dependencies: ["Gestures", "Synthesis", "ScanFormats", "Codecs", "TestSupport"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Execution", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "Codecs", "Video", "TestSupport"]),

@@ -115,10 +115,16 @@ public enum MeshBuilder {
         // The video, decoded ahead on its own thread into depth-grid colour images.
         var stream: GridColourStream?
         if o.colour, let video = scan.colourVideoPath {
-            let reader = try VideoReader(path: video, threads: 2 * threads, frames: o.colourFrames)
-            let wanted = try scan.fusedVideoFrames(frames: scan.depthFrameCount(), stride: o.stride)
-            stream = GridColourStream(reader: reader, gridWidth: layout.width, gridHeight: layout.height, frames: wanted)
-            stream?.start()
+            let s = GridColourStream(video: video, threads: 2 * threads, decoding: o.colourFrames, gridWidth: layout.width, gridHeight: layout.height)
+            s.want(try scan.fusedVideoFrames(frames: scan.depthFrameCount(), stride: o.stride))
+            s.wantNoMore()
+            s.start()
+            switch try s.opened() {
+            case .ready: stream = s
+            case let .unusable(_, reason):
+                s.stop()
+                summary.notes.append("\(video): \(reason): the mesh is grey")
+            }
         } else if o.colour {
             summary.notes.append("no colour video (\(scan.layout.colourVideoName)) in this scan: the mesh is grey")
         }

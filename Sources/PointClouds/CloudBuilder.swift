@@ -132,6 +132,9 @@ public enum CloudBuilder {
         let inverseVoxel = Float(1 / o.voxelSize)
 
         let video = o.colour ? scan.colourVideoPath : nil
+        // The video opens and decodes under the fusion, which names the frames it uses.
+        let colourStream = video.map { CloudColouring.stream(video: $0, layout: layout, options: o) }
+        defer { colourStream?.stop() }
         let hasConfidence = scan.hasConfidenceMaps
         try scan.forEachFrameBatch(threads: o.threads, confidence: hasConfidence, progress: o.progress) { fb in
             var selected: [(frame: Int, k: Int, pose: Pose, intrinsics: Intrinsics)] = []
@@ -142,6 +145,7 @@ public enum CloudBuilder {
                 used.append(pose)
                 gravity.add(pose: pose, imu: info.imu)
             }
+            colourStream?.want(selected.map { scan.videoFrame(forDepthFrame: $0.frame) })
             // Each thread fuses its band of rows of every frame into its own active voxels
             // (exact sums: the partition does not change the result), a sweep's worth of
             // frames at a time, after which the store takes what they wrote back: an outbox
@@ -163,6 +167,7 @@ public enum CloudBuilder {
                 store.absorb(actives)
             }
         }
+        colourStream?.wantNoMore()
         for active in actives { active.flush() }
         store.absorb(actives)
         // The recent bricks, outboxes and frame scratch go before the store is read out,
@@ -181,8 +186,8 @@ public enum CloudBuilder {
         cloud.counts = fused.counts
         cloud.confidence = fused.confidence
         cloud.cameras = used
-        if let video, let keys = fused.keys {
-            switch try CloudColouring.colour(scan, video: video, keys: keys, frames: summary.frames, options: o) {
+        if let colourStream, let keys = fused.keys {
+            switch try CloudColouring.colour(scan, stream: colourStream, keys: keys, options: o) {
             case let .coloured(rgb, report):
                 cloud.colours = rgb
                 summary.colour = report

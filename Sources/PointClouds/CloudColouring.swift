@@ -46,26 +46,36 @@ public struct ColourReport: Sendable, Codable {
 /// would add 12 to each, for grey clouds too; here the sums exist only for kept voxels and
 /// only while colouring. The depth is decoded twice, which costs little beside the video.
 ///
-/// Threads: FFmpeg decodes on 2 × `threads` frame threads and a thread of its own samples each wanted
+/// Threads: the video is opened and decoded from the start of the cloud, under the grey
+/// fusion (`stream(video:layout:options:)`; the fusion names the frames it uses as it goes):
+/// FFmpeg decodes on 2 × `threads` frame threads and a thread of its own samples each wanted
 /// frame at the depth grid's pixels (`GridColourStream`), running ahead of the depth side,
 /// whose samples are coloured by bands of rows on `threads` threads, each with its own
 /// integer sums (the same bytes for any count).
 enum CloudColouring {
-    static func colour(_ scan: any Scan, video: String, keys: [UInt64], frames: Int, options o: CloudOptions) throws -> Outcome {
-        let start = ProcessStats.now()
-        let threads = max(1, o.threads), layout = scan.depthLayout
+    /// The colour stream of `video`, started: the fusion adds the video frames of the frames
+    /// it uses (`GridColourStream.want`), then says it is done (`wantNoMore`).
+    static func stream(video: String, layout: DepthFrameLayout, options o: CloudOptions) -> GridColourStream {
         // Twice the threads for FFmpeg: its frame threads wait on the thread that feeds them
         // (GridColourStream's, which also samples), so more frames in flight keep the cores
         // busy (measured on 2 cores, apartment 942 frames: 4.9 s with 2, 4.5 s with 4).
-        let reader = try VideoReader(path: video, threads: 2 * threads, frames: o.colourFrames)
-        if let p = shapeProblem(reader.info, depth: layout) { return .grey(because: "\(video): \(p): the cloud is grey") }
-        var report = ColourReport(video: video, info: reader.info)
-        report.videoFrames = o.colourFrames
-        // The video frames the used depth frames pair with, in order.
-        let wanted = try scan.fusedVideoFrames(frames: frames, stride: o.stride)
-        let stream = GridColourStream(reader: reader, gridWidth: layout.width, gridHeight: layout.height, frames: wanted)
+        let stream = GridColourStream(video: video, threads: 2 * max(1, o.threads), decoding: o.colourFrames,
+                                      gridWidth: layout.width, gridHeight: layout.height, capacity: 128)
         stream.start()
-        defer { stream.stop() }
+        return stream
+    }
+
+    /// The colours of the kept voxels `keys` from `stream`, whose wanted frames are complete.
+    static func colour(_ scan: any Scan, stream: GridColourStream, keys: [UInt64], options o: CloudOptions) throws -> Outcome {
+        let start = ProcessStats.now()
+        let threads = max(1, o.threads), layout = scan.depthLayout
+        let info: VideoInfo
+        switch try stream.opened() {
+        case let .ready(i): info = i
+        case let .unusable(_, reason): return .grey(because: "\(stream.path): \(reason): the cloud is grey")
+        }
+        var report = ColourReport(video: stream.path, info: info)
+        report.videoFrames = o.colourFrames
         let index = KeptVoxelIndex(keys: keys)
         let sums = (0..<threads).map { _ in VoxelColourSums(index: index) }
         let projectors = (0..<threads).map { _ in BackProjector(width: layout.width, height: layout.height) }
@@ -107,13 +117,5 @@ enum CloudColouring {
     enum Outcome {
         case coloured(rgb: [UInt8], report: ColourReport)
         case grey(because: String)
-    }
-
-    /// Why the video cannot colour this scan's depth, or nil: its frames must have the
-    /// depth's aspect ratio (the mapping scales both axes alike, as the intrinsics do).
-    static func shapeProblem(_ info: VideoInfo, depth: DepthFrameLayout) -> String? {
-        let sx = Double(info.width) / Double(depth.width), sy = Double(info.height) / Double(depth.height)
-        guard abs(sx / sy - 1) > 0.01 else { return nil }
-        return "the video is \(info.width)x\(info.height), not the depth's \(depth.width)x\(depth.height) aspect ratio"
     }
 }

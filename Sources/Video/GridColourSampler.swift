@@ -46,6 +46,15 @@ public struct GridColourSampler: Sendable {
         rows = Self.taps(grid: gridHeight, video: frame.height, chromaShift: frame.chromaShift.y)
     }
 
+    /// Why frames of `video` cannot be sampled at a `gridWidth` × `gridHeight` grid, or nil:
+    /// the mapping scales both axes alike (as the intrinsics do), so the frames must have
+    /// the grid's aspect ratio (to 1%).
+    public static func shapeProblem(video: VideoInfo, gridWidth: Int, gridHeight: Int) -> String? {
+        let sx = Double(video.width) / Double(gridWidth), sy = Double(video.height) / Double(gridHeight)
+        guard abs(sx / sy - 1) > 0.01 else { return nil }
+        return "the video is \(video.width)x\(video.height), not the depth's \(gridWidth)x\(gridHeight) aspect ratio"
+    }
+
     /// Whether `frame` has the size these tables were made for.
     public func fits(_ frame: VideoFrame) -> Bool { frame.width == videoWidth && frame.height == videoHeight }
 

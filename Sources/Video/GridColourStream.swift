@@ -2,24 +2,36 @@ import Foundation
 
 /// A video's frames as colour images at the resolution of a coarser grid (`GridColourSampler`:
 /// the depth grid), decoded ahead on a thread of their own into a small ring: the consumer
-/// (the cloud's colour pass) works on the depth of one frame while FFmpeg's threads and this
-/// one decode and sample the next ones, so the depth work runs under the video decode
-/// instead of taking turns with it. A grid image is 4 bytes a pixel (196 KB at 256×192),
-/// so the ring costs little however far ahead it runs.
+/// (the cloud's colour pass, the mesh's fusion) works on the depth of one frame while
+/// FFmpeg's threads and this one decode and sample the next ones, so the depth work runs
+/// under the video decode instead of taking turns with it. A grid image is 4 bytes a pixel
+/// (196 KB at 256×192), so the ring costs little however far ahead it runs.
 ///
-/// Only the frames asked for (`frames`, ascending) are sampled; the others are decoded and
-/// dropped (H.264 and HEVC frames depend on earlier ones). The consumer asks for frames in
-/// the same order (`colours(of:)`), reads the image, and hands the slot back (`release`).
+/// The thread also opens the video (loading FFmpeg's libraries, reading the container, and
+/// for `.reference` its every timestamp), so a stage can start the stream before work of
+/// its own (the cloud's grey fusion) and find the video open and decoding when it needs it.
+///
+/// Only the frames asked for (`want`, ascending) are sampled; the others are decoded and
+/// dropped (H.264 and HEVC frames depend on earlier ones). The wanted frames may be given
+/// while the stream runs (the cloud learns them during its fusion): the thread waits at a
+/// frame not yet known to be wanted or not until `wantNoMore()`. The consumer asks for
+/// frames in the same order (`colours(of:)`), reads the image, and hands the slot back (`release`).
 public final class GridColourStream: @unchecked Sendable {  // state shared through `condition`
-    public let info: VideoInfo
-    private let reader: VideoReader
-    /// The video's frame count when it is read for reference frames only (`VideoReader.frameCount`).
-    private let videoFrameCount: Int?
+    public let path: String
+    private let threads: Int
+    private let decoding: VideoReader.Frames
     private let gridWidth: Int, gridHeight: Int
-    private let frames: [Int]
     private let capacity: Int
     private let ring: UnsafeMutablePointer<UInt32>
     private let condition = NSCondition()
+    // Guarded by `condition`:
+    /// The video frames wanted, ascending, and whether that list is complete.
+    private var frames: [Int] = []
+    private var framesComplete = false
+    /// What opening found (nil until the video is open or failed to open).
+    private var opening: Opening?
+    /// The video's frame count when it is read for reference frames only (`VideoReader.frameCount`).
+    private var videoFrameCount: Int?
     /// Video frame index of each filled slot (by sequence number modulo `capacity`).
     private var slotFrame: [Int]
     private var produced = 0, consumed = 0
@@ -32,10 +44,20 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
     /// Ring slots: a second's worth of frames at 30 fps.
     public static let defaultCapacity = 32
 
-    public init(reader: VideoReader, gridWidth: Int, gridHeight: Int, frames: [Int], capacity: Int = defaultCapacity) {
-        self.reader = reader; info = reader.info; videoFrameCount = reader.frameCount
+    /// What the video is, once open.
+    public enum Opening: Equatable {
+        /// Open and decoding.
+        case ready(VideoInfo)
+        /// Open, but its frames cannot colour this grid (`reason`): nothing is decoded.
+        case unusable(VideoInfo, reason: String)
+    }
+
+    /// A stream of `path`'s frames (decoded on `threads` FFmpeg threads, every frame or the
+    /// reference frames only) sampled at a `gridWidth` × `gridHeight` grid. Call `start()`.
+    public init(video path: String, threads: Int, decoding: VideoReader.Frames = .all, gridWidth: Int, gridHeight: Int, capacity: Int = defaultCapacity) {
+        self.path = path; self.threads = threads; self.decoding = decoding
         self.gridWidth = gridWidth; self.gridHeight = gridHeight
-        self.frames = frames; self.capacity = max(1, capacity)
+        self.capacity = max(1, capacity)
         ring = .allocate(capacity: self.capacity * gridWidth * gridHeight)
         slotFrame = [Int](repeating: -1, count: self.capacity)
     }
@@ -45,7 +67,7 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
         ring.deallocate()
     }
 
-    /// Starts decoding on a thread of its own.
+    /// Opens the video and starts decoding, on a thread of its own.
     public func start() {
         started = true
         let thread = Thread { [self] in produce(); done.signal() }
@@ -61,52 +83,97 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
         done.wait()
     }
 
+    /// Adds video frames to those wanted: ascending, each after every frame given before.
+    public func want<S: Sequence<Int>>(_ more: S) {
+        condition.lock(); frames.append(contentsOf: more); condition.broadcast(); condition.unlock()
+    }
+
+    /// Says that no frame beyond those given is wanted: the thread stops after the last.
+    public func wantNoMore() {
+        condition.lock(); framesComplete = true; condition.broadcast(); condition.unlock()
+    }
+
+    /// Waits until the video is open: what it is, or why it cannot colour the grid. Throws
+    /// the reason it could not be opened (missing, not a video, FFmpeg not installed).
+    public func opened() throws(VideoError) -> Opening {
+        condition.lock()
+        defer { condition.unlock() }
+        while opening == nil && !ended { condition.wait() }
+        if let opening { return opening }
+        throw failure ?? .open(path: path, reason: "the video was not opened (the stream was stopped first)")
+    }
+
     /// Video frames decoded by the thread (valid once it ended: after the last frame or `stop`).
     public var framesDecoded: Int { condition.lock(); defer { condition.unlock() }; return decoded }
 
     private struct Cancelled: Error {}
 
     private func produce() {
-        var k = 0, grid: GridColourSampler?
-        let pixels = gridWidth * gridHeight
+        var decodedFrames = 0
         do {
-            while k < frames.count {
-                let more = try reader.next { (f: VideoFrame) throws in
-                    while k < frames.count && frames[k] < f.index { k += 1 }  // asked for twice or out of order: skipped
-                    guard k < frames.count, frames[k] == f.index else { return }
-                    condition.lock()
-                    while produced - consumed >= capacity && !cancelled { condition.wait() }
-                    let stop = cancelled
-                    condition.unlock()
-                    if stop { throw Cancelled() }
-                    if grid == nil { grid = GridColourSampler(gridWidth: gridWidth, gridHeight: gridHeight, frame: f) }
-                    guard let g = grid, g.fits(f) else {
-                        throw VideoError.decode(path: reader.path, frame: f.index,
-                                                reason: "frame is \(f.width)x\(f.height); the video started at \(grid!.videoWidth)x\(grid!.videoHeight)")
-                    }
-                    g.image(f, into: ring + (produced % capacity) * pixels)
-                    condition.lock()
-                    slotFrame[produced % capacity] = f.index
-                    produced += 1
-                    condition.broadcast()
-                    condition.unlock()
-                    k += 1
-                }
-                if !more { break }
-            }
+            let reader = try VideoReader(path: path, threads: threads, frames: decoding)
+            defer { decodedFrames = reader.framesDecoded }
+            let problem = GridColourSampler.shapeProblem(video: reader.info, gridWidth: gridWidth, gridHeight: gridHeight)
+            condition.lock()
+            opening = problem.map { .unusable(reader.info, reason: $0) } ?? .ready(reader.info)
+            videoFrameCount = reader.frameCount
+            condition.broadcast()
+            condition.unlock()
+            if problem == nil { try decode(reader) }
         } catch let e as VideoError {
             condition.lock(); failure = e; condition.unlock()
         } catch {}  // cancelled
         condition.lock()
-        ended = true; decoded = reader.framesDecoded
+        ended = true; decoded = decodedFrames
         condition.broadcast()
         condition.unlock()
     }
 
+    /// Decodes up to the last wanted frame, sampling the wanted ones into the ring.
+    private func decode(_ reader: VideoReader) throws {
+        var k = 0, grid: GridColourSampler?
+        let pixels = gridWidth * gridHeight
+        while true {
+            condition.lock()
+            while k >= frames.count && !framesComplete && !cancelled { condition.wait() }
+            let stop = cancelled, more = k < frames.count
+            condition.unlock()
+            if stop { throw Cancelled() }
+            if !more { return }
+            let decoded = try reader.next { (f: VideoFrame) throws in
+                condition.lock()
+                // frames asked for twice or out of order are skipped
+                while true {
+                    while k < frames.count && frames[k] < f.index { k += 1 }
+                    if k < frames.count || framesComplete || cancelled { break }
+                    condition.wait()  // not yet known whether this frame is wanted
+                }
+                let wanted = k < frames.count && frames[k] == f.index
+                while wanted && produced - consumed >= capacity && !cancelled { condition.wait() }
+                let stop = cancelled
+                condition.unlock()
+                if stop { throw Cancelled() }
+                guard wanted else { return }
+                if grid == nil { grid = GridColourSampler(gridWidth: gridWidth, gridHeight: gridHeight, frame: f) }
+                guard let g = grid, g.fits(f) else {
+                    throw VideoError.decode(path: reader.path, frame: f.index,
+                                            reason: "frame is \(f.width)x\(f.height); the video started at \(grid!.videoWidth)x\(grid!.videoHeight)")
+                }
+                g.image(f, into: ring + (produced % capacity) * pixels)
+                condition.lock()
+                slotFrame[produced % capacity] = f.index
+                produced += 1
+                condition.broadcast()
+                condition.unlock()
+                k += 1
+            }
+            if !decoded { return }
+        }
+    }
+
     /// The colour image of video frame `index` (`gridWidth` × `gridHeight`, `R | G << 8 | B << 16`),
     /// valid until `release()`; nil when the video has no such frame (it ended first) or did
-    /// not decode it (`wasSkipped`). Throws the decoding error the thread met before reaching
-    /// the frame.
+    /// not decode it (`wasSkipped`). Throws the error the thread met before reaching the frame.
     public func colours(of index: Int) throws(VideoError) -> UnsafePointer<UInt32>? {
         condition.lock()
         defer { condition.unlock() }
@@ -130,7 +197,10 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
     /// Whether video frame `index`, which `colours(of:)` did not give, exists but was not
     /// decoded (a non-reference frame, reading `VideoReader.Frames.reference`) rather than
     /// lying past the video's end.
-    public func wasSkipped(_ index: Int) -> Bool { videoFrameCount.map { index < $0 } ?? false }
+    public func wasSkipped(_ index: Int) -> Bool {
+        condition.lock(); defer { condition.unlock() }
+        return videoFrameCount.map { index < $0 } ?? false
+    }
 
     /// Hands back the slot `colours(of:)` returned.
     public func release() {

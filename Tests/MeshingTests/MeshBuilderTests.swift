@@ -5,6 +5,7 @@ import ScanFormats
 import VoxelFusion
 import Synthesis
 import TestSupport
+import Video
 import XCTest
 
 final class MeshBuilderTests: XCTestCase {
@@ -132,6 +133,23 @@ final class MeshBuilderTests: XCTestCase {
         XCTAssertEqual(mesh.positions, full.positions); XCTAssertEqual(mesh.triangles, full.triangles)
         XCTAssertNotNil(mesh.colours)
         XCTAssertNotEqual(mesh.colours, full.colours)
+    }
+
+    /// A video whose frames are not the depth's shape cannot colour it (the mapping scales both
+    /// axes alike): a grey mesh and a note, as the cloud does (the mesh coloured it anyway,
+    /// with the two axes stretched differently).
+    func testVideoOfAnotherAspectRatioGivesAGreyMeshWithANote() throws {
+        let scan = try TestSupport.synthScan(frames: 6, seed: 5, width: 64, height: 48) { $0.colour = true }
+        let path = scan + "/rgb.mp4"
+        try FileManager.default.removeItem(atPath: path)
+        let writer = try VideoWriter(path: path, width: 64, height: 64, framesPerSecond: 30, threads: 1)
+        for _ in 0..<6 { try writer.write(y: [UInt8](repeating: 200, count: 64 * 64), u: [UInt8](repeating: 128, count: 32 * 32), v: [UInt8](repeating: 128, count: 32 * 32)) }
+        try writer.finish()
+        let (mesh, summary) = try MeshBuilder.build(scan: scan, options: MeshOptions())
+        XCTAssertGreaterThan(mesh.triangleCount, 0)
+        XCTAssertTrue(mesh.colours == nil, "the mesh is coloured")
+        XCTAssertEqual(summary.framesColoured, 0)
+        XCTAssertEqual(summary.notes, ["\(scan)/rgb.mp4: the video is 64x64, not the depth's 64x48 aspect ratio: the mesh is grey"])
     }
 
     func testStrideIsCountedAndOptionsAreChecked() throws {

@@ -164,6 +164,29 @@ final class CloudColourTests: XCTestCase {
         XCTAssertNil(off.colours); XCTAssertNil(offSummary.colour); XCTAssertTrue(offSummary.notes.isEmpty)
     }
 
+    /// Replaces the scan's video by `frames` mid-grey frames of `width` × `height`.
+    static func replaceVideo(in scan: String, width: Int, height: Int, frames: Int) throws {
+        let path = scan + "/" + Synthesizer.colourVideoName
+        try FileManager.default.removeItem(atPath: path)
+        let writer = try VideoWriter(path: path, width: width, height: height, framesPerSecond: 30, threads: 1)
+        for _ in 0..<frames {
+            try writer.write(y: [UInt8](repeating: 128, count: width * height), u: [UInt8](repeating: 128, count: width * height / 4),
+                             v: [UInt8](repeating: 128, count: width * height / 4))
+        }
+        try writer.finish()
+    }
+
+    func testVideoOfAnotherAspectRatioGivesAGreyCloudWithANote() throws {
+        // Depth pixel (u, v) takes colour (s·u, s·v): one scale for both axes, as the
+        // intrinsics scale; a square video over 4:3 depth cannot be mapped.
+        let scan = try Self.colourScan(frames: 6, width: 64, height: 48)
+        try Self.replaceVideo(in: scan, width: 64, height: 64, frames: 6)
+        let (cloud, summary) = try CloudBuilder.build(scan: scan, options: CloudOptions())
+        XCTAssertNil(cloud.colours); XCTAssertNil(summary.colour)
+        XCTAssertGreaterThan(cloud.count, 0)
+        XCTAssertEqual(summary.notes, ["\(scan)/rgb.mp4: the video is 64x64, not the depth's 64x48 aspect ratio: the cloud is grey"])
+    }
+
     func testBrokenVideoIsAnErrorNamingTheFile() throws {
         let scan = try Self.colourScan(frames: 6, width: 64, height: 48)
         TestSupport.write(Array("not a video".utf8), scan + "/" + Synthesizer.colourVideoName)

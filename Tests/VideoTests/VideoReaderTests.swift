@@ -144,6 +144,19 @@ final class VideoReaderTests: XCTestCase {
         }
     }
 
+    func testReferenceFramesOnlyNeedDistinctTimestamps() throws {
+        // Matroska keeps timestamps in milliseconds: at 3,000 frames/s two or three frames
+        // share each one, so the frames cannot be numbered when the non-reference ones are
+        // skipped, and that reading is refused (reading every frame is not).
+        let path = try Self.pattern("fast.mkv", encoder: "libx264", frames: 12, filter: "fps=3000")
+        XCTAssertThrowsError(try VideoReader(path: path, threads: 1, frames: .reference)) { e in
+            XCTAssertEqual(e as? VideoError, .open(path: path, reason: "frames 0 and 1 share the timestamp 0.0 s: cannot number the frames when skipping non-reference ones"))
+        }
+        var frames = 0
+        try VideoReader(path: path, threads: 1).forEachFrame { _ in frames += 1 }
+        XCTAssertEqual(frames, 12)
+    }
+
     func testOnlyTheNamedFileAndAppContainersAreOpened() throws {
         // Scans are untrusted: an "rgb.mp4" that is really an HLS playlist (FFmpeg probes by
         // content) would have FFmpeg open whatever files or URLs it lists; here it lists a
