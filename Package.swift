@@ -93,7 +93,7 @@ let package = Package(
         // evo's result files (zips of JSON and .npy arrays), `res` over them, and eval's plots.
         .target(name: "ResultFiles", dependencies: ["Diagnostics", "Statistics", "FileIO", "Codecs", "Geometry", "Trajectories", "Plots", "CLibArchive"]),
         // The batch layer: `run` (all stages of one scan), scan discovery, archives, `nightly`, summaries.
-        .target(name: "Batch", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "ScanFormats", "PointClouds", "Trajectories", "Gestures", "Stages", "Plots", "CLibArchive"],
+        .target(name: "Batch", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "ScanFormats", "PointClouds", "Video", "Trajectories", "Gestures", "Stages", "Plots", "CLibArchive"],
                 swiftSettings: cpuLevel),
 
         // MARK: - Command line

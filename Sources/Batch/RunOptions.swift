@@ -1,5 +1,6 @@
 import Foundation
 import Stages
+import Video
 import Diagnostics
 import Execution
 import FileIO
@@ -13,8 +14,10 @@ public struct RunOptions: StageOptions {
     /// Cloud voxel size, metres: 2 cm, coarser than `cloud`'s 1 cm, for a nightly's speed.
     public var voxel = 0.02
     public var normals = false
-    /// Colour the cloud from the scan's video when it has one.
+    /// Colour the cloud (and the mesh) from the scan's video when it has one.
     public var color = CloudStage.Options().color
+    /// Which video frames give that colour: all, or the reference frames only (cheaper).
+    public var colorFrames = CloudStage.Options().colorFrames
     /// Use every N-th frame for the cloud and the mesh.
     public var stride = 1
     /// Mesh voxel size, metres (the mesh stage runs on request: `stages`).
@@ -29,7 +32,7 @@ public struct RunOptions: StageOptions {
     public init() {}
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        case stages, voxel, normals, color, stride, meshVoxel = "mesh_voxel", referenceName = "reference_name", decodeFormat = "decode_format", threads
+        case stages, voxel, normals, color, colorFrames = "color_frames", stride, meshVoxel = "mesh_voxel", referenceName = "reference_name", decodeFormat = "decode_format", threads
     }
     public typealias Keys = CodingKeys
 
@@ -41,7 +44,7 @@ public struct RunOptions: StageOptions {
     /// The cloud stage's options under `run`.
     public var cloud: CloudStage.Options {
         var o = CloudStage.Options()
-        o.voxel = voxel; o.normals = normals; o.color = color; o.stride = stride
+        o.voxel = voxel; o.normals = normals; o.color = color; o.colorFrames = colorFrames; o.stride = stride
         o.preview = true; o.view = true  // cloud.png, the nightly table's thumbnail; cloud.html, its 3-D view
         return o
     }
@@ -50,7 +53,7 @@ public struct RunOptions: StageOptions {
     /// mesh voxel size, colour and stride.
     public var mesh: MeshStage.Options {
         var o = MeshStage.Options()
-        o.voxel = meshVoxel; o.color = color; o.stride = stride
+        o.voxel = meshVoxel; o.color = color; o.colorFrames = colorFrames; o.stride = stride
         return o
     }
 

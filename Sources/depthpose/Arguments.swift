@@ -19,11 +19,13 @@ extension CloudFrame: ExpressibleByArgument {}
 extension CloudExtra: ExpressibleByArgument {}
 extension VideoReader.Frames: ExpressibleByArgument {}
 
-/// `--color-frames`, shared by `cloud` and `mesh`.
+/// `--color-frames`, shared by `cloud`, `mesh`, `run` and `nightly` (the last two override
+/// their options file only when it is given, hence `given`).
 struct ColourFramesArgument: ParsableArguments {
     @Option(name: .customLong("color-frames"),
-            help: "Which video frames give colour: all, or reference (only the frames other frames are predicted from are decoded: faster on videos with B-frames, colour from fewer frames).")
-    var value = CloudOptions().colourFrames
+            help: "Which video frames give colour: all, or reference (only the frames other frames are predicted from are decoded: faster on videos with B-frames, colour from fewer frames; default: \(CloudOptions().colourFrames.rawValue)).")
+    var given: VideoReader.Frames?
+    var value: VideoReader.Frames { given ?? CloudOptions().colourFrames }
 }
 extension TrajectoryFormat: ExpressibleByArgument {}
 extension ReferenceAlignment: ExpressibleByArgument {}

@@ -22,6 +22,7 @@ struct RunArguments: ParsableArguments {
     @Option(help: "Cloud voxel size in metres (default: \(defaults.voxel)).") var voxel: Double?
     @Flag(help: "Estimate cloud normals.") var normals = false
     @Flag(help: "Grey clouds even where a scan has a colour video.") var noColor = false
+    @OptionGroup var colorFrames: ColourFramesArgument
     @Option(help: "Use every N-th frame for the cloud and the mesh (default: \(defaults.stride)).") var stride: Int?
     @Option(help: "Mesh voxel size in metres, for --stages ...,mesh (default: \(defaults.meshVoxel)).") var meshVoxel: Double?
     @Option(help: "A reference trajectory (TUM) with this name inside a scan folder is used for APE/RPE (\"\" = none; default: \(defaults.referenceName)).")
@@ -36,6 +37,7 @@ struct RunArguments: ParsableArguments {
         if let voxel { o.voxel = voxel }
         if normals { o.normals = true }
         if noColor { o.color = false }
+        if let frames = colorFrames.given { o.colorFrames = frames }
         if let stride { o.stride = stride }
         if let meshVoxel { o.meshVoxel = meshVoxel }
         if let referenceName { o.referenceName = referenceName }

@@ -47,6 +47,19 @@ final class ScanRunnerTests: XCTestCase {
         XCTAssertEqual(try PLYReader.read(out + "/cloud.ply").properties, ["x", "y", "z", "red", "green", "blue"])
         let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(TestSupport.read(out + "/cloud.json"))) as? [String: Any])
         XCTAssertEqual((summary["colour"] as? [String: Any])?["frames_coloured"] as? Int, 8)
+        // colour from the reference frames only: the cloud and the mesh skip the others
+        o.colorFrames = .reference; o.stages = [.cloud, .mesh]
+        let cheap = TestSupport.temporaryDirectory("run")
+        XCTAssertEqual(try ScanRunner.run(scan: scan, out: cheap, options: o).status, .ok)
+        let cheapCloud = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(TestSupport.read(cheap + "/cloud.json"))) as? [String: Any])
+        let colour = try XCTUnwrap(cheapCloud["colour"] as? [String: Any])
+        XCTAssertEqual(colour["video_frames"] as? String, "reference")
+        let skipped = try XCTUnwrap(colour["frames_skipped"] as? Int)
+        XCTAssertGreaterThan(skipped, 0, "synth's H.264 has B-frames no frame refers to")
+        XCTAssertEqual(colour["frames_coloured"] as? Int, 8 - skipped)
+        let mesh = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(TestSupport.read(cheap + "/mesh.json"))) as? [String: Any])
+        XCTAssertEqual(mesh["frames_colour_skipped"] as? Int, skipped)
+        o.colorFrames = .all; o.stages = [.cloud]
         o.color = false
         let grey = TestSupport.temporaryDirectory("run")
         XCTAssertEqual(try ScanRunner.run(scan: scan, out: grey, options: o).status, .ok)

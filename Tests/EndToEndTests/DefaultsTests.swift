@@ -41,6 +41,10 @@ final class DefaultsTests: XCTestCase {
         let r = try RunArguments.parse(["--stages", "cloud,inspect", "--decode", "--voxel", "0.05", "--decode-format", "npy"]).value(threads: 3)
         XCTAssertEqual(r.stages, [.inspect, .cloud, .decode])
         XCTAssertEqual(r.voxel, 0.05); XCTAssertEqual(r.decodeFormat, .npy); XCTAssertEqual(r.threads, 3)
+        let rc = try RunArguments.parse(["--color-frames", "reference", "--stages", "cloud,mesh"]).value(threads: 1)
+        XCTAssertEqual(rc.colorFrames, .reference)
+        XCTAssertEqual(rc.cloud.colorFrames, .reference); XCTAssertEqual(rc.mesh.colorFrames, .reference)
+        XCTAssertEqual(rc.cloud.builder(threads: 1).colourFrames, .reference); XCTAssertEqual(rc.mesh.builder(threads: 1).colourFrames, .reference)
         XCTAssertThrowsError(try RunArguments.parse(["--stages", "inspect,colour"]))
     }
 
@@ -53,8 +57,12 @@ final class DefaultsTests: XCTestCase {
         var expected = RunOptions()
         expected.voxel = 0.05; expected.stages = [.inspect, .cloud]; expected.normals = true; expected.stride = 2
         XCTAssertEqual(r, expected)
+        // the file's colour frames stand unless the flag is given
+        try #"{"color_frames": "reference"}"#.write(toFile: dir + "/c.json", atomically: true, encoding: .utf8)
+        XCTAssertEqual(try RunArguments.parse(["--options", dir + "/c.json"]).value(threads: nil).colorFrames, .reference)
+        XCTAssertEqual(try RunArguments.parse(["--options", dir + "/c.json", "--color-frames", "all"]).value(threads: nil).colorFrames, .all)
         for (text, message) in [(#"{"voxl": 0.05}"#, "unknown option 'voxl'"), (#"{"voxel": 5}"#, "voxel size 5.0 m outside"),
-                                (#"{"stages": ["colour"]}"#, "stages"), ("[1]", "expected a JSON object")] {
+                                (#"{"stages": ["colour"]}"#, "stages"), (#"{"color_frames": "some"}"#, "color_frames"), ("[1]", "expected a JSON object")] {
             try text.write(toFile: dir + "/bad.json", atomically: true, encoding: .utf8)
             XCTAssertThrowsError(try RunArguments.parse(["--options", dir + "/bad.json"]).value(threads: nil)) {
                 XCTAssertTrue("\($0)".contains(dir + "/bad.json") && "\($0)".contains(message), "\($0)")
