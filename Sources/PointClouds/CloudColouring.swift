@@ -59,6 +59,8 @@ enum CloudColouring {
         // Twice the threads for FFmpeg: its frame threads wait on the thread that feeds them
         // (GridColourStream's, which also samples), so more frames in flight keep the cores
         // busy (measured on 2 cores, apartment 942 frames: 4.9 s with 2, 4.5 s with 4).
+        // A ring of 128 frames (25 MB at 256×192) lets FFmpeg decode through the grey fusion
+        // and the serial work after it; 32 filled in a quarter of a second (docs/performance.md).
         let stream = GridColourStream(video: video, threads: 2 * max(1, o.threads), decoding: o.colourFrames,
                                       gridWidth: layout.width, gridHeight: layout.height, capacity: 128)
         stream.start()

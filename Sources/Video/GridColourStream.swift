@@ -13,9 +13,10 @@ import Foundation
 ///
 /// Only the frames asked for (`want`, ascending) are sampled; the others are decoded and
 /// dropped (H.264 and HEVC frames depend on earlier ones). The wanted frames may be given
-/// while the stream runs (the cloud learns them during its fusion): the thread waits at a
-/// frame not yet known to be wanted or not until `wantNoMore()`. The consumer asks for
-/// frames in the same order (`colours(of:)`), reads the image, and hands the slot back (`release`).
+/// while the stream runs (the cloud learns them during its fusion): the thread decodes no
+/// frame past the last one known to be wanted until more are wanted or `wantNoMore()` says
+/// none will be. The consumer asks for frames in the same order (`colours(of:)`), reads the
+/// image, and hands the slot back (`release`).
 public final class GridColourStream: @unchecked Sendable {  // state shared through `condition`
     public let path: String
     private let threads: Int
