@@ -184,14 +184,14 @@ public enum MeshBuilder {
             }
             try step(nil)
         }
+        stream?.stop()
         let withoutVideo = summary.framesUsed - summary.framesColoured - summary.framesColourSkipped
         if let stream, withoutVideo > 0 {
-            summary.notes.append("\(withoutVideo) of the frames used have no video frame (the video has \(stream.framesDecoded)): they add no colour")
+            summary.notes.append(stream.withoutVideoNote(withoutVideo))
         }
         if summary.framesColourSkipped > 0 {
             summary.notes.append(VideoReader.Frames.skippedNote(summary.framesColourSkipped))
         }
-        stream?.stop()
         summary.blocks = volume.blockCount
         summary.volumeBytes = volume.bytes
         if summary.framesUsed == 0 { summary.notes.append("no frame had a usable pose: the mesh is empty") }

@@ -192,7 +192,7 @@ public enum CloudBuilder {
                 cloud.colours = rgb
                 summary.colour = report
                 if report.framesWithoutVideo > 0 {
-                    summary.notes.append("\(report.framesWithoutVideo) of the frames used have no video frame (the video has \(report.videoFramesDecoded)): they add no colour")
+                    summary.notes.append(colourStream.withoutVideoNote(report.framesWithoutVideo))
                 }
                 if report.framesSkipped > 0 {
                     summary.notes.append(VideoReader.Frames.skippedNote(report.framesSkipped))

@@ -11,8 +11,8 @@ public struct ColourReport: Sendable, Codable {
     /// The video, as `inspect` describes it.
     public var video: String
     public var info: VideoInfo
-    /// Video frames decoded (every frame up to the last one paired: H.264 and HEVC frames
-    /// depend on earlier ones, so none can be skipped).
+    /// Video frames decoded: every frame up to the last one paired (H.264 and HEVC frames
+    /// depend on earlier ones), or only the reference ones among them (`videoFrames`).
     public var videoFramesDecoded = 0
     /// Frames the cloud used that took their colour from their video frame.
     public var framesColoured = 0

@@ -203,6 +203,15 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
         return videoFrameCount.map { index < $0 } ?? false
     }
 
+    /// The note of a stage that used `count` frames whose video frame does not exist (the
+    /// video ends first), with the video's length: its frame count read from the container
+    /// when reading reference frames only (fewer are decoded), else the frames decoded (all of
+    /// them, since the decoding reached the end). Valid once the thread ended.
+    public func withoutVideoNote(_ count: Int) -> String {
+        condition.lock(); defer { condition.unlock() }
+        return "\(count) of the frames used have no video frame (the video has \(videoFrameCount ?? decoded)): they add no colour"
+    }
+
     /// Hands back the slot `colours(of:)` returned.
     public func release() {
         condition.lock(); consumed += 1; condition.broadcast(); condition.unlock()

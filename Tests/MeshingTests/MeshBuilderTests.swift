@@ -152,6 +152,25 @@ final class MeshBuilderTests: XCTestCase {
         XCTAssertEqual(summary.notes, ["\(scan)/rgb.mp4: the video is 64x64, not the depth's 64x48 aspect ratio: the mesh is grey"])
     }
 
+    /// A video shorter than the scan: the frames past its end are counted and noted with the
+    /// video's length, also when only its reference frames are decoded.
+    func testShortVideoIsNotedWithItsLength() throws {
+        let scan = try TestSupport.synthScan(frames: 10, seed: 5, width: 64, height: 48) { $0.colour = true }
+        let path = scan + "/rgb.mp4", info = try VideoReader(path: path, threads: 1).info
+        try FileManager.default.removeItem(atPath: path)
+        let writer = try VideoWriter(path: path, width: info.width, height: info.height, framesPerSecond: 30, threads: 1)
+        let pixels = info.width * info.height
+        for _ in 0..<6 { try writer.write(y: [UInt8](repeating: 200, count: pixels), u: [UInt8](repeating: 128, count: pixels / 4), v: [UInt8](repeating: 128, count: pixels / 4)) }
+        try writer.finish()
+        for frames in VideoReader.Frames.allCases {
+            var o = MeshOptions(); o.colourFrames = frames
+            let (_, summary) = try MeshBuilder.build(scan: scan, options: o)
+            XCTAssertEqual(summary.framesUsed - summary.framesColoured - summary.framesColourSkipped, 4, "\(frames)")
+            if frames == .reference { XCTAssertGreaterThan(summary.framesColourSkipped, 0, "x264's B-frames are not decoded") }
+            XCTAssertTrue(summary.notes.contains("4 of the frames used have no video frame (the video has 6): they add no colour"), "\(frames): \(summary.notes)")
+        }
+    }
+
     func testStrideIsCountedAndOptionsAreChecked() throws {
         let scan = try TestSupport.synthScan(frames: 12, seed: 9, width: 64, height: 48)
         var o = MeshOptions(); o.stride = 5

@@ -151,6 +151,14 @@ final class CloudColourTests: XCTestCase {
         XCTAssertEqual(report.framesColoured, 12)
         XCTAssertEqual(report.framesWithoutVideo, 8)
         XCTAssertTrue(summary.notes.contains { $0.contains("8 of the frames used have no video frame (the video has 12)") }, "\(summary.notes)")
+        // From reference frames only, fewer than 12 are decoded; the note still gives the
+        // video's length (it said the frames decoded).
+        var o = CloudOptions(); o.colourFrames = .reference
+        let (_, reference) = try CloudBuilder.build(scan: scan, options: o)
+        let r = try XCTUnwrap(reference.colour)
+        XCTAssertLessThan(r.videoFramesDecoded, 12)
+        XCTAssertEqual(r.framesWithoutVideo, 8)
+        XCTAssertTrue(reference.notes.contains("8 of the frames used have no video frame (the video has 12): they add no colour"), "\(reference.notes)")
     }
 
     func testNoVideoOrNoColourGivesAGreyCloudWithANote() throws {

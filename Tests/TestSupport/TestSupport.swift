@@ -137,8 +137,10 @@ public enum TestSupport {
     /// (`scripts/test.sh`) installs every peer, so a missing one is a broken setup, never a
     /// reason to pass. Only a developer's explicit `DEPTHPOSE_ALLOW_SKIPS=1` outside CI turns
     /// it into a skip; with `CI` set it fails regardless.
-    static func missing(_ problem: String) -> Error {
-        let env = ProcessInfo.processInfo.environment
+    static func missing(_ problem: String) -> Error { missing(problem, environment: ProcessInfo.processInfo.environment) }
+
+    /// `missing` under the environment `env` (public for the test of this rule).
+    public static func missing(_ problem: String, environment env: [String: String]) -> Error {
         if env["DEPTHPOSE_ALLOW_SKIPS"] == "1" && env["CI"] == nil { return XCTSkip(problem) }
         return PeerMissing(description: problem + " (run ./scripts/test.sh, which installs it)")
     }
