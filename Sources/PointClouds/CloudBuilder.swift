@@ -120,7 +120,8 @@ public enum CloudBuilder {
         var summary = CloudSummary(scan: path, voxelSize: o.voxelSize, frame: o.frame)
         let threads = max(1, o.threads)
         let layout = scan.depthLayout
-        let store = VoxelStore(voxelSize: o.voxelSize, threads: threads)
+        // A store per thread (each takes its own set's voxels), joined before the read-out.
+        let stores = (0..<threads).map { _ in VoxelStore(voxelSize: o.voxelSize, threads: 1) }
         var actives = (0..<threads).map { _ in ActiveVoxels(firstFrames: o.normals) }
         var projectors = (0..<threads).map { _ in BackProjector(width: layout.width, height: layout.height) }
         var points = (0..<threads).map { _ in PointBuffer(pixels: layout.pixels) }
@@ -146,30 +147,31 @@ public enum CloudBuilder {
                 gravity.add(pose: pose, imu: info.imu)
             }
             colourStream?.want(selected.map { scan.videoFrame(forDepthFrame: $0.frame) })
-            // Each thread fuses its band of rows of every frame into its own active voxels
-            // (exact sums: the partition does not change the result), a sweep's worth of
-            // frames at a time, after which the store takes what they wrote back: an outbox
-            // holds one sweep's voxels, not a batch's.
-            for part in stride(from: 0, to: selected.count, by: Int(ActiveVoxels.sweepInterval)) {
-                let frames = selected[part ..< min(part + Int(ActiveVoxels.sweepInterval), selected.count)]
-                let fused = parallelMap(threads, threads: o.threads) { t -> Int in
-                    let band = layout.height * t / threads ..< layout.height * (t + 1) / threads
-                    let active = actives[t]
-                    var n = 0
-                    for f in frames {
+            // Each thread fuses its band of rows of every frame of the batch into its own
+            // active voxels (exact sums: the partition does not change the result), a
+            // sweep's worth of frames at a time, after which its own store takes what its
+            // set wrote back: an outbox holds one sweep's voxels, not a batch's, and the
+            // threads meet once a batch, not twice a sweep.
+            let fused = parallelMap(threads, threads: o.threads) { t -> Int in
+                let band = layout.height * t / threads ..< layout.height * (t + 1) / threads
+                let active = actives[t]
+                var n = 0
+                for part in stride(from: 0, to: selected.count, by: Int(ActiveVoxels.sweepInterval)) {
+                    for f in selected[part ..< min(part + Int(ActiveVoxels.sweepInterval), selected.count)] {
                         projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters, rows: band, into: points[t])
                         n += Fusion.fuse(points[t], frame: UInt32(truncatingIfNeeded: f.frame), inverseVoxel: inverseVoxel, into: active)
                     }
-                    active.sortOutbox()
-                    return n
+                    stores[t].absorb([active])
                 }
-                for t in 0..<threads { samples[t] += fused[t] }
-                store.absorb(actives)
+                return n
             }
+            for t in 0..<threads { samples[t] += fused[t] }
         }
         colourStream?.wantNoMore()
-        for active in actives { active.flush() }
-        store.absorb(actives)
+        parallelFor(threads, threads: o.threads) { t in
+            actives[t].flush()
+            stores[t].absorb([actives[t]])
+        }
         // The recent bricks, outboxes and frame scratch go before the store is read out,
         // so the output can take their memory.
         actives = []; projectors = []; points = []
@@ -178,7 +180,7 @@ public enum CloudBuilder {
 
         // The voxels in key order (deterministic output), those with enough support kept;
         // each point is its voxel's centre plus the mean offset.
-        let fused = store.readOut(minSupport: UInt32(o.minSupport), confidence: hasConfidence, keys: o.normals || video != nil, firstFrames: o.normals)
+        let fused = VoxelStore.joined(stores, threads: threads).readOut(minSupport: UInt32(o.minSupport), confidence: hasConfidence, keys: o.normals || video != nil, firstFrames: o.normals)
         summary.voxels = fused.occupied
         summary.voxelsRemovedLowSupport = fused.occupied - fused.kept
         var cloud = PointCloud()

@@ -218,6 +218,27 @@ public final class VoxelStore: @unchecked Sendable {
         }
     }
 
+    /// One store, with `threads` for its own work, holding every record of `stores` (each
+    /// thread's, `CloudBuilder`), which are left empty: the shards of one x-slab join, and
+    /// each shard's runs are merged into one on `threads` threads, largest first — the work
+    /// `readOut` does first in any case, so joining costs no more than reading one store.
+    public static func joined(_ stores: [VoxelStore], threads: Int) -> VoxelStore {
+        guard let first = stores.first else { fatalError("no store to join") }
+        let out = VoxelStore(voxelSize: first.voxelSize, threads: threads, plainRecords: first.plainRecords)
+        for s in stores {
+            precondition(s.voxelSize == out.voxelSize, "stores of different voxel sizes")
+            for (id, shard) in zip(s.shardIDs, s.shards) { out.shard(id).runs.append(contentsOf: shard.runs) }
+            s.shards = []; s.shardIDs = []
+        }
+        let order = out.shards.indices.sorted { out.shards[$0].records > out.shards[$1].records }
+        parallelForDynamic(order.count, threads: out.threads) { k in
+            let shard = out.shards[order[k]]
+            shard.runs.sort { $0.count > $1.count }  // the small ones merge first
+            shard.collapse()
+        }
+        return out
+    }
+
     /// The shard `id`, created (in order) when new.
     private func shard(_ id: UInt64) -> Shard {
         var lo = 0, hi = shardIDs.count

@@ -302,6 +302,31 @@ final class VoxelStoreTests: XCTestCase {
         }
     }
 
+    /// Stores that each took one thread's sets (`CloudBuilder`'s per-thread stores) joined
+    /// into one: the totals of every record any of them took, keys shared between stores
+    /// summed, each shard one run, the stores left empty.
+    func testJoinedStoresHoldTheTotalsOfAll() {
+        var rng = SeededRandom(seed: 8)
+        for (parts, plain) in [(2, VoxelStore.plainRecords), (3, 16), (1, 16)] {
+            let stores = (0..<parts).map { _ in VoxelStore(voxelSize: 0.01, threads: 1, plainRecords: plain) }
+            var reference: [UInt64: VoxelTotals] = [:]
+            for batch in 0..<30 {
+                for store in stores {
+                    let records = (0..<Int.random(in: 0...300, using: &rng)).map { _ in random(&rng, count: batch % 10 == 9 ? 20000...32767 : 1...9) }
+                    for r in records { reference[r.key, default: VoxelTotals(key: r.key)].add(r) }
+                    store.absorb([set(records)])
+                }
+            }
+            let shared = Set(stores[0].totals().map(\.key)).intersection(stores.dropFirst().flatMap { $0.totals().map(\.key) })
+            if parts > 1 { XCTAssertFalse(shared.isEmpty, "the stores share keys, as the bands of two threads do") }
+            let joined = VoxelStore.joined(stores, threads: 2)
+            for store in stores { XCTAssertEqual(store.records, 0, "a joined store is left empty") }
+            XCTAssertEqual(joined.totals(), reference.keys.sorted().map { reference[$0]! }, "\(parts) stores")
+            let out = joined.readOut(minSupport: 1, confidence: false, keys: true, firstFrames: false)
+            XCTAssertEqual(out.keys, reference.keys.sorted())
+        }
+    }
+
     /// Two runs merge into their sorted union, full records kept apart, empty runs allowed.
     func testMergeJoinSumsWhatFitsAndKeepsTheRest() {
         let full = VoxelSums(key: 5, count: VoxelSums.maxCount, confidenceSum: 1, sumX: 1, sumY: 1, sumZ: 1, firstFrame: 9)
