@@ -111,7 +111,9 @@ public struct CloudSummary: Sendable, Codable, FrameAccounting {
 /// first frame that saw it (a minimum), so neither the partition nor the eviction timing
 /// changes a byte: `-j 1` and `-j 2` write the same file. Memory is one frame of scratch
 /// and one set of recent bricks per thread plus the occupied voxels; each voxel's first
-/// frame is kept only when normals are asked for.
+/// frame is kept only when normals are asked for, its colour sums only when the scan has a
+/// video (fused in the same pass, `CloudColouring`, and kept as colour records in a store
+/// of their own).
 public enum CloudBuilder {
     public static func build(scan path: String, options o: CloudOptions) throws -> (PointCloud, CloudSummary) {
         if let p = o.problem { throw CloudError.options(p) }
@@ -120,9 +122,18 @@ public enum CloudBuilder {
         var summary = CloudSummary(scan: path, voxelSize: o.voxelSize, frame: o.frame)
         let threads = max(1, o.threads)
         let layout = scan.depthLayout
-        // A store per thread (each takes its own set's voxels), joined before the read-out.
+        let video = o.colour ? scan.colourVideoPath : nil
+        // The video opens and decodes under the fusion, which takes each batch's images.
+        let colouring = try video.map { v in
+            try CloudColouring(video: v, layout: layout, options: o,
+                               wanted: scan.depthFramesWithoutDecoding.map { try scan.fusedVideoFrames(frames: $0, stride: o.stride) })
+        }
+        defer { colouring?.stream.stop() }
+        // A store per thread (each takes its own set's voxels), joined before the read-out;
+        // with colour, a store of colour records per thread too.
         let stores = (0..<threads).map { _ in VoxelStore(voxelSize: o.voxelSize, threads: 1) }
-        var actives = (0..<threads).map { _ in ActiveVoxels(firstFrames: o.normals) }
+        let colourStores = colouring == nil ? [] : (0..<threads).map { _ in VoxelStore(voxelSize: o.voxelSize, threads: 1) }
+        var actives = (0..<threads).map { _ in ActiveVoxels(firstFrames: o.normals, colours: colouring != nil) }
         var projectors = (0..<threads).map { _ in BackProjector(width: layout.width, height: layout.height) }
         var points = (0..<threads).map { _ in PointBuffer(pixels: layout.pixels) }
         var samples = [Int](repeating: 0, count: threads)
@@ -132,10 +143,6 @@ public enum CloudBuilder {
         var used: [Pose] = []  // the poses of the frames fused
         let inverseVoxel = Float(1 / o.voxelSize)
 
-        let video = o.colour ? scan.colourVideoPath : nil
-        // The video opens and decodes under the fusion, which names the frames it uses.
-        let colourStream = video.map { CloudColouring.stream(video: $0, layout: layout, options: o) }
-        defer { colourStream?.stop() }
         let hasConfidence = scan.hasConfidenceMaps
         try scan.forEachFrameBatch(threads: o.threads, confidence: hasConfidence, progress: o.progress) { fb in
             var selected: [(frame: Int, k: Int, pose: Pose, intrinsics: Intrinsics)] = []
@@ -146,7 +153,9 @@ public enum CloudBuilder {
                 used.append(pose)
                 gravity.add(pose: pose, imu: info.imu)
             }
-            colourStream?.want(selected.map { scan.videoFrame(forDepthFrame: $0.frame) })
+            let images = try colouring?.images(for: selected.map { scan.videoFrame(forDepthFrame: $0.frame) })
+            defer { colouring?.release() }
+            let width = layout.width
             // Each thread fuses its band of rows of every frame of the batch into its own
             // active voxels (exact sums: the partition does not change the result), a
             // sweep's worth of frames at a time, after which its own store takes what its
@@ -157,20 +166,29 @@ public enum CloudBuilder {
                 let active = actives[t]
                 var n = 0
                 for part in stride(from: 0, to: selected.count, by: Int(ActiveVoxels.sweepInterval)) {
-                    for f in selected[part ..< min(part + Int(ActiveVoxels.sweepInterval), selected.count)] {
-                        projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters, rows: band, into: points[t])
-                        n += Fusion.fuse(points[t], frame: UInt32(truncatingIfNeeded: f.frame), inverseVoxel: inverseVoxel, into: active)
+                    for i in part ..< min(part + Int(ActiveVoxels.sweepInterval), selected.count) {
+                        let f = selected[i], p = points[t], image = images?[i]
+                        projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters, rows: band,
+                                              recordPixels: image != nil, into: p)
+                        if let image {  // each sample's colour: its pixel's in the frame's grid image
+                            for j in 0..<p.count {
+                                let px = p.pixels[j]
+                                p.colours[j] = image[Int(px >> 16) &* width &+ Int(px & 0xFFFF)]
+                            }
+                        }
+                        n += Fusion.fuse(p, frame: UInt32(truncatingIfNeeded: f.frame), inverseVoxel: inverseVoxel, coloured: image != nil, into: active)
                     }
                     stores[t].absorb([active])
+                    if !colourStores.isEmpty { colourStores[t].absorb(outboxes: [active.colourOutbox]) }
                 }
                 return n
             }
             for t in 0..<threads { samples[t] += fused[t] }
         }
-        colourStream?.wantNoMore()
         parallelFor(threads, threads: o.threads) { t in
             actives[t].flush()
             stores[t].absorb([actives[t]])
+            if !colourStores.isEmpty { colourStores[t].absorb(outboxes: [actives[t].colourOutbox]) }
         }
         // The recent bricks, outboxes and frame scratch go before the store is read out,
         // so the output can take their memory.
@@ -188,13 +206,13 @@ public enum CloudBuilder {
         cloud.counts = fused.counts
         cloud.confidence = fused.confidence
         cloud.cameras = used
-        if let colourStream, let keys = fused.keys {
-            switch try CloudColouring.colour(scan, stream: colourStream, keys: keys, options: o) {
+        if let colouring, let keys = fused.keys {
+            switch try colouring.finish(VoxelStore.joined(colourStores, threads: threads), keys: keys) {
             case let .coloured(rgb, report):
                 cloud.colours = rgb
                 summary.colour = report
                 if report.framesWithoutVideo > 0 {
-                    summary.notes.append(colourStream.withoutVideoNote(report.framesWithoutVideo))
+                    summary.notes.append(colouring.stream.withoutVideoNote(report.framesWithoutVideo))
                 }
                 if report.framesSkipped > 0 {
                     summary.notes.append(VideoReader.Frames.skippedNote(report.framesSkipped))

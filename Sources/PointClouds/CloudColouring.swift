@@ -6,7 +6,7 @@ import Video
 import Diagnostics
 import Execution
 
-/// What the colour pass did (`CloudSummary.colour`).
+/// What colouring did (`CloudSummary.colour`).
 public struct ColourReport: Sendable, Codable {
     /// The video, as `inspect` describes it.
     public var video: String
@@ -27,6 +27,8 @@ public struct ColourReport: Sendable, Codable {
     public var samples = 0
     /// Points no coloured frame saw (written black).
     public var pointsWithoutColour = 0
+    /// What colour added to the cloud's own work: waiting for video frames, reading the
+    /// colours out.
     public var seconds = 0.0
 
     enum CodingKeys: String, CodingKey {
@@ -35,85 +37,93 @@ public struct ColourReport: Sendable, Codable {
     }
 }
 
-/// Colours a fused cloud from the scan's video: a second pass over the frames the cloud
-/// used, each depth sample taking the colour at its pixel (`GridColourSampler`: depth pixel
-/// (u, v) ↦ colour (s·u, s·v), bilinear in the full-resolution frame), each kept voxel the
-/// mean of its samples' colours. The pass projects exactly as the fusion did, so a voxel's
-/// colour samples are its depth samples (those of frames with a video frame).
+/// Colours a cloud from the scan's video, in the fusion's one pass over the frames: each
+/// depth sample takes the colour at its pixel (`GridColourSampler`: depth pixel (u, v) ↦
+/// colour (s·u, s·v), bilinear in the full-resolution frame), which goes to the colour sums
+/// of its voxel beside its depth sums (`Fusion.fuse`'s `coloured`, `ColourRecord`); each kept
+/// voxel is the mean colour of its samples that had a video frame. So a voxel's colour
+/// samples are exactly its depth samples from frames with a video frame.
 ///
-/// Why a second pass rather than colour sums in the fusion's records: the store holds every
-/// occupied voxel, most of which the support filter drops, at about 11 bytes a record, and colour
-/// would add 12 to each, for grey clouds too; here the sums exist only for kept voxels and
-/// only while colouring. The depth is decoded twice, which costs little beside the video.
-///
-/// Threads: the video is opened and decoded from the start of the cloud, under the grey
-/// fusion (`stream(video:layout:options:)`; the fusion names the frames it uses as it goes):
-/// FFmpeg decodes on 2 × `threads` frame threads and a thread of its own samples each wanted
-/// frame at the depth grid's pixels (`GridColourStream`), running ahead of the depth side,
-/// whose samples are coloured by bands of rows on `threads` threads, each with its own
-/// integer sums (the same bytes for any count).
-enum CloudColouring {
-    /// The colour stream of `video`, started: the fusion adds the video frames of the frames
-    /// it uses (`GridColourStream.want`), then says it is done (`wantNoMore`).
-    static func stream(video: String, layout: DepthFrameLayout, options o: CloudOptions) -> GridColourStream {
+/// Threads: the video is opened and decoded from the start of the cloud on a thread of its
+/// own (`GridColourStream`): FFmpeg decodes on 2 × `threads` frame threads and the stream's
+/// thread samples each wanted frame at the depth grid's pixels into a ring, running ahead of
+/// the fusion, which takes a batch's images at once (`images(for:)`) and hands them back
+/// when the batch is fused (`release()`). When the scan's frames are known before decoding
+/// (`wanted`), the stream is told every frame the fusion will use at the start and decodes
+/// ahead as far as its ring allows; otherwise it learns them a batch at a time.
+final class CloudColouring {
+    let stream: GridColourStream
+    private let colourFrames: VideoReader.Frames
+    /// Whether every frame wanted was given at the start.
+    private let wantedUpFront: Bool
+    /// Why the video cannot colour the cloud, once known.
+    private var unusable: String?
+    private var report: ColourReport?
+    private var waited = 0.0
+
+    /// Starts `video`'s colour stream for a cloud of `layout` with options `o`; `wanted`: the
+    /// video frames of every frame the fusion will use, in order, when known.
+    init(video: String, layout: DepthFrameLayout, options o: CloudOptions, wanted: [Int]?) {
         // Twice the threads for FFmpeg: its frame threads wait on the thread that feeds them
         // (GridColourStream's, which also samples), so more frames in flight keep the cores
         // busy (measured on 2 cores, apartment 942 frames: 4.9 s with 2, 4.5 s with 4).
-        // A ring of 128 frames (25 MB at 256×192) lets FFmpeg decode through the grey fusion
-        // and the serial work after it; 32 filled in a quarter of a second (docs/performance.md).
-        let stream = GridColourStream(video: video, threads: 2 * max(1, o.threads), decoding: o.colourFrames,
-                                      gridWidth: layout.width, gridHeight: layout.height, capacity: 128)
+        // A ring of 128 frames (25 MB at 256×192) holds a depth batch (at most 32 frames) with
+        // room for FFmpeg to decode ahead.
+        stream = GridColourStream(video: video, threads: 2 * max(1, o.threads), decoding: o.colourFrames,
+                                  gridWidth: layout.width, gridHeight: layout.height, capacity: 128)
+        colourFrames = o.colourFrames
+        wantedUpFront = wanted != nil
+        if let wanted {
+            stream.want(wanted)
+            stream.wantNoMore()
+        }
         stream.start()
-        return stream
     }
 
-    /// The colours of the kept voxels `keys` from `stream`, whose wanted frames are complete.
-    static func colour(_ scan: any Scan, stream: GridColourStream, keys: [UInt64], options o: CloudOptions) throws -> Outcome {
+    /// The colour images of `videoFrames` (ascending, after those of earlier calls; nil for a
+    /// frame the video does not have or did not decode), valid until `release()`; all nil when
+    /// the video cannot colour the cloud (`unusable`). Counts the frames for the report.
+    func images(for videoFrames: [Int]) throws -> [UnsafePointer<UInt32>?] {
         let start = ProcessStats.now()
-        let threads = max(1, o.threads), layout = scan.depthLayout
-        let info: VideoInfo
-        switch try stream.opened() {
-        case let .ready(i): info = i
-        case let .unusable(_, reason): return .grey(because: "\(stream.path): \(reason): the cloud is grey")
+        defer { waited += ProcessStats.now() - start }
+        if !wantedUpFront { stream.want(videoFrames) }
+        try checkOpened()
+        guard report != nil else { return videoFrames.map { _ in nil } }
+        return try videoFrames.map { f in
+            let image = try stream.colours(of: f)
+            if image != nil { report!.framesColoured += 1 } else if stream.wasSkipped(f) { report!.framesSkipped += 1 } else { report!.framesWithoutVideo += 1 }
+            return image
         }
-        var report = ColourReport(video: stream.path, info: info)
-        report.videoFrames = o.colourFrames
-        let index = KeptVoxelIndex(keys: keys)
-        let sums = (0..<threads).map { _ in VoxelColourSums(index: index) }
-        let projectors = (0..<threads).map { _ in BackProjector(width: layout.width, height: layout.height) }
-        let points = (0..<threads).map { _ in PointBuffer(pixels: layout.pixels) }
-        let inverseVoxel = Float(1 / o.voxelSize), width = layout.width
+    }
 
-        o.progress?.phase("colour")
-        try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps, progress: o.progress) { fb in
-            for (k, info) in fb.infos.enumerated() {
-                guard let (pose, intrinsics) = try info.fusable(stride: o.stride, scanPath: scan.path) else { continue }
-                let videoFrame = scan.videoFrame(forDepthFrame: info.index)
-                guard let image = try stream.colours(of: videoFrame) else {
-                    if stream.wasSkipped(videoFrame) { report.framesSkipped += 1 } else { report.framesWithoutVideo += 1 }
-                    continue
-                }
-                let added = parallelMap(threads, threads: o.threads) { t -> Int in
-                    let p = points[t]
-                    projectors[t].project(fb.depth, k, pose: pose, intrinsics: intrinsics, filters: o.filters,
-                                          rows: layout.height * t / threads ..< layout.height * (t + 1) / threads, recordPixels: true, into: p)
-                    for j in 0..<p.count {
-                        let px = p.pixels[j]
-                        p.colours[j] = image[Int(px >> 16) &* width &+ Int(px & 0xFFFF)]
-                    }
-                    return sums[t].add(p, inverseVoxel: inverseVoxel)
-                }
-                stream.release()
-                report.samples += added.reduce(0, +)
-                report.framesColoured += 1
-            }
+    /// Waits for the video to open (once): starts the report, or says why it cannot colour.
+    private func checkOpened() throws {
+        guard report == nil && unusable == nil else { return }
+        switch try stream.opened() {
+        case let .ready(i):
+            report = ColourReport(video: stream.path, info: i)
+            report!.videoFrames = colourFrames
+        case let .unusable(_, reason): unusable = "\(stream.path): \(reason): the cloud is grey"
         }
+    }
+
+    /// Hands the images of the last `images(for:)` back.
+    func release() { stream.release() }
+
+    /// After the fusion: the colours of the kept voxels `keys` from `store` (colour records),
+    /// with the report; or why the cloud is grey.
+    func finish(_ store: VoxelStore, keys: [UInt64]) throws -> Outcome {
+        let start = ProcessStats.now()
+        stream.wantNoMore()
+        try checkOpened()
         stream.stop()
+        guard var report else { return .grey(because: unusable!) }
+        let colours = store.colours(of: keys)
         report.videoFramesDecoded = stream.framesDecoded
-        let (rgb, uncoloured) = VoxelColourSums.means(sums)
-        report.pointsWithoutColour = uncoloured
-        report.seconds = ProcessStats.now() - start
-        return .coloured(rgb: rgb, report: report)
+        report.samples = colours.samples
+        report.pointsWithoutColour = colours.uncoloured
+        report.seconds = waited + ProcessStats.now() - start
+        return .coloured(rgb: colours.rgb, report: report)
     }
 
     enum Outcome {

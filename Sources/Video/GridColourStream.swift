@@ -16,7 +16,8 @@ import Foundation
 /// while the stream runs (the cloud learns them during its fusion): the thread decodes no
 /// frame past the last one known to be wanted until more are wanted or `wantNoMore()` says
 /// none will be. The consumer asks for frames in the same order (`colours(of:)`), reads the
-/// image, and hands the slot back (`release`).
+/// images, and hands their slots back (`release`): one frame at a time, or a batch of
+/// frames at once (the cloud's fusion), as long as a batch fits the ring.
 public final class GridColourStream: @unchecked Sendable {  // state shared through `condition`
     public let path: String
     private let threads: Int
@@ -35,7 +36,9 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
     private var videoFrameCount: Int?
     /// Video frame index of each filled slot (by sequence number modulo `capacity`).
     private var slotFrame: [Int]
-    private var produced = 0, consumed = 0
+    /// Slots filled, slots handed back (`release`), and slots given out or passed over by
+    /// `colours(of:)` (between `consumed` and `looked`: held by the consumer).
+    private var produced = 0, consumed = 0, looked = 0
     private var ended = false, cancelled = false
     private var failure: VideoError?
     private var decoded = 0
@@ -175,16 +178,19 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
     /// The colour image of video frame `index` (`gridWidth` × `gridHeight`, `R | G << 8 | B << 16`),
     /// valid until `release()`; nil when the video has no such frame (it ended first) or did
     /// not decode it (`wasSkipped`). Throws the error the thread met before reaching the frame.
+    /// Images asked for since the last `release()` stay valid together, so a consumer may
+    /// hold up to `capacity` of them.
     public func colours(of index: Int) throws(VideoError) -> UnsafePointer<UInt32>? {
         condition.lock()
         defer { condition.unlock() }
         while true {
-            if produced > consumed {
-                let f = slotFrame[consumed % capacity]
-                if f == index { return UnsafePointer(ring + (consumed % capacity) * gridWidth * gridHeight) }
+            if produced > looked {
+                let f = slotFrame[looked % capacity]
                 if f > index { return nil }
-                consumed += 1  // a frame no longer wanted
-                condition.broadcast()
+                looked += 1
+                if f == index { return UnsafePointer(ring + ((looked - 1) % capacity) * gridWidth * gridHeight) }
+                // a frame no longer wanted: its slot goes back now unless images are held
+                if consumed == looked - 1 { consumed = looked; condition.broadcast() }
                 continue
             }
             if ended {
@@ -212,8 +218,8 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
         return "\(count) of the frames used have no video frame (the video has \(videoFrameCount ?? decoded)): they add no colour"
     }
 
-    /// Hands back the slot `colours(of:)` returned.
+    /// Hands back the slots of every image `colours(of:)` gave.
     public func release() {
-        condition.lock(); consumed += 1; condition.broadcast(); condition.unlock()
+        condition.lock(); consumed = looked; condition.broadcast(); condition.unlock()
     }
 }

@@ -50,6 +50,12 @@ public final class ActiveVoxels {
     /// The frame each entry's count left 0 in (valid while the count is > 0), when recorded.
     private var firstFramePool: MappedBuffer<UInt32>
     var firstFrames: UnsafeMutablePointer<UInt32> { firstFramePool.base }
+    /// Whether voxels keep the colour of their samples (`Fusion.fuse`'s `coloured` frames):
+    /// 16 bytes more an entry here, written back as colour records (`ColourRecord`).
+    public let recordsColour: Bool
+    /// Each entry's colour sums (R, G, B, samples with a colour), when recorded.
+    private var colourPool: MappedBuffer<SIMD4<UInt32>>
+    var colourEntries: UnsafeMutablePointer<SIMD4<UInt32>> { colourPool.base }
     private var poolBricks: Int
     private var brickKeys: UnsafeMutablePointer<UInt64>
     /// The tick (own frame count) each brick was last seen in.
@@ -63,18 +69,13 @@ public final class ActiveVoxels {
     private var indexCapacity: Int
     private var liveBricks = 0
     private var outsideSamples = 0
-    /// Voxels written back since the store last took them, as sorted runs: each sweep's
-    /// evicted bricks are written in key order (`writeBackInKeyOrder`), so the voxels need
-    /// no sort. `outboxCount` records in mapped pages, like the pool's: a turn of the
-    /// camera can evict several times the usual batch, and the pages beyond what the last
-    /// batch used go back to the system (the others are kept for the next one).
-    private var outboxBuffer = MappedBuffer<VoxelSums>(capacity: 0)
-    private var outboxCount = 0
-    /// Where each sorted run of the outbox ends.
-    private var runEnds: [Int] = []
-    /// Records written back one at a time (a voxel whose count reached `maxCount`), in no
-    /// order: `sortOutbox` sorts them into a run of their own.
-    private var loose: [VoxelSums] = []
+    /// Voxels written back since the store last took them: each sweep's evicted bricks in
+    /// key order (`writeBackInKeyOrder`), so the voxels need no sort, and the voxels whose
+    /// count reached `maxCount`, one at a time.
+    public let outbox = Outbox()
+    /// Their colour records, when colour is recorded (`ColourRecord`; only voxels with a
+    /// coloured sample).
+    public let colourOutbox = Outbox()
     /// Frames fused so far: a brick's age counts this set's own frames, so the frames other
     /// threads take in between do not age it.
     private var tick: UInt32 = 0
@@ -98,15 +99,19 @@ public final class ActiveVoxels {
     /// Pools below this many bricks are never compacted (not worth the copying).
     static let compactionFloor = 1024
 
-    /// `firstFrames`: record each voxel's first frame (`recordsFirstFrames`).
-    public init(bricks: Int = 1024, firstFrames: Bool = true) {
+    /// `firstFrames`: record each voxel's first frame (`recordsFirstFrames`); `colours`: the
+    /// colour of its samples (`recordsColour`).
+    public init(bricks: Int = 1024, firstFrames: Bool = true, colours: Bool = false) {
         poolBricks = bricks
         recordsFirstFrames = firstFrames
+        recordsColour = colours
         // A slot's entries are initialised when it is first used (`insert`): pages of the
         // pool no brick has reached yet stay untouched, so not resident.
         pool = MappedBuffer(capacity: bricks * Self.brickVoxels)
         pool.base.initialize(repeating: .empty, count: Self.brickVoxels)
         firstFramePool = MappedBuffer(capacity: firstFrames ? bricks * Self.brickVoxels : 0)
+        colourPool = MappedBuffer(capacity: colours ? bricks * Self.brickVoxels : 0)
+        if colours { colourPool.base.initialize(repeating: .zero, count: Self.brickVoxels) }
         brickKeys = .allocate(capacity: bricks)
         lastFrames = .allocate(capacity: bricks)
         indexCapacity = 2 * bricks
@@ -117,8 +122,7 @@ public final class ActiveVoxels {
     }
 
     deinit {
-        pool.deallocate(); firstFramePool.deallocate(); index.deallocate(); brickKeys.deallocate(); lastFrames.deallocate()
-        outboxBuffer.deallocate()
+        pool.deallocate(); firstFramePool.deallocate(); colourPool.deallocate(); index.deallocate(); brickKeys.deallocate(); lastFrames.deallocate()
         chunkLow.deallocate(); chunkHigh.deallocate(); chunkX.deallocate(); chunkY.deallocate(); chunkZ.deallocate(); chunkEntry.deallocate(); cacheKeys.deallocate(); cacheOffsets.deallocate()
     }
 
@@ -201,6 +205,7 @@ public final class ActiveVoxels {
             s = usedSlots
             usedSlots &+= 1
             (entries + s &* Self.brickVoxels).initialize(repeating: .empty, count: Self.brickVoxels)
+            if recordsColour { (colourEntries + s &* Self.brickVoxels).initialize(repeating: .zero, count: Self.brickVoxels) }
         }
         index[i] = (key, Int32(s))
         liveBricks &+= 1
@@ -213,6 +218,7 @@ public final class ActiveVoxels {
         let n = poolBricks * 2, v = Self.brickVoxels
         pool.grow(to: n * v, keeping: poolBricks * v)  // every slot is in use when the pool grows
         if recordsFirstFrames { firstFramePool.grow(to: n * v, keeping: poolBricks * v) }
+        if recordsColour { colourPool.grow(to: n * v, keeping: poolBricks * v) }
         brickKeys = Self.grown(brickKeys, from: poolBricks, to: n)
         lastFrames = Self.grown(lastFrames, from: poolBricks, to: n)
         poolBricks = n
@@ -266,6 +272,7 @@ public final class ActiveVoxels {
             if slot != to {
                 (entries + to * v).update(from: entries + slot * v, count: v)
                 if recordsFirstFrames { (firstFrames + to * v).update(from: firstFrames + slot * v, count: v) }
+                if recordsColour { (colourEntries + to * v).update(from: colourEntries + slot * v, count: v) }
                 brickKeys[to] = brickKeys[slot]
                 lastFrames[to] = lastFrames[slot]
             }
@@ -277,6 +284,7 @@ public final class ActiveVoxels {
         freeSlots.removeAll(keepingCapacity: true)
         pool.release(from: usedSlots * v)
         if recordsFirstFrames { firstFramePool.release(from: usedSlots * v) }
+        if recordsColour { colourPool.release(from: usedSlots * v) }
     }
 
     /// Writes back every voxel of the given bricks and clears them, as one sorted run of
@@ -288,12 +296,9 @@ public final class ActiveVoxels {
     private func writeBackInKeyOrder(_ bricks: inout [(key: UInt64, slot: Int32)]) {
         bricks.sort { $0.key < $1.key }
         let a = UInt64(Self.brickAxisBits), edge = 1 << Self.brickBits, n = bricks.count
-        if outboxCount + n * Self.brickVoxels > outboxBuffer.capacity {
-            outboxBuffer.grow(to: max(4096, 2 * outboxBuffer.capacity, outboxCount + n * Self.brickVoxels), keeping: outboxCount)
-        }
-        let out = outboxBuffer.base
-        var k = outboxCount
-        var i = 0
+        let out = outbox.reserve(n * Self.brickVoxels)
+        let colourOut = recordsColour ? colourOutbox.reserve(n * Self.brickVoxels) : nil
+        var i = 0, k = 0, kc = 0
         while i < n {  // bricks i ..< j share brick-x
             var j = i + 1
             while j < n && bricks[j].key >> (2 * a) == bricks[i].key >> (2 * a) { j += 1 }
@@ -308,8 +313,10 @@ public final class ActiveVoxels {
                             for lz in 0..<edge {
                                 let local = lx | ly << Self.brickBits | lz << (2 * Self.brickBits), offset = slot &* Self.brickVoxels &+ local
                                 guard entries[offset].count > 0 else { continue }
-                                (out + k).initialize(to: takeRecord(offset, key: Self.voxelKey(brick: brick, local: local)))
+                                let key = Self.voxelKey(brick: brick, local: local)
+                                (out + k).initialize(to: takeRecord(offset, key: key))
                                 k &+= 1
+                                if let colourOut, let c = takeColour(offset, key: key) { (colourOut + kc).initialize(to: c); kc &+= 1 }
                             }
                         }
                     }
@@ -318,7 +325,8 @@ public final class ActiveVoxels {
             }
             i = j
         }
-        if k > outboxCount { outboxCount = k; runEnds.append(k) }
+        outbox.endRun(adding: k)
+        colourOutbox.endRun(adding: kc)
     }
 
     /// Entry `offset` as a record with key `key`, and the entry cleared.
@@ -329,6 +337,15 @@ public final class ActiveVoxels {
                          firstFrame: recordsFirstFrames ? firstFrames[offset] : 0)
     }
 
+    /// Entry `offset`'s colour as a colour record with key `key` (nil when no coloured
+    /// sample reached it), and its colour cleared.
+    @inline(__always) private func takeColour(_ offset: Int, key: UInt64) -> VoxelSums? {
+        let c = colourEntries[offset]
+        guard c.w > 0 else { return nil }
+        colourEntries[offset] = .zero
+        return ColourRecord.make(key: key, sums: c)
+    }
+
     /// Moves entry `offset` (whose count reached `maxCount`) to the loose records, or, in
     /// the scratch brick, counts its samples as outside; and clears it.
     func writeBack(entry offset: Int) {
@@ -336,9 +353,12 @@ public final class ActiveVoxels {
         if slot == 0 {
             outsideSamples &+= Int(entries[offset].count)
             entries[offset] = .empty
+            if recordsColour { colourEntries[offset] = .zero }
             return
         }
-        loose.append(takeRecord(offset, key: Self.voxelKey(brick: brickKeys[slot], local: offset % Self.brickVoxels)))
+        let key = Self.voxelKey(brick: brickKeys[slot], local: offset % Self.brickVoxels)
+        outbox.appendLoose(takeRecord(offset, key: key))
+        if recordsColour, let c = takeColour(offset, key: key) { colourOutbox.appendLoose(c) }
     }
 
     /// Samples outside the representable range since the last call.
@@ -354,50 +374,18 @@ public final class ActiveVoxels {
         rebuildIndex(capacity: indexCapacity) { _ in false }
     }
 
-    /// Sorts the loose records by key, sums the records of each voxel (while one record
-    /// holds them) and adds them to the outbox as a run of their own. Each thread sorts its
-    /// own, in parallel; the store takes the runs (`outboxRuns`).
+    /// Sorts the outboxes' loose records into runs (`Outbox.sortLoose`). Each thread sorts
+    /// its own, in parallel; the stores take the runs.
     public func sortOutbox() {
-        guard !loose.isEmpty else { return }
-        let n = loose.count
-        if outboxCount + n > outboxBuffer.capacity { outboxBuffer.grow(to: max(4096, 2 * (outboxCount + n)), keeping: outboxCount) }
-        let scratch = UnsafeMutableBufferPointer<VoxelSums>.allocate(capacity: n)
-        defer { scratch.deallocate() }
-        var m = outboxCount
-        loose.withUnsafeMutableBufferPointer { r in
-            KeySort.sort(r, scratch: scratch, by: \.key)
-            let out = outboxBuffer.base
-            for i in 0..<n {
-                if m > outboxCount && out[m &- 1].key == r[i].key && out[m &- 1].absorb(r[i]) { continue }
-                (out + m).initialize(to: r[i]); m &+= 1
-            }
-        }
-        loose = []
-        outboxCount = m
-        runEnds.append(m)
+        outbox.sortLoose()
+        colourOutbox.sortLoose()
     }
 
-    /// The outbox's sorted runs (after `sortOutbox`).
-    public var outboxRuns: [UnsafeBufferPointer<VoxelSums>] {
-        precondition(loose.isEmpty, "sortOutbox first")
-        return runEnds.indices.map { r in
-            let start = r == 0 ? 0 : runEnds[r - 1]
-            return UnsafeBufferPointer(start: outboxBuffer.base + start, count: runEnds[r] - start)
-        }
-    }
-
-    /// Records written back that the store has not taken yet.
-    public var pendingRecords: Int { outboxCount + loose.count }
+    /// Records written back that no store has taken yet.
+    public var pendingRecords: Int { outbox.pending }
 
     /// Puts `records` in the outbox as if they had been written back (tests of the store).
     func appendForTesting(_ records: [VoxelSums]) {
-        loose.append(contentsOf: records)
-    }
-
-    /// Empties the outbox (after the store took its records), keeping the pages it used.
-    public func clearOutbox() {
-        outboxBuffer.release(from: outboxCount)
-        outboxCount = 0
-        runEnds.removeAll(keepingCapacity: true)
+        for r in records { outbox.appendLoose(r) }
     }
 }

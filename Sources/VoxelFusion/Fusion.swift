@@ -6,13 +6,16 @@ public enum Fusion {
     static let prefetchDistance = 32
 
     /// Adds the points of one frame to `active`; returns how many were inside the
-    /// representable voxel range.
+    /// representable voxel range. `coloured`: the points have colours (`points.colours`,
+    /// R | G << 8 | B << 16), which go to the colour sums of their voxels (`active` must
+    /// record colour).
     ///
     /// Points go in chunks of `ActiveVoxels.chunk`, in three passes: a branch-free one that
     /// vectorises (brick, index in the brick and offset of every point); the entry of each
     /// point, its brick found in the per-frame brick cache (the brick index only on a
     /// miss); then the accumulation into those entries, prefetched a few points ahead.
-    public static func fuse(_ points: PointBuffer, frame: UInt32, inverseVoxel: Float, into active: ActiveVoxels) -> Int {
+    public static func fuse(_ points: PointBuffer, frame: UInt32, inverseVoxel: Float, coloured: Bool = false, into active: ActiveVoxels) -> Int {
+        precondition(!coloured || active.recordsColour, "colour fused into a set that does not record it")
         let low = active.chunkLow, high = active.chunkHigh, ox = active.chunkX, oy = active.chunkY, oz = active.chunkZ
         let px = points.x, py = points.y, pz = points.z, c = points.confidence
         let shift = UInt64(3 * ActiveVoxels.brickBits), localMask = UInt64(ActiveVoxels.brickVoxels - 1)
@@ -27,17 +30,30 @@ public enum Fusion {
                 index[j] = active.cachedBrickOffset(key >> shift) | Int32(truncatingIfNeeded: key & localMask)
             }
             let entries = active.entries, firstFrames = active.firstFrames, cs = c + start
-            /// The accumulation, compiled for each combination of confidence levels and first
-            /// frames recorded or not.
-            @inline(__always) func accumulate(confidence: Bool, firstFrame: Bool) {
+            let colourSums = active.colourEntries, colours = points.colours + start
+            /// The accumulation, compiled for each combination of confidence levels, first
+            /// frames and colours recorded or not.
+            @inline(__always) func accumulate(confidence: Bool, firstFrame: Bool, colour: Bool) {
                 for j in 0..<m {
-                    if j &+ prefetchDistance < m { depthpose_prefetch(entries + Int(index[j &+ prefetchDistance])) }
+                    if j &+ prefetchDistance < m {
+                        depthpose_prefetch(entries + Int(index[j &+ prefetchDistance]))
+                        if colour { depthpose_prefetch(colourSums + Int(index[j &+ prefetchDistance])) }
+                    }
                     let e = entries + Int(index[j])
                     if firstFrame && e.pointee.count == 0 { firstFrames[Int(index[j])] = frame }
                     e.pointee.count &+= 1
                     if confidence { e.pointee.confidenceSum &+= UInt16(cs[j]) }
                     e.pointee.sumX &+= ox[j]; e.pointee.sumY &+= oy[j]; e.pointee.sumZ &+= oz[j]
+                    if colour {
+                        let rgb = colours[j]
+                        colourSums[Int(index[j])] &+= SIMD4(rgb & 0xFF, rgb >> 8 & 0xFF, rgb >> 16, 1)
+                    }
                     if e.pointee.count == ActiveVoxels.maxCount { active.writeBack(entry: Int(index[j])) }
+                }
+            }
+            @inline(__always) func accumulate(confidence: Bool, firstFrame: Bool) {
+                if coloured { accumulate(confidence: confidence, firstFrame: firstFrame, colour: true) } else {
+                    accumulate(confidence: confidence, firstFrame: firstFrame, colour: false)
                 }
             }
             switch (points.hasConfidence, active.recordsFirstFrames) {

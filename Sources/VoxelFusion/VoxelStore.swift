@@ -101,7 +101,7 @@ public struct FusedVoxels: Sendable {
 /// calls it between batches.
 public final class VoxelStore: @unchecked Sendable {
     public let voxelSize: Double
-    private let threads: Int
+    let threads: Int
     /// log2 of a shard's thickness in voxels (x-slabs of 4 voxels: 8 cm at 2 cm voxels,
     /// some tens of thousands of voxels in a room-sized scene).
     static let shardBits: UInt64 = 2
@@ -155,8 +155,8 @@ public final class VoxelStore: @unchecked Sendable {
     }
 
     /// Shard ids ascending, and their shards.
-    private var shardIDs: [UInt64] = []
-    private var shards: [Shard] = []
+    var shardIDs: [UInt64] = []
+    var shards: [Shard] = []
 
     private let plainRecords: Int
 
@@ -177,12 +177,16 @@ public final class VoxelStore: @unchecked Sendable {
 
     /// Moves the voxels every set has written back into the store (sorting a set's loose
     /// records first unless its thread already did), and empties the outboxes.
-    public func absorb(_ sets: [ActiveVoxels]) {
+    public func absorb(_ sets: [ActiveVoxels]) { absorb(outboxes: sets.map(\.outbox)) }
+
+    /// Moves the records of `outboxes` into the store (sorting their loose records first
+    /// unless their threads already did), and empties them.
+    public func absorb(outboxes: [Outbox]) {
         struct Piece { var id: UInt64; var run: Int; var range: Range<Int> }
         var pieces: [Piece] = []
-        for s in sets { s.sortOutbox() }
-        defer { for s in sets { s.clearOutbox() } }
-        let runs = sets.flatMap(\.outboxRuns)
+        for o in outboxes { o.sortLoose() }
+        defer { for o in outboxes { o.clear() } }
+        let runs = outboxes.flatMap(\.runs)
         for (r, b) in runs.enumerated() {
             var i = 0
             while i < b.count {

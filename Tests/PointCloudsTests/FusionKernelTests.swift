@@ -126,7 +126,7 @@ final class FusionKernelTests: XCTestCase {
                 if active.usedSlots < peakSlots { compacted = true }
                 peakSlots = max(peakSlots, active.usedSlots)
                 active.sortOutbox()
-                for run in active.outboxRuns {
+                for run in active.outbox.runs {
                     XCTAssertTrue(zip(run, run.dropFirst()).allSatisfy { $0.key < $1.key }, "a run in strict key order")
                 }
                 store.absorb([active])
@@ -135,11 +135,52 @@ final class FusionKernelTests: XCTestCase {
             XCTAssertTrue(compacted, "the pool shrank once the wide frame's bricks were evicted")
             active.flush()
             active.sortOutbox()
-            XCTAssertEqual(active.outboxRuns.count, 1)
+            XCTAssertEqual(active.outbox.runs.count, 1)
             store.absorb([active])
             let expected = reference(frames, firstFrames: firstFrames)
             XCTAssertEqual(store.totals(), expected.keys.sorted().map { expected[$0]! }, "first frames \(firstFrames)")
         }
+    }
+
+    /// Colour sums ride with their voxels: through eviction in key order, compaction of the
+    /// pool, records filled to `maxCount` (written back loose) and the final flush, a store
+    /// of colour records ends with each voxel's exact R, G, B sums and count of coloured
+    /// samples, while frames fused without colour add depth samples only.
+    func testColourSumsFollowTheirVoxelsThroughEvictionAndFullRecords() {
+        var rng = SeededRandom(seed: 12)
+        let active = ActiveVoxels(firstFrames: false, colours: true)
+        let store = VoxelStore(voxelSize: 1), colourStore = VoxelStore(voxelSize: 1)
+        let wide = cloud(60_000, centre: 0, edge: 72, &rng)
+        // two voxels seen 40,000 times each in one frame: their records fill and go loose
+        let dense = cloud(80_000, centre: 300.5, edge: 0.5, &rng)
+        var frames: [(PointBuffer, Bool)] = [(wide, true), (dense, true)]
+        for f in 0..<40 { frames.append((cloud(300, centre: 200 + Float(f % 3), edge: 6, &rng), f % 4 != 0)) }
+        frames.append((wide, false))
+        frames.append((cloud(5_000, centre: -3, edge: 20, &rng), true))
+        var colours: [UInt64: SIMD4<Int64>] = [:], looseSeen = false
+        for (k, (p, coloured)) in frames.enumerated() {
+            for i in 0..<p.count {
+                p.colours[i] = UInt32.random(in: 0...0xFF_FFFF, using: &rng)
+                guard coloured else { continue }
+                let key = VoxelKey.pack(Int64(p.x[i].rounded(.down)), Int64(p.y[i].rounded(.down)), Int64(p.z[i].rounded(.down)))
+                let c = p.colours[i]
+                colours[key, default: .zero] &+= SIMD4(Int64(c & 0xFF), Int64(c >> 8 & 0xFF), Int64(c >> 16), 1)
+            }
+            XCTAssertEqual(Fusion.fuse(p, frame: UInt32(k), inverseVoxel: 1, coloured: coloured, into: active), p.count)
+            looseSeen = looseSeen || active.colourOutbox.pending > 0 && k == 1
+            store.absorb([active])
+            colourStore.absorb(outboxes: [active.colourOutbox])
+        }
+        XCTAssertTrue(looseSeen, "the dense voxels' full records were written back at once")
+        active.flush()
+        store.absorb([active])
+        colourStore.absorb(outboxes: [active.colourOutbox])
+        let depth = reference(frames.map { ($0.0, 0) }, firstFrames: false)
+        XCTAssertEqual(store.totals(), depth.keys.sorted().map { depth[$0]! })
+        let totals = colourStore.totals()
+        XCTAssertEqual(totals.map(\.key), colours.keys.sorted(), "a colour record for each voxel with a coloured sample")
+        XCTAssertEqual(totals.map { SIMD4($0.sumX, $0.sumY, $0.sumZ, Int64($0.count)) }, colours.keys.sorted().map { colours[$0]! })
+        XCTAssertGreaterThan(colourStore.records, totals.count, "the dense voxels' colours fill several records")
     }
 
     /// A brick's age counts the frames its own set fused, not frame numbers: another

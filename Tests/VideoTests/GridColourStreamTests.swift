@@ -51,6 +51,30 @@ final class GridColourStreamTests: XCTestCase {
         XCTAssertEqual(stream.framesDecoded, 24)
     }
 
+    func testABatchOfImagesIsHeldTogetherUntilReleased() throws {
+        // The cloud's fusion takes a batch's images at once: with a ring of 4 slots, batches
+        // of up to 4 frames stay valid together (the thread cannot overwrite a held slot),
+        // and one release hands them all back; a wanted frame passed over goes back too.
+        let path = try VideoReaderTests.pattern("b.mp4", encoder: "libx264", frames: 24)
+        let truth = try Self.images(path, gridWidth: 40, gridHeight: 30)
+        let stream = GridColourStream(video: path, threads: 2, gridWidth: 40, gridHeight: 30, capacity: 4)
+        let batches = [[0, 1, 2, 3], [5, 6, 8], [9, 10, 11, 12], [20]]
+        // every frame wanted up front, so the thread runs ahead into any slot it is given back
+        stream.want(batches.joined() + [21, 23])
+        stream.wantNoMore()
+        stream.start()
+        for batch in batches {
+            let held = try batch.map { try XCTUnwrap(try stream.colours(of: $0)) }
+            Thread.sleep(forTimeInterval: 0.02)  // time for the thread to overwrite a slot it thought free
+            for (i, p) in zip(batch, held) { XCTAssertEqual(Array(UnsafeBufferPointer(start: p, count: 40 * 30)), truth[i], "frame \(i)") }
+            stream.release()
+        }
+        XCTAssertEqual(try stream.colours(of: 23).map { Array(UnsafeBufferPointer(start: $0, count: 40 * 30)) }, truth[23],
+                       "21 was wanted but not asked for: passed over")
+        stream.release()
+        stream.stop()
+    }
+
     func testDecodingStopsAfterTheLastWantedFrame() throws {
         let path = try VideoReaderTests.pattern("e.mp4", encoder: "libx264", frames: 24)
         let stream = GridColourStream(video: path, threads: 1, gridWidth: 40, gridHeight: 30)
