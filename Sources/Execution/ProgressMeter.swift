@@ -51,7 +51,7 @@ public final class ProgressMeter: @unchecked Sendable {  // state behind `lock`
         }
     }
 
-    /// Names the part of the work that follows ("colour"), shown after the label.
+    /// Names the part of the work that follows ("rgb"), shown after the label.
     public func phase(_ name: String?) {
         lock.withLock { phaseName = name }
     }

@@ -86,7 +86,7 @@ public struct CloudSummary: Sendable, Codable, FrameAccounting {
     public var voxelSize: Double
     public var frame: CloudFrame
     public var gravity: GravityReport?
-    /// The colour pass, when the points were coloured.
+    /// What colouring did, when the points were coloured.
     public var colour: ColourReport?
     public var notes: [String] = []
     public var seconds = 0.0

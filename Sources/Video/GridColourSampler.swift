@@ -81,7 +81,7 @@ public struct GridColourSampler: Sendable {
 
     /// The colour of every grid pixel of `frame`, row by row into `out` (`gridWidth` × `gridHeight`).
     ///
-    /// The cloud's colour pass runs this on every video frame (profiled: scalar, it was 8%
+    /// The colour stream runs this on every wanted video frame (profiled: scalar, it was 8%
     /// of a coloured cloud's CPU), so eight columns go at a time: their taps are loaded
     /// into SIMD registers, the arithmetic is `packed`'s in the same order (the same
     /// floats, so the same bytes; tested), and the rounding uses no checked conversion.

@@ -2,7 +2,7 @@ import Foundation
 
 /// A video's frames as colour images at the resolution of a coarser grid (`GridColourSampler`:
 /// the depth grid), decoded ahead on a thread of their own into a small ring: the consumer
-/// (the cloud's colour pass, the mesh's fusion) works on the depth of one frame while
+/// (the cloud's and the mesh's fusion) works on the depth of one frame while
 /// FFmpeg's threads and this one decode and sample the next ones, so the depth work runs
 /// under the video decode instead of taking turns with it. A grid image is 4 bytes a pixel
 /// (196 KB at 256×192), so the ring costs little however far ahead it runs.

@@ -41,7 +41,7 @@ public final class PointBuffer {
     public let confidence: UnsafeMutablePointer<UInt8>
     /// Each point's pixel, `v << 16 | u`, when the projection was asked to record it.
     public let pixels: UnsafeMutablePointer<UInt32>
-    /// Each point's colour, `R | G << 8 | B << 16`, for whoever colours the points (the cloud's colour pass).
+    /// Each point's colour, `R | G << 8 | B << 16`, for whoever colours the points (the cloud's coloured fusion).
     public let colours: UnsafeMutablePointer<UInt32>
     /// Points of the last frame projected into the buffer.
     public internal(set) var count = 0
