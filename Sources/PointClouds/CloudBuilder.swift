@@ -125,7 +125,7 @@ public enum CloudBuilder {
         let video = o.colour ? scan.colourVideoPath : nil
         // The video opens and decodes under the fusion, which takes each batch's images.
         let colouring = try video.map { v in
-            try CloudColouring(video: v, layout: layout, options: o,
+            try CloudColouring(video: v, layout: layout, options: o, batchFrames: scan.depthBatchFrames,
                                wanted: scan.depthFramesWithoutDecoding.map { try scan.fusedVideoFrames(frames: $0, stride: o.stride) })
         }
         defer { colouring?.stream.stop() }

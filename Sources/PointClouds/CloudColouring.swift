@@ -61,16 +61,17 @@ final class CloudColouring {
     private var report: ColourReport?
     private var waited = 0.0
 
-    /// Starts `video`'s colour stream for a cloud of `layout` with options `o`; `wanted`: the
-    /// video frames of every frame the fusion will use, in order, when known.
-    init(video: String, layout: DepthFrameLayout, options o: CloudOptions, wanted: [Int]?) {
+    /// Starts `video`'s colour stream for a cloud of `layout` with options `o`, whose fusion
+    /// takes up to `batchFrames` images at once; `wanted`: the video frames of every frame the
+    /// fusion will use, in order, when known.
+    init(video: String, layout: DepthFrameLayout, options o: CloudOptions, batchFrames: Int, wanted: [Int]?) {
         // Twice the threads for FFmpeg: its frame threads wait on the thread that feeds them
         // (GridColourStream's, which also samples), so more frames in flight keep the cores
         // busy (measured on 2 cores, apartment 942 frames: 4.9 s with 2, 4.5 s with 4).
-        // A ring of 128 frames (25 MB at 256×192) holds a depth batch (at most 32 frames) with
-        // room for FFmpeg to decode ahead.
+        // A ring of 128 frames (25 MB at 256×192) holds a depth batch (32 or 64 frames: the
+        // fusion holds a batch's images at once) with room for FFmpeg to decode ahead.
         stream = GridColourStream(video: video, threads: 2 * max(1, o.threads), decoding: o.colourFrames,
-                                  gridWidth: layout.width, gridHeight: layout.height, capacity: 128)
+                                  gridWidth: layout.width, gridHeight: layout.height, capacity: max(128, 2 * batchFrames))
         colourFrames = o.colourFrames
         wantedUpFront = wanted != nil
         if let wanted {
