@@ -134,6 +134,11 @@ public enum CloudBuilder {
         let stores = (0..<threads).map { _ in VoxelStore(voxelSize: o.voxelSize, threads: 1) }
         let colourStores = colouring == nil ? [] : (0..<threads).map { _ in VoxelStore(voxelSize: o.voxelSize, threads: 1) }
         var actives = (0..<threads).map { _ in ActiveVoxels(firstFrames: o.normals, colours: colouring != nil) }
+        /// Thread `t`'s stores take what its set wrote back.
+        func absorb(_ t: Int) {
+            stores[t].absorb([actives[t]])
+            if !colourStores.isEmpty { colourStores[t].absorb(outboxes: [actives[t].colourOutbox]) }
+        }
         var projectors = (0..<threads).map { _ in BackProjector(width: layout.width, height: layout.height) }
         var points = (0..<threads).map { _ in PointBuffer(pixels: layout.pixels) }
         var samples = [Int](repeating: 0, count: threads)
@@ -178,8 +183,7 @@ public enum CloudBuilder {
                         }
                         n += Fusion.fuse(p, frame: UInt32(truncatingIfNeeded: f.frame), inverseVoxel: inverseVoxel, coloured: image != nil, into: active)
                     }
-                    stores[t].absorb([active])
-                    if !colourStores.isEmpty { colourStores[t].absorb(outboxes: [active.colourOutbox]) }
+                    absorb(t)
                 }
                 return n
             }
@@ -187,8 +191,7 @@ public enum CloudBuilder {
         }
         parallelFor(threads, threads: o.threads) { t in
             actives[t].flush()
-            stores[t].absorb([actives[t]])
-            if !colourStores.isEmpty { colourStores[t].absorb(outboxes: [actives[t].colourOutbox]) }
+            absorb(t)
         }
         // The recent bricks, outboxes and frame scratch go before the store is read out,
         // so the output can take their memory.
