@@ -1,3 +1,4 @@
+import Algorithms
 import LinearAlgebra
 import VoxelFusion
 import Execution
@@ -104,9 +105,7 @@ public enum NormalEstimator {
         defer { next.deallocate() }
         for (c, column) in columns.enumerated() {
             let target = k[range.lowerBound] &+ column.base &- UInt64(column.reach)
-            var lo = 0, hi = n
-            while lo < hi { let mid = (lo + hi) / 2; if k[mid] < target { lo = mid + 1 } else { hi = mid } }
-            next[c] = lo
+            next[c] = keys[..<n].partitioningIndex { !($0 < target) }
         }
         // Candidates within the radius as (squared distance bits << 32 | index): distances
         // are non-negative floats, whose bit patterns order like the values, and the index

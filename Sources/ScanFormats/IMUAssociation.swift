@@ -1,3 +1,5 @@
+import Algorithms
+
 /// Associates frames with the nearest IMU sample in time (motion and frame timestamps
 /// share a clock but are never equal).
 public struct IMUAssociation: Sendable {
@@ -20,11 +22,7 @@ public struct IMUAssociation: Sendable {
     /// none lies within `tolerance`. Ties go to the earlier sample.
     public func nearest(to t: Double) -> (index: Int, offset: Double)? {
         guard !times.isEmpty else { return nil }
-        var lo = 0, hi = times.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if times[mid] < t { lo = mid + 1 } else { hi = mid }
-        }
+        let lo = times.partitioningIndex { !($0 < t) }
         var best = min(lo, times.count - 1)
         if lo > 0 && abs(times[lo - 1] - t) <= abs(times[best] - t) { best = lo - 1 }
         let off = times[best] - t

@@ -1,3 +1,5 @@
+import Algorithms
+
 /// Associates two timestamped trajectories by nearest timestamp, with evo's semantics
 /// (`evo.core.sync.associate_trajectories`, nearest-time method): the trajectory with fewer
 /// poses is matched into the other; a pose pairs with the nearest stamp within `maxDiff`
@@ -41,8 +43,7 @@ public enum Association {
         for (i, s) in stamps1.enumerated() {
             if s < first - maxDiff || s > last + maxDiff { continue }
             // searchsorted(side="right"): first index with stamps2[index] > s
-            var lo = 0, hi = stamps2.count
-            while lo < hi { let mid = (lo + hi) / 2; if stamps2[mid] <= s { lo = mid + 1 } else { hi = mid } }
+            let lo = stamps2.partitioningIndex { !($0 <= s) }
             let j = min(lo, stamps2.count - 1)
             let up = stamps2[j] - s
             let down = j > 0 ? s - stamps2[j - 1] : .infinity

@@ -1,3 +1,4 @@
+import Algorithms
 import Foundation
 import Geometry
 
@@ -15,8 +16,7 @@ extension Trajectory {
         out.reserveCapacity(times.count)
         for t in times {
             // numpy searchsorted(side="left"): the first index with s[index] >= t.
-            var lo = 0, hi = s.count
-            while lo < hi { let mid = (lo + hi) / 2; if s[mid] < t { lo = mid + 1 } else { hi = mid } }
+            let lo = s.partitioningIndex { !($0 < t) }
             let i = min(max(lo, 1), s.count - 1)
             let dt = s[i] - s[i - 1]
             let f = dt > 0 ? min(max((t - s[i - 1]) / dt, 0), 1) : 0

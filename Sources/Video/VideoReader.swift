@@ -1,3 +1,4 @@
+import Algorithms
 import CFFmpeg
 import Foundation
 
@@ -123,8 +124,7 @@ public final class VideoReader {
         var index = decoded
         if let times = presentationTimes {
             // the position of its timestamp among every frame's (binary search)
-            var lo = 0, hi = times.count
-            while lo < hi { let mid = (lo + hi) / 2; if times[mid] < f.seconds { lo = mid + 1 } else { hi = mid } }
+            let lo = times.partitioningIndex { !($0 < f.seconds) }
             guard lo < times.count, times[lo] == f.seconds else {
                 throw VideoError.decode(path: path, frame: decoded, reason: "the decoder gave a frame at \(f.seconds) s, a time no frame of the container has (frames decoded so far: \(decoded))")
             }

@@ -374,13 +374,6 @@ public final class ActiveVoxels {
         rebuildIndex(capacity: indexCapacity) { _ in false }
     }
 
-    /// Sorts the outboxes' loose records into runs (`Outbox.sortLoose`). Each thread sorts
-    /// its own, in parallel; the stores take the runs.
-    public func sortOutbox() {
-        outbox.sortLoose()
-        colourOutbox.sortLoose()
-    }
-
     /// Records written back that no store has taken yet.
     public var pendingRecords: Int { outbox.pending }
 

@@ -1,3 +1,4 @@
+import Algorithms
 import Execution
 
 /// A voxel's colour sums as a `VoxelSums` record, so that a `VoxelStore` of its own keeps,
@@ -54,9 +55,7 @@ extension VoxelStore {
                         let s = order[k], shard = shards[s]
                         // the first of `keys` in this shard's x-slab
                         let first = shardIDs[s] << (VoxelKey.xShift + Self.shardBits)
-                        var lo = 0, hi = keys.count
-                        while lo < hi { let mid = (lo + hi) / 2; if keys[mid] < first { lo = mid + 1 } else { hi = mid } }
-                        var i = lo, count = 0, found = 0
+                        var i = keys.partitioningIndex { !($0 < first) }, count = 0, found = 0
                         shard.collapse()
                         Self.forEachVoxel(shard.runs.first) { t in
                             while i < keys.count && keys[i] < t.key { i &+= 1 }

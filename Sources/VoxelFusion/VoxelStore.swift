@@ -1,3 +1,4 @@
+import Algorithms
 import Geometry
 import Execution
 
@@ -191,8 +192,7 @@ public final class VoxelStore: @unchecked Sendable {
             var i = 0
             while i < b.count {
                 let id = Self.shard(of: b[i].key)
-                var lo = i + 1, hi = b.count  // first record of a later shard
-                while lo < hi { let mid = (lo + hi) / 2; if Self.shard(of: b[mid].key) == id { lo = mid + 1 } else { hi = mid } }
+                let lo = b[(i + 1)...].partitioningIndex { Self.shard(of: $0.key) != id }  // first record of a later shard
                 pieces.append(Piece(id: id, run: r, range: i ..< lo))
                 i = lo
             }
@@ -245,8 +245,7 @@ public final class VoxelStore: @unchecked Sendable {
 
     /// The shard `id`, created (in order) when new.
     private func shard(_ id: UInt64) -> Shard {
-        var lo = 0, hi = shardIDs.count
-        while lo < hi { let mid = (lo + hi) / 2; if shardIDs[mid] < id { lo = mid + 1 } else { hi = mid } }
+        let lo = shardIDs.partitioningIndex { !($0 < id) }
         if lo < shardIDs.count && shardIDs[lo] == id { return shards[lo] }
         let s = Shard(plainRecords: plainRecords)
         shardIDs.insert(id, at: lo); shards.insert(s, at: lo)

@@ -125,7 +125,7 @@ final class FusionKernelTests: XCTestCase {
                 XCTAssertEqual(Fusion.fuse(p, frame: frame, inverseVoxel: 1, into: active), p.count)
                 if active.usedSlots < peakSlots { compacted = true }
                 peakSlots = max(peakSlots, active.usedSlots)
-                active.sortOutbox()
+                active.outbox.sortLoose()
                 for run in active.outbox.runs {
                     XCTAssertTrue(zip(run, run.dropFirst()).allSatisfy { $0.key < $1.key }, "a run in strict key order")
                 }
@@ -134,7 +134,7 @@ final class FusionKernelTests: XCTestCase {
             XCTAssertGreaterThan(peakSlots, 2 * ActiveVoxels.compactionFloor)
             XCTAssertTrue(compacted, "the pool shrank once the wide frame's bricks were evicted")
             active.flush()
-            active.sortOutbox()
+            active.outbox.sortLoose()
             XCTAssertEqual(active.outbox.runs.count, 1)
             store.absorb([active])
             let expected = reference(frames, firstFrames: firstFrames)
