@@ -20,6 +20,10 @@ let cpuLevel: [SwiftSetting] = [], cpuCheck: [CSetting] = []
 /// (SIMD and pointer loops are 50-1000x slower unoptimised; see shared/PLATFORM.md).
 let optimisedInDebug: [SwiftSetting] = cpuLevel + [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
+/// swift-algorithms' `Algorithms`: `partitioningIndex(where:)`, the binary search over sorted
+/// keys, times and tables, for every module that searches one.
+let algorithms: Target.Dependency = .product(name: "Algorithms", package: "swift-algorithms")
+
 func system(_ name: String, _ pkgConfig: String, apt: [String]) -> Target {
     .systemLibrary(name: name, path: "Sources/\(name)", pkgConfig: pkgConfig, providers: [.apt(apt)])
 }
@@ -32,7 +36,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        // Algorithms: `partitioningIndex(where:)`, the binary search over sorted keys and times.
         .package(url: "https://github.com/apple/swift-algorithms", from: "1.2.0"),
     ],
     targets: [
@@ -72,21 +75,21 @@ let package = Package(
                 swiftSettings: optimisedInDebug),
         .target(name: "LinearAlgebra", dependencies: ["COpenBLAS", "Diagnostics"], swiftSettings: cpuLevel),
         .target(name: "Geometry", dependencies: ["LinearAlgebra"], swiftSettings: optimisedInDebug),
-        .target(name: "ScanFormats", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "TextNumbers", "Codecs", "Geometry", .product(name: "Algorithms", package: "swift-algorithms")],
+        .target(name: "ScanFormats", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "TextNumbers", "Codecs", "Geometry", algorithms],
                 swiftSettings: optimisedInDebug),
         // Colour video: streaming decode and encode through FFmpeg, colour sampling.
-        .target(name: "Video", dependencies: ["CFFmpeg", "Diagnostics", "Execution", .product(name: "Algorithms", package: "swift-algorithms")], swiftSettings: optimisedInDebug),
+        .target(name: "Video", dependencies: ["CFFmpeg", "Diagnostics", "Execution", algorithms], swiftSettings: optimisedInDebug),
         // The per-sample kernels: back-projection, voxel tables, fusion.
-        .target(name: "VoxelFusion", dependencies: ["Execution", "Geometry", "ScanFormats", "CPrefetch", .product(name: "Algorithms", package: "swift-algorithms")],
+        .target(name: "VoxelFusion", dependencies: ["Execution", "Geometry", "ScanFormats", "CPrefetch", algorithms],
                 swiftSettings: optimisedInDebug),
-        .target(name: "PointClouds", dependencies: ["Diagnostics", "Execution", "FileIO", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion", "Video", .product(name: "Algorithms", package: "swift-algorithms")],
+        .target(name: "PointClouds", dependencies: ["Diagnostics", "Execution", "FileIO", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion", "Video", algorithms],
                 swiftSettings: optimisedInDebug),
         // Meshes: TSDF fusion in a sparse block grid, marching cubes, PLY meshes.
         .target(name: "Meshing", dependencies: ["Diagnostics", "Execution", "FileIO", "Geometry", "ScanFormats", "VoxelFusion", "Video", "CPrefetch"],
                 swiftSettings: optimisedInDebug),
         .target(name: "Gestures", dependencies: ["Execution", "Statistics", "FileIO", "Geometry", "ScanFormats"], swiftSettings: optimisedInDebug),
-        .target(name: "Trajectories", dependencies: ["Diagnostics", "Statistics", "FileIO", "TextNumbers", "Geometry", "LinearAlgebra", .product(name: "Algorithms", package: "swift-algorithms")], swiftSettings: optimisedInDebug),
-        .target(name: "Synthesis", dependencies: ["Execution", "FileIO", "Geometry", "ScanFormats", "Trajectories", "Gestures", "Video"],
+        .target(name: "Trajectories", dependencies: ["Diagnostics", "Statistics", "FileIO", "TextNumbers", "Geometry", "LinearAlgebra", algorithms], swiftSettings: optimisedInDebug),
+        .target(name: "Synthesis", dependencies: ["Execution", "FileIO", "Geometry", "ScanFormats", "Trajectories", "Gestures", "Video", algorithms],
                 swiftSettings: optimisedInDebug),
         .target(name: "Stages", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "Codecs", "Geometry", "ScanFormats", "Video", "PointClouds", "VoxelFusion", "Meshing", "Trajectories", "Gestures", "Plots"],
                 swiftSettings: optimisedInDebug),

@@ -14,23 +14,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}; voxel=${2:-0.02}; scene=${3:-room}
-data=${BENCH_DATA:-/tmp/depthpose-bench}
 peers=scripts/peers
 py=${DEPTHPOSE_BENCH_PYTHON:-$(scripts/setup.sh --bench | tail -n 1)}
 swift build -c release 2>&1 | grep -v '^\[' || true
 dp=.build/release/depthpose
+source scripts/bench-scenes.sh
 case $scene in
-  room) sizes="3000 300"; synth_args="--layout lz4"; peer=open3d_cloud.py; match="--no-filters" ;;
-  apartment) sizes="942 300"; synth_args="--layout lz4 --scene apartment --fps 60"; peer=open3d_cloud.py; match="--no-filters" ;;
-  stray) sizes="942 300"; synth_args="--layout stray --scene apartment --fps 60"; peer=open3d_cloud_stray.py
+  room) sizes="3000 300"; peer=open3d_cloud.py; match="--no-filters" ;;
+  apartment) sizes="942 300"; peer=open3d_cloud.py; match="--no-filters" ;;
+  stray) sizes="942 300"; peer=open3d_cloud_stray.py
          match="--flying-pixel 0 --min-confidence 1 --min-support 1 --min-depth 0 --max-depth 100" ;;
   *) echo "scene: room, apartment or stray" >&2; exit 64 ;;
 esac
-for n in $sizes; do
-  [ -d "$data/$scene-$n" ] || $dp synth --out "$data/$scene-$n" --frames "$n" --seed 3 $synth_args >/dev/null
-done
-big=${sizes%% *}
-scan=$data/$scene-$big
+scan=$(bench_scan "$scene" "${sizes%% *}")
+short=$(bench_scan "$scene" "${sizes##* }")
 o3dfig() {  # total seconds, peak MiB, voxels of an Open3D peer's JSON line
   python3 -c "import json,sys; d=json.loads(sys.argv[1]); v=sys.argv[2]
 print('%.2f s in-process, peak %.0f MiB, %d voxels' % (sum(d['phases'].values()), d['mem_after_voxel_'+v+'_MiB']['VmHWM'], d['points_after_voxel_'+v]))" "$1" "$voxel"
@@ -45,7 +42,7 @@ for r in $(seq "$rounds"); do
   echo "round $r: Open3D $o3dwall s as a process ($(o3dfig "$o3d"));" \
        "depthpose matched $(run "$scan" $match), defaults $(run "$scan"), matched on 1 thread $(run "$scan" $match -j 1)"
 done
-echo "depthpose peak, $scene at ${sizes##* } frames: matched $(run "$data/$scene-${sizes##* }" $match), defaults $(run "$data/$scene-${sizes##* }")"
+echo "depthpose peak, $scene at ${sizes##* } frames: matched $(run "$short" $match), defaults $(run "$short")"
 echo "voxels, matched filters: $($dp cloud "$scan" --voxel "$voxel" $match --out /tmp/bench-cloud.ply --json | python3 -c "import json,sys; print(json.load(sys.stdin)['voxels'])")"
 rm -f /tmp/bench-cloud.ply /tmp/bench-cloud.json
 [ "$scene" = stray ] && exit 0

@@ -15,24 +15,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}; voxel=${2:-0.015}; scene=${3:-room}
-data=${BENCH_DATA:-/tmp/depthpose-bench}
 py=${DEPTHPOSE_MESH_PEER_PYTHON:-$(scripts/setup.sh --mesh-peer | tail -n 1)}
 swift build -c release 2>&1 | grep -v '^\[' || true
 dp=$PWD/.build/release/depthpose
 colour=${COLOUR:-0}
 case $scene in
-  room) frames=${4:-3000}; synth_args="--layout lz4" ;;
-  apartment) frames=${4:-942}; synth_args="--layout lz4 --scene apartment --fps 60" ;;
+  room) frames=${4:-3000} ;;
+  apartment) frames=${4:-942} ;;
   *) echo "scene: room or apartment" >&2; exit 64 ;;
 esac
-suffix=""; [ "$colour" = 1 ] && { synth_args="$synth_args --color"; suffix="-colour"; }
-make_scan() {  # the scene walked for $1 frames (same seed: the same scene and path start)
-  local dir=$data/$scene-$1$suffix
-  [ -d "$dir" ] || "$dp" synth --out "$dir" --frames "$1" --seed 3 $synth_args >/dev/null
-  echo "$dir"
-}
+source scripts/bench-scenes.sh
+video=""; colour_flag=--no-color; [ "$colour" = 1 ] && { video=colour; colour_flag=--color; }
+make_scan() { bench_scan "$scene" "$1" "$video"; }  # the scene walked for $1 frames
 scan=$(make_scan "$frames")
-colour_flag=--no-color; [ "$colour" = 1 ] && colour_flag=--color
 match="--min-depth 0 --flying-pixel 0 --min-confidence 0 --max-depth 5 --truncation 4"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -10,12 +10,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}; voxel=${2:-0.02}; radius=${3:-2}
-data=${BENCH_DATA:-/tmp/depthpose-bench}
 py=${DEPTHPOSE_BENCH_PYTHON:-$(scripts/setup.sh --bench | tail -n 1)}
 swift build -c release 2>&1 | grep -v '^\[' || true
 dp=.build/release/depthpose
-scan=$data/apartment-942
-[ -d "$scan" ] || $dp synth --out "$scan" --frames 942 --seed 3 --layout lz4 --scene apartment --fps 60 >/dev/null
+source scripts/bench-scenes.sh
+scan=$(bench_scan apartment 942)
 ply=$(mktemp --suffix .ply); trap 'rm -f "$ply"' EXIT
 metres=$(python3 -c "print($voxel * $radius)")
 process() {  # wall seconds and peak MiB of one depthpose cloud process

@@ -13,36 +13,32 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-15}
-data=${BENCH_DATA:-/tmp/depthpose-bench}
-scan=${2:-$data/apartment-942}
+swift build -c release 2>&1 | grep -v '^\[' || true
+dp=.build/release/depthpose
+source scripts/bench-scenes.sh
+scan=${2:-$(bench_scan apartment 942)}
+[ -d "$scan" ] || { echo "no scan at $scan" >&2; exit 66; }
 shift $(( $# > 2 ? 2 : $# ))
 options=("$@")
 [ ${#options[@]} -gt 0 ] || options=(--voxel 0.02)
-swift build -c release 2>&1 | grep -v '^\[' || true
-dp=.build/release/depthpose
-if [ ! -d "$scan" ]; then
-  [ "$scan" = "$data/apartment-942" ] || { echo "no scan at $scan" >&2; exit 66; }
-  $dp synth --out "$scan" --frames 942 --seed 3 --layout lz4 --scene apartment --fps 60 >/dev/null
-fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 python3 - "$rounds" "$dp" "$scan" "$out" "${options[@]}" <<'EOF'
 import statistics, subprocess, sys, time
 rounds, dp, scan, out, options = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
-def cloud(threads, name):
-    return subprocess.Popen([dp, 'cloud', scan, '--out', f'{out}/{name}.ply', '-j', str(threads), *options, '--quiet'],
-                            stdout=subprocess.DEVNULL)
-def timed(*procs):  # wall seconds until every process has exited, each checked
+def timed(*runs):  # wall seconds from starting the clouds (threads, output name) at once until each has exited, checked
     start = time.monotonic()
+    procs = [subprocess.Popen([dp, 'cloud', scan, '--out', f'{out}/{name}.ply', '-j', str(threads), *options, '--quiet'],
+                              stdout=subprocess.DEVNULL) for threads, name in runs]
     for p in procs:
         if p.wait() != 0: sys.exit(f'depthpose cloud exited with {p.returncode}')
     return time.monotonic() - start
 one, pair, two = [], [], []
-cloud(2, 'warm').wait()
+timed((2, 'warm'))
 for r in range(rounds):
-    one.append(timed(cloud(1, 'one')))
-    pair.append(timed(cloud(1, 'pair-a'), cloud(1, 'pair-b')))
-    two.append(timed(cloud(2, 'two')))
+    one.append(timed((1, 'one')))
+    pair.append(timed((1, 'pair-a'), (1, 'pair-b')))
+    two.append(timed((2, 'two')))
 m1, mp, m2 = statistics.median(one), statistics.median(pair), statistics.median(two)
 print(f'{scan} {" ".join(options)}, {rounds} rounds (medians, wall s):')
 print(f'  one thread {m1:.3f}; two one-thread processes at once {mp:.3f}; two threads {m2:.3f}')

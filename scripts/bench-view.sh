@@ -10,16 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 loads=${1:-5}; scene=${2:-room}; frames=${3:-3000}; voxel=${4:-0.01}; kind=${5:-cloud}
-data=${BENCH_DATA:-/tmp/depthpose-bench}
 swift build -c release 2>&1 | grep -v '^\[' || true
 dp=$PWD/.build/release/depthpose
-case $scene in
-  room) synth_args="--layout lz4" ;;
-  apartment) synth_args="--layout lz4 --scene apartment --fps 60" ;;
-  *) echo "scene: room or apartment" >&2; exit 64 ;;
-esac
-scan=$data/$scene-$frames
-[ -d "$scan" ] || "$dp" synth --out "$scan" --frames "$frames" --seed 3 $synth_args >/dev/null
+source scripts/bench-scenes.sh
+scan=$(bench_scan "$scene" "$frames")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ "$kind" = mesh ]; then

@@ -1,3 +1,4 @@
+import Algorithms
 import Foundation
 import Geometry
 
@@ -48,9 +49,9 @@ public struct TourPath: Sendable {
     /// Spline parameter at arc length `s` (wrapping around the loop).
     private func parameter(_ s: Double) -> Double {
         let laps = floor(s / loopLength), r = s - laps * loopLength
-        var lo = 0, hi = table.count - 1
-        while hi - lo > 1 { let m = (lo + hi) / 2; if table[m].s <= r { lo = m } else { hi = m } }
-        let a = table[lo], b = table[hi]
+        // the table's segment holding r: its end is the first entry beyond r (the last segment past the end)
+        let hi = min(max(table.partitioningIndex { $0.s > r }, 1), table.count - 1)
+        let a = table[hi - 1], b = table[hi]
         let u = a.u + (b.u - a.u) * (b.s > a.s ? (r - a.s) / (b.s - a.s) : 0)
         return laps * Double(Self.waypoints.count) + u
     }
