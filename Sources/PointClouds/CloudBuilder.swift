@@ -149,45 +149,85 @@ public enum CloudBuilder {
         let inverseVoxel = Float(1 / o.voxelSize)
 
         let hasConfidence = scan.hasConfidenceMaps
-        try scan.forEachFrameBatch(threads: o.threads, confidence: hasConfidence, progress: o.progress) { fb in
-            var selected: [(frame: Int, k: Int, pose: Pose, intrinsics: Intrinsics)] = []
-            for (k, info) in fb.infos.enumerated() {
-                cameras.append(info.pose?.translation ?? .zero)
-                guard let (pose, intrinsics) = try summary.take(info, stride: o.stride, scanPath: scan.path) else { continue }
-                selected.append((info.index, k, pose, intrinsics))
-                used.append(pose)
-                gravity.add(pose: pose, imu: info.imu)
-            }
-            let images = try colouring?.images(for: selected.map { scan.videoFrame(forDepthFrame: $0.frame) })
-            defer { colouring?.release() }
-            let width = layout.width
-            // Each thread fuses its band of rows of every frame of the batch into its own
-            // active voxels (exact sums: the partition does not change the result), a
-            // sweep's worth of frames at a time, after which its own store takes what its
-            // set wrote back: an outbox holds one sweep's voxels, not a batch's, and the
-            // threads meet once a batch, not twice a sweep.
-            let fused = parallelMap(threads, threads: o.threads) { t -> Int in
-                let band = layout.height * t / threads ..< layout.height * (t + 1) / threads
-                let active = actives[t]
-                var n = 0
-                for part in stride(from: 0, to: selected.count, by: Int(ActiveVoxels.sweepInterval)) {
-                    for i in part ..< min(part + Int(ActiveVoxels.sweepInterval), selected.count) {
-                        let f = selected[i], p = points[t], image = images?[i]
-                        projectors[t].project(fb.depth, f.k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters, rows: band,
-                                              recordPixels: image != nil, into: p)
-                        if let image {  // each sample's colour: its pixel's in the frame's grid image
-                            for j in 0..<p.count {
-                                let px = p.pixels[j]
-                                p.colours[j] = image[Int(px >> 16) &* width &+ Int(px & 0xFFFF)]
-                            }
-                        }
-                        n += Fusion.fuse(p, frame: UInt32(truncatingIfNeeded: f.frame), inverseVoxel: inverseVoxel, coloured: image != nil, into: active)
-                    }
-                    absorb(t)
+        let sweep = Int(ActiveVoxels.sweepInterval)
+        /// Thread `t`'s band of rows of frame `k` of `depth` (frame `f.frame` of the scan),
+        /// back-projected, each sample coloured from `image` when there is one, and fused
+        /// into the thread's own active voxels; returns the samples fused.
+        func fuseBand(_ t: Int, _ depth: DepthBatch, _ k: Int, _ f: (frame: Int, pose: Pose, intrinsics: Intrinsics), image: UnsafePointer<UInt32>?) -> Int {
+            let p = points[t], width = layout.width
+            projectors[t].project(depth, k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters,
+                                  rows: layout.height * t / threads ..< layout.height * (t + 1) / threads, recordPixels: image != nil, into: p)
+            if let image {  // each sample's colour: its pixel's in the frame's grid image
+                for j in 0..<p.count {
+                    let px = p.pixels[j]
+                    p.colours[j] = image[Int(px >> 16) &* width &+ Int(px & 0xFFFF)]
                 }
-                return n
             }
-            for t in 0..<threads { samples[t] += fused[t] }
+            return Fusion.fuse(p, frame: UInt32(truncatingIfNeeded: f.frame), inverseVoxel: inverseVoxel, coloured: image != nil, into: actives[t])
+        }
+        /// Frame `info`'s accounting; its pose and intrinsics when it is fused.
+        func take(_ info: FrameInfo) throws -> (frame: Int, pose: Pose, intrinsics: Intrinsics)? {
+            cameras.append(info.pose?.translation ?? .zero)
+            guard let (pose, intrinsics) = try summary.take(info, stride: o.stride, scanPath: scan.path) else { return nil }
+            used.append(pose)
+            gravity.add(pose: pose, imu: info.imu)
+            return (info.index, pose, intrinsics)
+        }
+
+        if colouring == nil, let direct = try scan.directDepthFrames() {
+            // Each thread decodes every frame itself and fuses its band of it, start to end:
+            // no batch, so the threads never wait for each other (see `DirectDepthFrames`).
+            // The frames' accounting comes first; errors, as in a batch stream, from the
+            // lowest frame: one that does not decode, one that cannot be used, a broken record.
+            var selected: [(frame: Int, pose: Pose, intrinsics: Intrinsics)] = []
+            var stop: (frame: Int, error: any Error)? = direct.broken.map { (direct.count, $0) }
+            for i in 0..<direct.count {
+                do { if let f = try take(scan.frameInfo(i)) { selected.append(f) } } catch { stop = (i, error); break }
+            }
+            let frames = stop?.frame ?? direct.count
+            o.progress?.expect(direct.count)
+            let fused = parallelMap(threads, threads: o.threads) { t -> (samples: Int, failure: ScanFormatError?) in
+                let decoder = direct.decoder()
+                var n = 0, next = 0
+                for i in 0..<frames {
+                    // every frame is decoded, fused or not: a corrupt one is an error either way
+                    let depth: DepthBatch
+                    do throws(ScanFormatError) { depth = try decoder.frame(i) } catch { return (n, error) }
+                    if t == 0 && i % 32 == 31 { o.progress?.advance(to: i + 1) }
+                    guard next < selected.count, selected[next].frame == i else { continue }
+                    n += fuseBand(t, depth, 0, selected[next], image: nil)
+                    next += 1
+                    if next % sweep == 0 { absorb(t) }  // its store takes a sweep's write-backs
+                }
+                return (n, nil)
+            }
+            // decoding is deterministic: every thread stops at the same frame
+            if let failure = fused[0].failure { throw failure }
+            if let stop { throw stop.error }
+            for t in 0..<threads { samples[t] += fused[t].samples }
+            o.progress?.advance(to: frames)
+        } else {
+            try scan.forEachFrameBatch(threads: o.threads, confidence: hasConfidence, progress: o.progress) { fb in
+                let selected = try fb.infos.compactMap(take)
+                let images = try colouring?.images(for: selected.map { scan.videoFrame(forDepthFrame: $0.frame) })
+                defer { colouring?.release() }
+                // Each thread fuses its band of rows of every frame of the batch into its own
+                // active voxels (exact sums: the partition does not change the result), a
+                // sweep's worth of frames at a time, after which its own store takes what its
+                // set wrote back: an outbox holds one sweep's voxels, not a batch's, and the
+                // threads meet once a batch, not twice a sweep.
+                let fused = parallelMap(threads, threads: o.threads) { t -> Int in
+                    var n = 0
+                    for part in stride(from: 0, to: selected.count, by: sweep) {
+                        for i in part ..< min(part + sweep, selected.count) {
+                            n += fuseBand(t, fb.depth, selected[i].frame - fb.depth.firstIndex, selected[i], image: images?[i] ?? nil)
+                        }
+                        absorb(t)
+                    }
+                    return n
+                }
+                for t in 0..<threads { samples[t] += fused[t] }
+            }
         }
         parallelFor(threads, threads: o.threads) { t in
             actives[t].flush()

@@ -32,6 +32,11 @@ public final class DepthBinStream {
         return n
     }
 
+    /// The frames for decoding one at a time, when they are per-frame records.
+    public func directFrames() throws -> DirectDepthFrames? {
+        variant.isPerFrame ? try DirectDepthFrames(reader: reader) : nil
+    }
+
     /// Streams every frame in batches; returns a warning when bytes after a deflate stream were ignored.
     public func forEachBatch(threads: Int, onFrame: FrameHook? = nil, _ body: (DepthBatch) throws -> Void) throws -> ScanProblem? {
         frameCount = try reader.countingBatches(threads: threads, onFrame: onFrame, body)
@@ -53,6 +58,9 @@ extension DepthBinScan {
     public var detection: DepthVariantDetection { depthBin.detection }
     public func depthFrameCount() throws -> Int { try depthBin.count() }
     public var depthBatchFrames: Int { depthBin.batchFrames }
+    /// LZ4 frames decode at gigabytes a second, so each fusion thread decodes every frame
+    /// itself; deflate frames are decoded once, in batches.
+    public func directDepthFrames() throws -> DirectDepthFrames? { variant == .lz4 ? try depthBin.directFrames() : nil }
     public var layoutDescription: String { "\(layout.rawValue) (\(variant.rawValue))" }
     /// Per-frame variants count their size prefixes; a whole-file stream must be decoded.
     public var depthFramesWithoutDecoding: Int? { variant.isPerFrame ? try? depthBin.count() : nil }

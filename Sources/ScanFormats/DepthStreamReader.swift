@@ -64,13 +64,34 @@ public final class DepthStreamReader {
 
     // MARK: - Per-frame variants
 
-    private struct Record { var offset: Int; var size: Int }
+    /// Where one compressed frame lies: its 4-byte size prefix at `offset`, then `size` bytes.
+    public struct Record: Sendable { var offset: Int; var size: Int }
+
+    /// The record of frame `index` at `offset`, its size prefix validated before it is used
+    /// (1...`maxCompressedFrameBytes`, inside the file); nil at the end of the file. A broken
+    /// prefix throws `ScanFormatError`; a failed read throws `IOError`.
+    private func record(at offset: Int, frame index: Int) throws -> Record? {
+        guard offset < file.size else { return nil }
+        let bound = layout.maxCompressedFrameBytes
+        let loc = InputLocation(file: file.path, frame: index, byteOffset: offset)
+        guard let prefix = try file.uint32LE(at: offset) else {
+            throw ScanFormatError.corruptDepth(loc, "\(file.size - offset) stray bytes at the end of the file; expected a 4-byte size prefix and a frame")
+        }
+        let size = Int(prefix)
+        guard size > 0 else { throw ScanFormatError.corruptDepth(loc, "size prefix is 0; expected 1...\(bound) bytes of compressed frame") }
+        guard size <= bound else {
+            throw ScanFormatError.corruptDepth(loc, "size prefix \(size) exceeds the largest possible compressed \(layout.width)x\(layout.height) frame (\(bound) bytes)")
+        }
+        guard offset + 4 + size <= file.size else {
+            throw ScanFormatError.corruptDepth(loc, "truncated: size prefix promises \(size) bytes but only \(file.size - offset - 4) remain in the file")
+        }
+        return Record(offset: offset, size: size)
+    }
 
     /// Walks a batch of size prefixes serially (one 4-byte read each, validated before
     /// use), then each worker reads its own records' payloads and decodes them: file
     /// copy and decoding both run on every core.
     private func readRecords(threads: Int, out: UnsafeMutableRawBufferPointer, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
-        let bound = layout.maxCompressedFrameBytes
         var offset = 0, frameIndex = 0
         var records: [Record] = []
         records.reserveCapacity(batchSize)
@@ -78,23 +99,14 @@ public final class DepthStreamReader {
         while offset < file.size {
             records.removeAll(keepingCapacity: true)
             var broken: ScanFormatError?
-            while records.count < batchSize && offset < file.size {
-                let loc = InputLocation(file: file.path, frame: frameIndex + records.count, byteOffset: offset)
-                guard let prefix = try file.uint32LE(at: offset) else {
-                    broken = .corruptDepth(loc, "\(file.size - offset) stray bytes at the end of the file; expected a 4-byte size prefix and a frame"); break
-                }
-                let size = Int(prefix)
-                guard size > 0 else {
-                    broken = .corruptDepth(loc, "size prefix is 0; expected 1...\(bound) bytes of compressed frame"); break
-                }
-                guard size <= bound else {
-                    broken = .corruptDepth(loc, "size prefix \(size) exceeds the largest possible compressed \(layout.width)x\(layout.height) frame (\(bound) bytes)"); break
-                }
-                guard offset + 4 + size <= file.size else {
-                    broken = .corruptDepth(loc, "truncated: size prefix promises \(size) bytes but only \(file.size - offset - 4) remain in the file"); break
-                }
-                records.append(Record(offset: offset, size: size))
-                offset += 4 + size
+            while records.count < batchSize {
+                let r: Record
+                do {
+                    guard let next = try record(at: offset, frame: frameIndex + records.count) else { break }
+                    r = next
+                } catch let e as ScanFormatError { broken = e; break }
+                records.append(r)
+                offset += 4 + r.size
             }
             // The good frames before a broken record or frame are delivered first, so counts
             // and statistics cover every frame that decodes.
@@ -116,56 +128,67 @@ public final class DepthStreamReader {
     /// parallel, running `onFrame` on each decoded frame.
     private func decode(_ records: [Record], into out: UnsafeMutableRawBufferPointer, batch: DepthBatch, threads: Int, onFrame: FrameHook?,
                         errors: inout [ScanFormatError?]) {
-        let frameBytes = self.frameBytes, variant = self.variant, file = self.file, layout = self.layout, firstFrame = batch.firstIndex
+        let frameBytes = self.frameBytes, firstFrame = batch.firstIndex
         let out = UncheckedSendable(out), hook = UncheckedSendable(onFrame)
         errors.withUnsafeMutableBufferPointer { errs in
             let errs = UncheckedSendable(errs)
             parallelRanges(records.count, threads: threads) { range in
-                let inflater = variant == .deflate ? RawDeflateDecoder() : nil
-                let largest = records[range].map(\.size).max()!
-                let payload = UnsafeMutableRawBufferPointer.allocate(byteCount: largest, alignment: 64)
-                defer { payload.deallocate() }
+                let scratch = RecordScratch(variant: variant, largest: records[range].map(\.size).max()!)
                 for k in range {
-                    let r = records[k]
-                    let src = UnsafeMutableRawBufferPointer(rebasing: payload[0 ..< r.size])
                     let dst = UnsafeMutableRawBufferPointer(rebasing: out.value[k * frameBytes ..< (k + 1) * frameBytes])
-                    do {
-                        try file.read(at: r.offset + 4, into: src, frame: firstFrame + k, expected: "\(r.size) bytes of compressed frame")
-                        if let inflater { try inflater.decompress(UnsafeRawBufferPointer(src), into: dst) } else {
-                            try LZ4Block.decompress(UnsafeRawBufferPointer(src), into: dst)
-                        }
-                        errs.value[k] = nil
-                        hook.value?(batch, k)
-                    } catch let e as IOError {
-                        errs.value[k] = .from(e)
-                    } catch {
-                        errs.value[k] = .corruptDepth(InputLocation(file: file.path, frame: firstFrame + k, byteOffset: r.offset),
-                                                      "\(error) (expected \(frameBytes) bytes: \(layout.width)x\(layout.height) \(variant.sampleFormat.rawValue))")
-                    }
+                    errs.value[k] = decode(records[k], frame: firstFrame + k, scratch: scratch, into: dst)
+                    if errs.value[k] == nil { hook.value?(batch, k) }
                 }
             }
         }
     }
 
+    /// A worker's buffers for reading and decoding records: a compressed frame, and the
+    /// inflater for deflate frames.
+    final class RecordScratch {
+        let payload: UnsafeMutableRawBufferPointer
+        let inflater: RawDeflateDecoder?
+        init(variant: DepthVariant, largest: Int) {
+            payload = .allocate(byteCount: largest, alignment: 64)
+            inflater = variant == .deflate ? RawDeflateDecoder() : nil
+        }
+        deinit { payload.deallocate() }
+    }
+
+    /// Reads record `r` (frame `index`) and decodes it into `dst` (`frameBytes`); returns what
+    /// went wrong, or nil. Reads the file by offset and nothing else of `self`: workers call it
+    /// at once, each with its own scratch.
+    func decode(_ r: Record, frame index: Int, scratch: RecordScratch, into dst: UnsafeMutableRawBufferPointer) -> ScanFormatError? {
+        let src = UnsafeMutableRawBufferPointer(rebasing: scratch.payload[0 ..< r.size])
+        do {
+            try file.read(at: r.offset + 4, into: src, frame: index, expected: "\(r.size) bytes of compressed frame")
+            if let inflater = scratch.inflater { try inflater.decompress(UnsafeRawBufferPointer(src), into: dst) } else {
+                try LZ4Block.decompress(UnsafeRawBufferPointer(src), into: dst)
+            }
+            return nil
+        } catch let e as IOError {
+            return .from(e)
+        } catch {
+            return .corruptDepth(InputLocation(file: file.path, frame: index, byteOffset: r.offset),
+                                 "\(error) (expected \(frameBytes) bytes: \(layout.width)x\(layout.height) \(variant.sampleFormat.rawValue))")
+        }
+    }
+
+    /// The records of a per-frame file up to the first broken one (see `DirectDepthFrames`).
+    func recordTable() throws -> (records: [Record], broken: ScanFormatError?) {
+        precondition(variant.isPerFrame)
+        var records: [Record] = [], offset = 0
+        do {
+            while let r = try record(at: offset, frame: records.count) { records.append(r); offset += 4 + r.size }
+        } catch let e as ScanFormatError { return (records, e) }
+        return (records, nil)
+    }
+
     /// Number of frames of a per-frame file, from its size prefixes alone (no decoding).
     public func countRecords() throws -> Int {
-        precondition(variant.isPerFrame)
-        let bound = layout.maxCompressedFrameBytes
-        var offset = 0, n = 0
-        while offset < file.size {
-            let loc = InputLocation(file: file.path, frame: n, byteOffset: offset)
-            guard let size = try file.uint32LE(at: offset).map(Int.init) else {
-                throw ScanFormatError.corruptDepth(loc, "\(file.size - offset) stray bytes at the end of the file; expected a 4-byte size prefix")
-            }
-            guard size > 0, size <= bound else {
-                throw ScanFormatError.corruptDepth(loc, "size prefix \(size) outside 1...\(bound)")
-            }
-            guard offset + 4 + size <= file.size else {
-                throw ScanFormatError.corruptDepth(loc, "truncated: size prefix promises \(size) bytes but only \(file.size - offset - 4) remain in the file")
-            }
-            offset += 4 + size; n += 1
-        }
-        return n
+        let (records, broken) = try recordTable()
+        if let broken { throw broken }
+        return records.count
     }
 
     // MARK: - Whole-file variant

@@ -161,6 +161,10 @@ public protocol Scan: AnyObject {
     func frameInfo(_ index: Int) -> FrameInfo
     /// The most frames one depth batch holds.
     var depthBatchFrames: Int { get }
+    /// The depth frames for each thread of a fusion to decode for itself, one at a time
+    /// (`DirectDepthFrames`), when the codec is cheap enough for that (per-frame LZ4
+    /// `depth.bin`); nil when frames are better decoded once, in batches (PNG, deflate).
+    func directDepthFrames() throws -> DirectDepthFrames?
     /// Streams depth in consecutive batches; `onFrame` runs on each frame as it is decoded.
     /// With `confidence`, batches carry the scan's confidence maps (see `hasConfidenceMaps`).
     func forEachDepthBatch(threads: Int, confidence: Bool, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws
@@ -221,6 +225,7 @@ extension Scan {
 
     public var layoutDescription: String { layout.rawValue }
     public var hasConfidenceMaps: Bool { false }
+    public func directDepthFrames() throws -> DirectDepthFrames? { nil }
 
     /// The colour video's path when the scan has one (a regular file named
     /// `layout.colourVideoName` in the scan folder), else nil.

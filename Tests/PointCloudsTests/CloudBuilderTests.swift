@@ -174,6 +174,37 @@ final class CloudBuilderTests: XCTestCase {
         XCTAssertEqual(s.framesUsed, 7)
     }
 
+    /// The cloud's threads decode LZ4 frames themselves, one at a time (no batches): a
+    /// damaged depth.bin stops the cloud with the error the batch stream gives, from the
+    /// lowest frame — a frame that does not decode, a broken size prefix, stray bytes —
+    /// on one thread and on two.
+    func testDamagedDepthFailsTheCloudAsTheStreamDoes() throws {
+        let damages: [(String, (inout [UInt8]) -> Void)] = [
+            ("frame 3 not LZ4", { b in let r = TestSupport.records(b)[3]; for i in r.offset + 4 ..< r.offset + 4 + 64 { b[i] = 0xFF } }),
+            ("frame 2's size prefix 0", { b in let at = TestSupport.records(b)[2].offset; b.replaceSubrange(at ..< at + 4, with: TestSupport.le32(0)) }),
+            ("frame 1 not LZ4, frame 4's prefix 0", { b in
+                let r = TestSupport.records(b)
+                for i in r[1].offset + 4 ..< r[1].offset + 4 + 64 { b[i] = 0xFF }
+                b.replaceSubrange(r[4].offset ..< r[4].offset + 4, with: TestSupport.le32(0))
+            }),
+            ("truncated", { b in b.removeLast(100) }),
+            ("stray bytes", { b in b += [1, 2] }),
+        ]
+        for (what, edit) in damages {
+            let dir = try TestSupport.synthScan(frames: 6, seed: 40)
+            var b = TestSupport.read(dir + "/depth.bin")
+            edit(&b)
+            TestSupport.write(b, dir + "/depth.bin")
+            var expected = ""
+            do { try ScanOpener.open(dir).forEachDepthBatch(threads: 1) { _ in } } catch { expected = "\(error)" }
+            XCTAssertFalse(expected.isEmpty, what)
+            for threads in [1, 2] {
+                var o = CloudOptions(); o.threads = threads
+                XCTAssertThrowsError(try CloudBuilder.build(scan: dir, options: o), what) { XCTAssertEqual("\($0)", expected, what) }
+            }
+        }
+    }
+
     func testBadIntrinsicsAndFailedRunsLeaveNoPLY() throws {
         let scan = try TestSupport.synthScan(frames: 4, seed: 39)
         TestSupport.writeText(TestSupport.readText(scan + "/metadata.json").replacingOccurrences(of: "[1456.2087, 0.0", with: "[-1456.2087, 0.0"), scan + "/metadata.json")

@@ -76,6 +76,32 @@ final class DepthVariantTests: XCTestCase {
         bytes.reduce(UInt32(2166136261)) { ($0 ^ UInt32($1)) &* 16777619 }
     }
 
+    /// One frame at a time, on any thread, in any order, the frames are the batches' bytes;
+    /// only LZ4 frames are offered that way (deflate and PNG frames are decoded once, in batches).
+    func testDirectFramesAreTheBatchesBytes() throws {
+        for layout in SynthOptions.Layout.allCases {
+            let scan = try ScanOpener.open(try TestSupport.synthScan(layout: layout, frames: 70))
+            guard let frames = try scan.directDepthFrames() else {
+                XCTAssertNotEqual(layout, .lz4)
+                continue
+            }
+            XCTAssertEqual(layout, .lz4)
+            XCTAssertEqual(frames.count, 70)
+            XCTAssertNil(frames.broken)
+            var batches: [[UInt8]] = []
+            try scan.forEachDepthBatch(threads: 2) { b in for k in 0..<b.count { batches.append(Array(b.frame(k))) } }
+            let decoded = Locked([[UInt8]](repeating: [], count: 70))
+            try parallelMap(2, threads: 2) { t -> ScanFormatError? in
+                let decoder = frames.decoder()
+                for i in stride(from: t == 0 ? 0 : 69, through: t == 0 ? 69 : 0, by: t == 0 ? 1 : -1) {
+                    do throws(ScanFormatError) { let f = try decoder.frame(i); decoded.with { $0[i] = Array(f.frame(0)) } } catch { return error }
+                }
+                return nil
+            }.compactMap { $0 }.first.map { throw $0 }
+            XCTAssertEqual(decoded.with { $0 }, batches)
+        }
+    }
+
     func testDetectionEvidenceNamesTheTest() throws {
         let scan = try ScanOpener.open(try TestSupport.synthScan(layout: .wholefile, frames: 3)) as! ARKitScan
         XCTAssertTrue(scan.detection.evidence.joined().contains("raw deflate stream"), "\(scan.detection.evidence)")
@@ -91,16 +117,27 @@ final class DepthBadInputTests: XCTestCase {
         return dir
     }
 
-    /// Opens and decodes every frame; returns the error's text.
+    /// Opens and decodes every frame; returns the error's text. LZ4 scans are decoded both
+    /// ways, in batches and one frame at a time (`DirectDepthFrames`, what the cloud's threads
+    /// use), which must fail alike: the same frame, byte offset and words.
     private func failure(_ dir: String) -> (String, ExitStatus?) {
-        do {
-            let scan = try ScanOpener.open(dir)
-            try scan.forEachDepthBatch(threads: 2) { _ in }
-        } catch {
-            return ("\(error)", (error as? DepthPoseError)?.exitStatus)
+        func error(_ body: () throws -> Void) -> (String, ExitStatus?) {
+            do { try body() } catch { return ("\(error)", (error as? DepthPoseError)?.exitStatus) }
+            XCTFail("expected an error for \(dir)")
+            return ("", nil)
         }
-        XCTFail("expected an error for \(dir)")
-        return ("", nil)
+        let batches = error { try ScanOpener.open(dir).forEachDepthBatch(threads: 2) { _ in } }
+        if (try? ScanOpener.open(dir) as? ARKitScan)?.variant == .lz4 {
+            let one = error {
+                guard let frames = try ScanOpener.open(dir).directDepthFrames() else { return XCTFail("LZ4 frames are decoded one at a time") }
+                let decoder = frames.decoder()
+                for i in 0..<frames.count { _ = try decoder.frame(i) }
+                if let broken = frames.broken { throw broken }
+            }
+            XCTAssertEqual(one.0, batches.0)
+            XCTAssertEqual(one.1, batches.1)
+        }
+        return batches
     }
 
     func testTruncatedFile() throws {
