@@ -153,10 +153,11 @@ public enum CloudBuilder {
         /// Thread `t`'s band of rows of frame `k` of `depth` (frame `f.frame` of the scan),
         /// back-projected, each sample coloured from `image` when there is one, and fused
         /// into the thread's own active voxels; returns the samples fused.
-        func fuseBand(_ t: Int, _ depth: DepthBatch, _ k: Int, _ f: (frame: Int, pose: Pose, intrinsics: Intrinsics), image: UnsafePointer<UInt32>?) -> Int {
+        func fuseBand(_ t: Int, _ depth: DepthBatch, _ k: Int, _ f: (frame: Int, pose: Pose, intrinsics: Intrinsics), image: UnsafePointer<UInt32>?,
+                      rows: Range<Int>? = nil) -> Int {
             let p = points[t], width = layout.width
             projectors[t].project(depth, k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters,
-                                  rows: layout.height * t / threads ..< layout.height * (t + 1) / threads, recordPixels: image != nil, into: p)
+                                  rows: rows ?? layout.height * t / threads ..< layout.height * (t + 1) / threads, recordPixels: image != nil, into: p)
             if let image {  // each sample's colour: its pixel's in the frame's grid image
                 for j in 0..<p.count {
                     let px = p.pixels[j]
@@ -186,16 +187,19 @@ public enum CloudBuilder {
             }
             let frames = stop?.frame ?? direct.count
             o.progress?.expect(direct.count)
+            let split = threads == 2 ? TwoBands(frames: frames, height: layout.height) : nil
             let fused = parallelMap(threads, threads: o.threads) { t -> (samples: Int, failure: ScanFormatError?) in
                 let decoder = direct.decoder()
                 var n = 0, next = 0
+                defer { actives[t].flush(); absorb(t) }
                 for i in 0..<frames {
                     // every frame is decoded, fused or not: a corrupt one is an error either way
                     let depth: DepthBatch
                     do throws(ScanFormatError) { depth = try decoder.frame(i) } catch { return (n, error) }
                     if t == 0 && i % 32 == 31 { o.progress?.advance(to: i + 1) }
+                    if let split, i % TwoBands.interval == 0 { split.report(t, done: i) }
                     guard next < selected.count, selected[next].frame == i else { continue }
-                    n += fuseBand(t, depth, 0, selected[next], image: nil)
+                    n += fuseBand(t, depth, 0, selected[next], image: nil, rows: split?.rows(t, frame: i))
                     next += 1
                     if next % sweep == 0 { absorb(t) }  // its store takes a sweep's write-backs
                 }
@@ -228,10 +232,10 @@ public enum CloudBuilder {
                 }
                 for t in 0..<threads { samples[t] += fused[t] }
             }
-        }
-        parallelFor(threads, threads: o.threads) { t in
-            actives[t].flush()
-            absorb(t)
+            parallelFor(threads, threads: o.threads) { t in
+                actives[t].flush()
+                absorb(t)
+            }
         }
         // The recent bricks, outboxes and frame scratch go before the store is read out,
         // so the output can take their memory.
@@ -298,5 +302,72 @@ extension CloudSummary {
     public var plyComments: [String] {
         ["made by depthpose \(DepthPoseVersion.current) cloud", "scan \(scan)", "voxel_size \(voxelSize) m",
          "frame \(frame.rawValue)" + (frame == .gravity ? " (levelled by IMU gravity, +z up)" : " (recording world, +y up)")]
+    }
+}
+
+/// Where two threads' bands of rows meet, frame by frame, moved while they fuse so that
+/// they end together.
+///
+/// Each thread fuses its band of every frame at its own pace (`DirectDepthFrames`). Halves
+/// fixed in advance left one thread idle at the end for 6–177 ms of a 0.6 s cloud (the
+/// real-like apartment, eight runs): this VM at times runs one core 40% slower for a whole
+/// run, and which half of the image costs more changes along a walk. So every `interval`
+/// frames each thread reports its progress and its speed (rows a second); a thread that is
+/// not behind sets the split of every frame that neither thread can have started, so that
+/// at the speeds measured both end together — counting what each still has to do, at the
+/// splits already set, before those frames. The split moves by at most `step` rows a report
+/// (the scene moves across the image anyway) and leaves each thread at least an eighth of
+/// the rows. Which thread fuses which rows never changes the output (exact sums).
+final class TwoBands: @unchecked Sendable {  // every access under `lock`
+    /// Frames between reports.
+    static let interval = 16
+    /// The most rows a split moves at one report.
+    static let step = 8
+    private let lock = NSLock()
+    /// Thread 0's rows of frame i: 0 ..< split[i]; thread 1's: split[i] ..< height.
+    private var split: [Int32]
+    private let height: Int
+    /// Per thread: frames done at its last report, its speed, when it reported, rows fused since.
+    private var done = [0, 0], speed = [0.0, 0.0], reported: [Double], rowsSince = [0, 0]
+
+    init(frames: Int, height: Int) {
+        self.height = height
+        split = [Int32](repeating: Int32(height / 2), count: frames)
+        reported = [ProcessStats.now(), ProcessStats.now()]
+    }
+
+    /// Thread `t`'s rows of `frame` (read once per frame, after its report).
+    func rows(_ t: Int, frame: Int) -> Range<Int> {
+        lock.lock(); defer { lock.unlock() }
+        let s = Int(split[frame])
+        rowsSince[t] += t == 0 ? s : height - s
+        return t == 0 ? 0 ..< s : s ..< height
+    }
+
+    /// Thread `t` has done `frames` frames (called every `interval` frames, before the next).
+    func report(_ t: Int, done frames: Int) {
+        lock.lock(); defer { lock.unlock() }
+        let now = ProcessStats.now(), u = 1 - t
+        if rowsSince[t] > 0 {
+            let measured = Double(rowsSince[t]) / max(now - reported[t], 1e-6)
+            speed[t] = speed[t] == 0 ? measured : (speed[t] + measured) / 2
+        }
+        reported[t] = now; rowsSince[t] = 0; done[t] = frames
+        // The other thread may have started any frame before its next report; neither has
+        // read the split of a frame from `first` on.
+        let first = max(frames, done[u] + Self.interval)
+        guard frames >= done[u], speed[0] > 0, speed[1] > 0, first < split.count else { return }
+        func rows(_ t: Int, _ j: Int) -> Int { t == 0 ? Int(split[j]) : height - Int(split[j]) }
+        var mineBefore = 0, theirsBefore = 0
+        for j in frames ..< first { mineBefore += rows(t, j) }
+        for j in done[u] ..< first { theirsBefore += rows(u, j) }
+        // Ending together, with `mine` rows a frame for the m frames from `first`:
+        // (mineBefore + mine·m) / speed[t] = (theirsBefore + (height − mine)·m) / speed[u]
+        let m = Double(split.count - first), ratio = speed[t] / speed[u]
+        let mine = (ratio * (Double(theirsBefore) + Double(height) * m) - Double(mineBefore)) / (m * (1 + ratio))
+        let old = rows(t, first)
+        let rowsOfMine = min(max(Int(mine.rounded()), old - Self.step, height / 8), old + Self.step, height - height / 8)
+        let s = Int32(t == 0 ? rowsOfMine : height - rowsOfMine)
+        for j in first ..< split.count { split[j] = s }
     }
 }
