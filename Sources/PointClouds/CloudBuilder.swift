@@ -103,8 +103,13 @@ public struct CloudSummary: Sendable, Codable, FrameAccounting {
 ///
 /// Parallelism without nondeterminism: each thread fuses its own band of image rows of
 /// every frame into its own `ActiveVoxels`, which writes the voxels it evicts back in key
-/// order; after each batch of frames the `VoxelStore` takes those sorted runs, shard by
-/// shard on every thread. Bands rather than shares of the frames: the camera moves little
+/// order; every sweep the thread's own `VoxelStore` takes those sorted runs, and the
+/// threads' stores are joined at the end. Where frames are cheap to decode (LZ4
+/// `depth.bin`: `Scan.directDepthFrames`) each thread decodes every frame itself and runs
+/// through the scan at its own pace, and on two threads the split between the bands moves
+/// so that both end together (`TwoBands`); otherwise (PNG, deflate, or colour from a video)
+/// the frames come in batches, decoded once on every thread, and the threads meet at the
+/// end of each. Bands rather than shares of the frames: the camera moves little
 /// from one frame to the next, so what a band sees stays mostly in that band, and each thread's recent
 /// bricks are its own (with frame shares both threads held, and wrote back, nearly every
 /// brick). Sums are exact integers and each voxel's normal is oriented by the camera of the
@@ -196,7 +201,7 @@ public enum CloudBuilder {
                     // every frame is decoded, fused or not: a corrupt one is an error either way
                     let depth: DepthBatch
                     do throws(ScanFormatError) { depth = try decoder.frame(i) } catch { return (n, error) }
-                    if t == 0 && i % 32 == 31 { o.progress?.advance(to: i + 1) }
+                    if t == 0 { o.progress?.advance(to: i + 1) }
                     if let split, i % TwoBands.interval == 0 { split.report(t, done: i) }
                     guard next < selected.count, selected[next].frame == i else { continue }
                     n += fuseBand(t, depth, 0, selected[next], image: nil, rows: split?.rows(t, frame: i))

@@ -8,7 +8,7 @@ import Diagnostics
 /// never wait for one another until the end, and each frame is used while it is still in
 /// the cache of the core that decoded it. A batch (`Scan.forEachDepthBatch`) makes every
 /// thread wait, at its end, for the slowest band of its frames: on the real-like apartment
-/// that waiting cost a two-thread cloud 6% of its time (docs/performance.md).
+/// a two-thread cloud was 8% slower that way (docs/performance.md).
 public final class DirectDepthFrames: @unchecked Sendable {  // immutable; `reader` is only read (`decode` reads the file by offset)
     public let layout: DepthFrameLayout
     public let format: DepthSampleFormat
