@@ -147,18 +147,22 @@ final class PNGFastPathTests: XCTestCase {
 
     func testEveryFilterAndSplitStreamsDecodeAsLibPNGDoes() throws {
         var g = SystemRandomNumberGenerator()
+        // `first`: the filter of row 0 (then every filter in turn), so the first row, whose
+        // row above is zeros, is tried with each filter too
         for (width, height, bitDepth, idats) in [(37, 11, 16, 3), (256, 192, 16, 1), (20, 10, 8, 4), (1, 7, 8, 1), (3, 5, 16, 2)] {
-            // smooth ramps with noise: every predictor matters
-            let pixels = (0 ..< width * height * bitDepth / 8).map { i in UInt8(truncatingIfNeeded: i / 3 + Int.random(in: 0 ... 3, using: &g)) }
-            let file = png(width: width, height: height, bitDepth: bitDepth, pixels: pixels, idats: idats)
-            var fast = [UInt8](repeating: 0, count: pixels.count), reference = fast
-            XCTAssertTrue(fast.withUnsafeMutableBytes { PNGImage.decodeGrayFast(file, width: width, height: height, bitDepth: bitDepth, into: $0) },
-                          "\(width)x\(height) \(bitDepth)-bit: the fast path left it to libpng")
-            try reference.withUnsafeMutableBytes { try PNGImage.decodeGrayLibPNG(file, width: width, height: height, bitDepth: bitDepth, into: $0) }
-            XCTAssertEqual(fast, reference, "\(width)x\(height) \(bitDepth)-bit")
-            // and both are the pixels written (16-bit samples come back in host order)
-            let host = bitDepth == 16 ? Swift.stride(from: 0, to: pixels.count, by: 2).flatMap { [pixels[$0 + 1], pixels[$0]] } : pixels
-            XCTAssertEqual(reference, host)
+            for first in 0 ..< 5 {
+                // smooth ramps with noise: every predictor matters
+                let pixels = (0 ..< width * height * bitDepth / 8).map { i in UInt8(truncatingIfNeeded: i / 3 + Int.random(in: 0 ... 3, using: &g)) }
+                let file = png(width: width, height: height, bitDepth: bitDepth, pixels: pixels, idats: idats, filter: { UInt8(($0 + first) % 5) })
+                var fast = [UInt8](repeating: 0, count: pixels.count), reference = fast
+                XCTAssertTrue(fast.withUnsafeMutableBytes { PNGImage.decodeGrayFast(file, width: width, height: height, bitDepth: bitDepth, into: $0) },
+                              "\(width)x\(height) \(bitDepth)-bit: the fast path left it to libpng")
+                try reference.withUnsafeMutableBytes { try PNGImage.decodeGrayLibPNG(file, width: width, height: height, bitDepth: bitDepth, into: $0) }
+                XCTAssertEqual(fast, reference, "\(width)x\(height) \(bitDepth)-bit, row 0 filter \(first)")
+                // and both are the pixels written (16-bit samples come back in host order)
+                let host = bitDepth == 16 ? Swift.stride(from: 0, to: pixels.count, by: 2).flatMap { [pixels[$0 + 1], pixels[$0]] } : pixels
+                XCTAssertEqual(reference, host)
+            }
         }
     }
 
