@@ -233,6 +233,7 @@ public enum CloudBuilder {
                         }
                         absorb(t)
                     }
+                    fb.depth.idle?.help()  // done first: decode the next batch rather than wait
                     return n
                 }
                 for t in 0..<threads { samples[t] += fused[t] }

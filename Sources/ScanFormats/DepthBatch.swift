@@ -13,6 +13,11 @@ public struct DepthBatch {
     /// when the scan has them and they were requested.
     public let confidence: UnsafeRawBufferPointer?
 
+    /// Work for a consumer's thread that is done with its part of this batch and would
+    /// otherwise wait for the others: decoding the next batch's frames (see `IdleDecode`).
+    /// nil where the stream has none (the frames are cheap to decode, or this is the last batch).
+    public var idle: IdleDecode?
+
     public init(firstIndex: Int, count: Int, layout: DepthFrameLayout, format: DepthSampleFormat, bytes: UnsafeRawBufferPointer,
                 confidence: UnsafeRawBufferPointer? = nil) {
         self.firstIndex = firstIndex; self.count = count; self.layout = layout; self.format = format; self.bytes = bytes

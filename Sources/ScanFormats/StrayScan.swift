@@ -250,44 +250,75 @@ public final class StrayScan: Scan {
     public func videoFrame(forDepthFrame index: Int) -> Int { index < depthFrameNumbers.count ? depthFrameNumbers[index] : index }
     public var videoPairingRule: String { "depth/NNNNNN.\(usesNPY ? "npy" : "png") <-> video frame NNNNNN" }
 
-    /// 64 frames, fewer when frames are large: a batch holds at most 64 MiB of depth.
-    public var depthBatchFrames: Int { min(64, max(1, (64 << 20) / (depthLayout.pixels * 2))) }
+    /// 32 frames, fewer when frames are large: a batch holds at most 32 MiB of depth, and the
+    /// stream keeps two (the next one decoded while the consumer works on this one).
+    public var depthBatchFrames: Int { min(32, max(1, (32 << 20) / (depthLayout.pixels * 2))) }
 
+    /// Batches in two buffers: while the consumer works on one batch, its threads that are
+    /// done early decode the next batch's frames into the other (`DepthBatch.idle`), and the
+    /// stream decodes what they left before handing it over. Not with `onFrame`, whose
+    /// state may be per batch: then each batch is decoded after the consumer is done with
+    /// the one before, as before.
     public func forEachDepthBatch(threads: Int, confidence readsConfidence: Bool, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
-        let batchSize = depthBatchFrames, frameBytes = depthLayout.pixels * 2
-        let out = UnsafeMutableRawBufferPointer.allocate(byteCount: batchSize * frameBytes, alignment: 64)
-        let conf = UnsafeMutableRawBufferPointer.allocate(byteCount: readsConfidence ? batchSize * depthLayout.pixels : 1, alignment: 64)
-        defer { out.deallocate(); conf.deallocate() }
-        let outBox = UncheckedSendable(out), confBox = UncheckedSendable(conf), pixels = depthLayout.pixels, withConfidence = readsConfidence
+        let batchSize = depthBatchFrames, frameBytes = depthLayout.pixels * 2, pixels = depthLayout.pixels, withConfidence = readsConfidence
+        /// One batch's frames and confidence maps, and each frame's error.
+        final class Slot: @unchecked Sendable {  // frame k's places are written by the one thread decoding it
+            let depth: UnsafeMutableRawBufferPointer, confidence: UnsafeMutableRawBufferPointer
+            let errors: UnsafeMutableBufferPointer<ScanFormatError?>
+            init(frames: Int, frameBytes: Int, confidenceBytes: Int) {
+                depth = .allocate(byteCount: frames * frameBytes, alignment: 64)
+                confidence = .allocate(byteCount: max(1, frames * confidenceBytes), alignment: 64)
+                errors = .allocate(capacity: frames)
+                errors.initialize(repeating: nil)
+            }
+            deinit { depth.deallocate(); confidence.deallocate(); errors.deinitialize(); errors.deallocate() }
+        }
+        let slots = (0..<2).map { _ in Slot(frames: batchSize, frameBytes: frameBytes, confidenceBytes: withConfidence ? pixels : 0) }
         let hook = UncheckedSendable(onFrame)
-        var errors = [ScanFormatError?](repeating: nil, count: batchSize)
-        var start = 0
-        while start < depthFrameNumbers.count {
-            let n = min(batchSize, depthFrameNumbers.count - start)
-            let batch = DepthBatch(firstIndex: start, count: n, layout: depthLayout, format: depthFormat,
-                                   bytes: UnsafeRawBufferPointer(rebasing: out[0 ..< n * frameBytes]),
-                                   confidence: withConfidence ? UnsafeRawBufferPointer(rebasing: conf[0 ..< n * pixels]) : nil)
-            errors.withUnsafeMutableBufferPointer { errs in
-                let errs = UncheckedSendable(errs)
-                parallelFor(n, threads: threads) { k in
-                    let dst = UnsafeMutableRawBufferPointer(rebasing: outBox.value[k * frameBytes ..< (k + 1) * frameBytes])
-                    errs.value[k] = self.readDepth(index: start + k, into: dst)
-                    if withConfidence, errs.value[k] == nil {
-                        let c = UnsafeMutableRawBufferPointer(rebasing: confBox.value[k * pixels ..< (k + 1) * pixels])
-                        do {
-                            if try !self.readConfidence(index: start + k, into: c) { c.initializeMemory(as: UInt8.self, repeating: 2) }
-                        } catch { errs.value[k] = error as? ScanFormatError }
-                    }
-                    if errs.value[k] == nil { hook.value?(batch, k) }
+        let total = depthFrameNumbers.count
+        func batch(_ start: Int, in slot: Slot) -> DepthBatch {
+            let n = min(batchSize, total - start)
+            return DepthBatch(firstIndex: start, count: n, layout: depthLayout, format: depthFormat,
+                              bytes: UnsafeRawBufferPointer(rebasing: slot.depth[0 ..< n * frameBytes]),
+                              confidence: withConfidence ? UnsafeRawBufferPointer(rebasing: slot.confidence[0 ..< n * pixels]) : nil)
+        }
+        /// Decodes frame k of `batch` into `slot` (any thread; each k once).
+        func decoder(_ batch: DepthBatch, _ slot: Slot) -> (Int) -> Void {
+            { k in
+                let dst = UnsafeMutableRawBufferPointer(rebasing: slot.depth[k * frameBytes ..< (k + 1) * frameBytes])
+                var failure = self.readDepth(index: batch.firstIndex + k, into: dst)
+                if withConfidence, failure == nil {
+                    let c = UnsafeMutableRawBufferPointer(rebasing: slot.confidence[k * pixels ..< (k + 1) * pixels])
+                    do {
+                        if try !self.readConfidence(index: batch.firstIndex + k, into: c) { c.initializeMemory(as: UInt8.self, repeating: 2) }
+                    } catch { failure = error as? ScanFormatError }
                 }
+                slot.errors[k] = failure
+                if failure == nil { hook.value?(batch, k) }
             }
+        }
+        /// Decodes what is left of `work` on every thread.
+        func finish(_ work: IdleDecode) { parallelFor(threads, threads: threads) { _ in work.help() } }
+
+        guard total > 0 else { return }
+        var current = batch(0, in: slots[0])
+        finish(IdleDecode(count: current.count, decode: decoder(current, slots[0])))
+        var s = 0
+        while true {
+            let slot = slots[s], nextStart = current.firstIndex + current.count
             // The frames before a bad one are delivered first, so counts and statistics cover them.
-            if let bad = errors[0..<n].firstIndex(where: { $0 != nil }) {
-                if bad > 0 { try body(batch.prefix(bad)) }
-                throw errors[bad]!
+            if let bad = slot.errors[0 ..< current.count].firstIndex(where: { $0 != nil }) {
+                if bad > 0 { try body(current.prefix(bad)) }
+                throw slot.errors[bad]!
             }
-            try body(batch)
-            start += n
+            guard nextStart < total else { return try body(current) }
+            let next = batch(nextStart, in: slots[1 - s])
+            let work = IdleDecode(count: next.count, decode: decoder(next, slots[1 - s]))
+            if onFrame == nil { current.idle = work }
+            try body(current)
+            finish(work)
+            current = next
+            s = 1 - s
         }
     }
 

@@ -1,3 +1,4 @@
+import Codecs
 import Foundation
 import Geometry
 import ScanFormats
@@ -56,6 +57,58 @@ final class StrayScanTests: XCTestCase {
         let scan = try StrayScan(path: dir, strict: true)
         XCTAssertThrowsError(try scan.forEachDepthBatch(threads: 2) { _ in }) {
             XCTAssertTrue("\($0)".contains("000002.png: frame 2"), "\($0)")
+        }
+    }
+
+    /// While a consumer works on a batch, its idle threads decode the next batch into the
+    /// other buffer (`DepthBatch.idle`): every batch holds each frame's own depth and
+    /// confidence, whether the consumer helps (from two threads at once, before it reads
+    /// the batch) or not; a bad frame in a later batch stops the stream after the frames
+    /// before it, as without help; with a frame hook there is no help to give.
+    func testNextBatchDecodedByIdleThreadsIsEachFramesOwn() throws {
+        let dir = try TestSupport.synthScan(layout: .stray, frames: 100, seed: 41)
+        let scan = try StrayScan(path: dir, strict: true)
+        XCTAssertEqual(scan.depthBatchFrames, 32)  // four batches, the last one short
+        let pixels = 64 * 48
+        func reference(_ i: Int) throws -> (depth: [UInt8], confidence: [UInt8]) {
+            let name = String(format: "%06d.png", i)
+            var d = [UInt8](repeating: 0, count: 2 * pixels), c = [UInt8](repeating: 0, count: pixels)
+            try d.withUnsafeMutableBytes { try PNGImage.decodeGray(Data(TestSupport.read(dir + "/depth/" + name)), width: 64, height: 48, bitDepth: 16, into: $0) }
+            try c.withUnsafeMutableBytes { try PNGImage.decodeGray(Data(TestSupport.read(dir + "/confidence/" + name)), width: 64, height: 48, bitDepth: 8, into: $0) }
+            return (d, c)
+        }
+        let expected = try (0..<100).map(reference)
+        for help in [false, true] {
+            var seen = 0, helped = 0
+            try scan.forEachDepthBatch(threads: 2, confidence: true, onFrame: nil) { batch in
+                XCTAssertEqual(batch.firstIndex, seen)
+                if help, let idle = batch.idle {
+                    helped += 1
+                    DispatchQueue.concurrentPerform(iterations: 2) { _ in idle.help() }
+                }
+                for k in 0..<batch.count {
+                    XCTAssertEqual(Array(batch.frame(k)), expected[seen + k].depth, "frame \(seen + k), help \(help)")
+                    XCTAssertEqual(Array(UnsafeBufferPointer(start: batch.confidenceMap(k), count: pixels)), expected[seen + k].confidence, "frame \(seen + k)")
+                }
+                seen += batch.count
+            }
+            XCTAssertEqual(seen, 100)
+            XCTAssertEqual(helped, help ? 3 : 0)  // every batch but the last has a next one
+        }
+        // a frame hook's state may be per batch: no decoding ahead then
+        try scan.forEachDepthBatch(threads: 2, confidence: false, onFrame: { _, _ in }) { batch in XCTAssertNil(batch.idle) }
+        // frame 70 (the third batch) damaged: frames 0..<70 delivered, then its error
+        var png = TestSupport.read(dir + "/depth/000070.png")
+        png[png.count / 2] ^= 0xFF
+        TestSupport.write(png, dir + "/depth/000070.png")
+        for help in [false, true] {
+            var seen = 0
+            XCTAssertThrowsError(try scan.forEachDepthBatch(threads: 2, confidence: true, onFrame: nil) { batch in
+                if help, let idle = batch.idle { DispatchQueue.concurrentPerform(iterations: 2) { _ in idle.help() } }
+                for k in 0..<batch.count { XCTAssertEqual(Array(batch.frame(k)), expected[seen + k].depth) }
+                seen += batch.count
+            }) { XCTAssertTrue("\($0)".contains("000070.png: frame 70"), "\($0)") }
+            XCTAssertEqual(seen, 70)
         }
     }
 }
