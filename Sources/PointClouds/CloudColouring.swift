@@ -68,7 +68,7 @@ final class CloudColouring {
         // Twice the threads for FFmpeg: its frame threads wait on the thread that feeds them
         // (GridColourStream's, which also samples), so more frames in flight keep the cores
         // busy (measured on 2 cores, apartment 942 frames: 4.9 s with 2, 4.5 s with 4).
-        // A ring of 128 frames (25 MB at 256×192) holds a depth batch (32 or 64 frames: the
+        // A ring of 128 frames (25 MB at 256×192) holds a depth batch (at most 32 frames: the
         // fusion holds a batch's images at once) with room for FFmpeg to decode ahead.
         stream = GridColourStream(video: video, threads: 2 * max(1, o.threads), decoding: o.colourFrames,
                                   gridWidth: layout.width, gridHeight: layout.height, capacity: max(128, 2 * batchFrames))
