@@ -23,18 +23,34 @@ public func parallelForDynamic(_ count: Int, threads: Int, _ body: (Int) -> Void
         for i in 0..<count { body(i) }
         return
     }
-    let lock = NSLock(), next = UncheckedSendable(UnsafeMutablePointer<Int>.allocate(capacity: 1))  // read and bumped under the lock
-    next.value.initialize(to: 0)
-    defer { next.value.deallocate() }
+    let claims = IndexClaims(count)
     withoutActuallyEscaping(body) { body in
         let box = UncheckedSendable(body)
-        DispatchQueue.concurrentPerform(iterations: workers) { _ in
-            while true {
-                let i = lock.withLock { () -> Int in defer { next.value.pointee += 1 }; return next.value.pointee }
-                guard i < count else { return }
-                box.value(i)
-            }
-        }
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in claims.drain(box.value) }
+    }
+}
+
+/// The indices `0..<count`, handed out one at a time, in increasing order, to whichever
+/// thread asks: the queue behind `parallelForDynamic`, and for work that threads already
+/// running take up when they are free (`ScanFormats.IdleDecode`).
+public final class IndexClaims: @unchecked Sendable {  // `next` under `lock`
+    private let lock = NSLock()
+    private var next = 0
+    public let count: Int
+
+    public init(_ count: Int) { self.count = count }
+
+    /// The next index nobody has claimed, or nil when all are.
+    public func claim() -> Int? {
+        lock.lock(); defer { lock.unlock() }
+        guard next < count else { return nil }
+        defer { next += 1 }
+        return next
+    }
+
+    /// Runs `body` on indices claimed one at a time until none is left.
+    public func drain(_ body: (Int) -> Void) {
+        while let i = claim() { body(i) }
     }
 }
 

@@ -174,15 +174,20 @@ public final class DepthStreamReader {
         }
     }
 
-    /// The records of a per-frame file up to the first broken one (see `DirectDepthFrames`).
+    /// The records of a per-frame file up to the first broken one (see `DirectDepthFrames`),
+    /// walked once: counting the frames at opening and decoding them later share the walk.
+    /// A failed read (`IOError`) throws and is not kept.
     func recordTable() throws -> (records: [Record], broken: ScanFormatError?) {
         precondition(variant.isPerFrame)
-        var records: [Record] = [], offset = 0
+        if let walked { return walked }
+        var records: [Record] = [], offset = 0, broken: ScanFormatError?
         do {
             while let r = try record(at: offset, frame: records.count) { records.append(r); offset += 4 + r.size }
-        } catch let e as ScanFormatError { return (records, e) }
-        return (records, nil)
+        } catch let e as ScanFormatError { broken = e }
+        walked = (records, broken)
+        return (records, broken)
     }
+    private var walked: (records: [Record], broken: ScanFormatError?)?
 
     /// Number of frames of a per-frame file, from its size prefixes alone (no decoding).
     public func countRecords() throws -> Int {

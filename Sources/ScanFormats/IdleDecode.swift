@@ -1,4 +1,4 @@
-import Foundation
+import Execution
 
 /// The next batch's frames, decoded by whichever thread of the current batch's consumer has
 /// finished its part early (`DepthBatch.idle`), one frame at a time; the stream decodes
@@ -9,27 +9,16 @@ import Foundation
 /// the end of each phase for the other's last frame or band. Filling that wait with the
 /// next batch's decoding keeps both cores busy; which thread decodes which frame does not
 /// change any byte of the output.
-public final class IdleDecode: @unchecked Sendable {  // `claimed` under `lock`; `decode` writes frame k's own slots
-    private let lock = NSLock()
-    private var claimed = 0
-    private let count: Int
+public final class IdleDecode: @unchecked Sendable {  // `decode` writes frame k's own slots, each k claimed once
+    private let frames: IndexClaims
     private let decode: (Int) -> Void
 
     /// `decode(k)` decodes frame `k` (0 ..< `count`) of the next batch into its place.
     init(count: Int, decode: @escaping (Int) -> Void) {
-        self.count = count
+        frames = IndexClaims(count)
         self.decode = decode
     }
 
     /// Decodes frames of the next batch until none is left unclaimed.
-    public func help() {
-        while true {
-            lock.lock()
-            let k = claimed
-            claimed += 1
-            lock.unlock()
-            guard k < count else { return }
-            decode(k)
-        }
-    }
+    public func help() { frames.drain(decode) }
 }
