@@ -21,10 +21,18 @@ public final class ActiveVoxels {
     public struct Entry: Sendable, BitwiseCopyable {
         /// Offset sums from the voxel centre, units of voxel/65536 (|offset| <= 32768).
         public var sumX: Int32, sumY: Int32, sumZ: Int32
-        public var count: UInt16
-        /// Sum of confidence levels (0…2 each, so at most 2 · `maxCount`).
-        public var confidenceSum: UInt16
-        static let empty = Entry(sumX: 0, sumY: 0, sumZ: 0, count: 0, confidenceSum: 0)
+        /// The sample count (low 16 bits) and the sum of confidence levels (high 16 bits;
+        /// 0…2 each, so at most 2 · `maxCount`, and the count never carries into it), in one
+        /// word so that a sample updates both with one 32-bit add (`adding`). As two 16-bit
+        /// fields they were two narrow stores, and the next sample of the same voxel (most
+        /// often the very next pixel) loads the word wider than either store: the CPU
+        /// cannot forward a store into a wider load and waits for the stores to retire.
+        var tally: UInt32
+        public var count: UInt16 { UInt16(truncatingIfNeeded: tally) }
+        public var confidenceSum: UInt16 { UInt16(truncatingIfNeeded: tally >> 16) }
+        /// The tally after one more sample of confidence `level`.
+        @inline(__always) static func adding(_ tally: UInt32, level: UInt8) -> UInt32 { tally &+ (1 | UInt32(level) << 16) }
+        static let empty = Entry(sumX: 0, sumY: 0, sumZ: 0, tally: 0)
     }
 
     /// log2 of a brick's edge in voxels, and voxels per brick (x fastest, then y, then z).

@@ -40,9 +40,9 @@ public enum Fusion {
                         if colour { depthpose_prefetch(colourSums + Int(index[j &+ prefetchDistance])) }
                     }
                     let e = entries + Int(index[j])
-                    if firstFrame && e.pointee.count == 0 { firstFrames[Int(index[j])] = frame }
-                    e.pointee.count &+= 1
-                    if confidence { e.pointee.confidenceSum &+= UInt16(cs[j]) }
+                    let tally = ActiveVoxels.Entry.adding(e.pointee.tally, level: confidence ? cs[j] : 0)
+                    e.pointee.tally = tally
+                    if firstFrame && tally & 0xFFFF == 1 { firstFrames[Int(index[j])] = frame }
                     e.pointee.sumX &+= ox[j]; e.pointee.sumY &+= oy[j]; e.pointee.sumZ &+= oz[j]
                     if colour {
                         let rgb = colours[j]
