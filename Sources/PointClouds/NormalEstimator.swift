@@ -16,9 +16,9 @@ import Execution
 /// key + (dx, dy, dz) rise with the point's key. Each thread walks its share of the points
 /// in order with one pointer per column, and each pointer only moves forward: a sequential
 /// merge over the sorted keys, no hashing and no tree. The pointers advance to the lowest
-/// voxel any point of the voxel could reach; per point, only the columns and z extents that
-/// come within the radius of the point itself (its place inside its voxel known) are read,
-/// and the true distance between the points decides.
+/// voxel any point of the voxel could reach; per point, only the columns that come within
+/// the radius of the point itself (its place inside its voxel known) are read, each up to its
+/// highest cell within that radius, and the true distance between the points decides.
 public enum NormalEstimator {
     /// Most neighbours a normal uses (Open3D's `max_nn` in the hybrid search).
     static let maxNeighbours = 30
@@ -68,8 +68,14 @@ public enum NormalEstimator {
                                 let shared = UncheckedSendable((keys, positions, viewpoints, firstFrames, columns))
                                 parallelRanges(n, threads: threads) { range in
                                     let (keys, positions, viewpoints, firstFrames, columns) = shared.value
-                                    normals(range, keys: keys, positions: positions, viewpoints: viewpoints, firstFrames: firstFrames,
-                                            columns: columns, radius: Float(radius), voxelSize: Float(voxelSize), into: out.value)
+                                    // Compiled twice: the default radius's columns reach at most 3 cells.
+                                    if radius <= 2 {
+                                        normals(range, keys: keys, positions: positions, viewpoints: viewpoints, firstFrames: firstFrames,
+                                                columns: columns, radius: Float(radius), voxelSize: Float(voxelSize), shortColumns: true, into: out.value)
+                                    } else {
+                                        normals(range, keys: keys, positions: positions, viewpoints: viewpoints, firstFrames: firstFrames,
+                                                columns: columns, radius: Float(radius), voxelSize: Float(voxelSize), shortColumns: false, into: out.value)
+                                    }
                                 }
                             }
                         }
@@ -89,10 +95,12 @@ public enum NormalEstimator {
 
     /// The normals of points `range`, written to `out`. Hand-written pointer code: this loop
     /// is the whole cost of normals (a few dozen candidate points read per point).
+    /// `shortColumns`: no column reaches more than 3 cells up or down (radius ≤ 2 voxels).
+    @inline(__always)
     private static func normals(_ range: Range<Int>, keys: UnsafeBufferPointer<UInt64>, positions: UnsafeBufferPointer<Float>,
                                 viewpoints: UnsafeBufferPointer<SIMD3<Float>>, firstFrames: UnsafeBufferPointer<UInt32>,
                                 columns: UnsafeBufferPointer<Column>,
-                                radius: Float, voxelSize: Float, into out: UnsafeMutablePointer<Float>) {
+                                radius: Float, voxelSize: Float, shortColumns: Bool, into out: UnsafeMutablePointer<Float>) {
         guard !range.isEmpty else { return }
         let n = keys.count - 1, k = keys.baseAddress!, p = positions.baseAddress!  // keys end in a sentinel
         let metres2 = (radius * voxelSize) * (radius * voxelSize)
@@ -115,9 +123,10 @@ public enum NormalEstimator {
         defer { found.deallocate() }
         for i in range {
             let key = k[i], x = p[3 * i], y = p[3 * i + 1], z = p[3 * i + 2]
-            let (kx, ky, _) = VoxelKey.unpack(key)
+            let (kx, ky, kz) = VoxelKey.unpack(key)
             // The point's place inside its voxel, in voxels.
             let ux = min(max(x * inverse - Float(kx), 0), 1), uy = min(max(y * inverse - Float(ky), 0), 1)
+            let above = CellsAbove(uz: min(max(z * inverse - Float(kz), 0), 1))
             var count = 0
             for c in 0..<columns.count {
                 let column = columns[c]
@@ -127,8 +136,9 @@ public enum NormalEstimator {
                 let gy: Float = column.dy > 0 ? Float(column.dy) - uy : column.dy < 0 ? uy - Float(column.dy + 1) : 0
                 let rest = prune2 - gx * gx - gy * gy
                 if rest < 0 { continue }
-                let zHigh = Int64(column.reach)
-                let last = key &+ column.base &+ UInt64(bitPattern: zHigh)
+                // The walk stops at the highest cell within the radius of this point (not of
+                // any point of the voxel): a quarter fewer candidates read.
+                let last = key &+ column.base &+ UInt64(truncatingIfNeeded: above.highest(within: rest, reach: Int(column.reach), short: shortColumns))
                 // The pointer keeps the lowest voxel any point of this voxel could need (this
                 // point's own lowest voxel may lie below the previous point's).
                 var j = next[c]
@@ -163,6 +173,27 @@ public enum NormalEstimator {
                 if (normal * (viewpoints[Int(firstFrames[i])] - SIMD3(x, y, z))).sum() < 0 { normal = -normal }
             }
             out[3 * i] = normal.x; out[3 * i + 1] = normal.y; out[3 * i + 2] = normal.z
+        }
+    }
+
+    /// How far up a column of cells a point's neighbours can lie: the point is at `uz` in
+    /// its voxel (0...1, in voxels), so the cell d above its own is (d − uz) away in z.
+    struct CellsAbove {
+        let uz: Float
+        /// Squared z gaps to the cells 1, 2 and 3 above.
+        let gap1: Float, gap2: Float, gap3: Float
+        init(uz: Float) { self.uz = uz; gap1 = (1 - uz) * (1 - uz); gap2 = (2 - uz) * (2 - uz); gap3 = (3 - uz) * (3 - uz) }
+
+        /// The highest cell (0...`reach`) whose squared z gap is at most `rest` (what the
+        /// squared radius leaves after the column's x and y gaps): counted without branches
+        /// up to 3 (the gaps grow with the cell), one at a time beyond unless `short` (no
+        /// column of the radius reaches beyond 3).
+        @inline(__always) func highest(within rest: Float, reach: Int, short: Bool) -> Int {
+            var high = min((gap1 <= rest ? 1 : 0) &+ (gap2 <= rest ? 1 : 0) &+ (gap3 <= rest ? 1 : 0), reach)
+            if !short && high == 3 {
+                while high < reach && (Float(high + 1) - uz) * (Float(high + 1) - uz) <= rest { high &+= 1 }
+            }
+            return high
         }
     }
 

@@ -1,5 +1,5 @@
 import LinearAlgebra
-import PointClouds
+@testable import PointClouds
 import Synthesis
 import VoxelFusion
 import XCTest
@@ -140,6 +140,29 @@ final class NormalEstimatorTests: XCTestCase {
         for threads in [2, 3, 7] {
             XCTAssertEqual(normals(threads), one)
         }
+    }
+
+    /// A column is read up to its highest cell within the radius of the point: the cell d
+    /// above the point's own, (d − uz) away in z, whatever its place uz in its voxel, for
+    /// columns reaching 1 to 6 cells (radii up to 5 voxels), counted on the default radius's
+    /// path (`short`, up to 3 cells) and on the longer one.
+    func testColumnsAreReadUpToTheirHighestCellWithinTheRadius() {
+        for step in 0...200 {
+            let uz = Float(step) / 200
+            let above = NormalEstimator.CellsAbove(uz: uz)
+            for reach in 1...6 {
+                for tenth in 0...400 {
+                    let rest = Float(tenth) / 10
+                    let expected = (0...reach).last { $0 == 0 || (Float($0) - uz) * (Float($0) - uz) <= rest }!
+                    XCTAssertEqual(above.highest(within: rest, reach: reach, short: false), expected, "uz \(uz), rest \(rest), reach \(reach)")
+                    if reach <= 3 { XCTAssertEqual(above.highest(within: rest, reach: reach, short: true), expected, "uz \(uz), rest \(rest), reach \(reach)") }
+                }
+            }
+        }
+        // A point at the top of its voxel, a radius of 3 voxels (with the search's slack):
+        // the cell 4 above is 3 voxels away and is read.
+        XCTAssertEqual(NormalEstimator.CellsAbove(uz: 1).highest(within: 3.01 * 3.01, reach: 4, short: false), 4)
+        XCTAssertEqual(NormalEstimator.columns(radius: 3).map(\.reach).max(), 4)
     }
 
     func testIsolatedPointsAndTinyCloudsGetZeroNormals() {
