@@ -165,6 +165,21 @@ final class NormalEstimatorTests: XCTestCase {
         XCTAssertEqual(NormalEstimator.columns(radius: 3).map(\.reach).max(), 4)
     }
 
+    /// The 30 nearest candidates are the 30 smallest values, whether a few are taken out
+    /// one at a time (up to 8 more than wanted) or Hoare's selection runs (more).
+    func testSelectionKeepsTheSmallestValues() {
+        var r = SeededRandom(seed: 5)
+        for count in 31...130 {
+            for m in [30, 1, count - 1] {
+                // Distinct values: a squared distance's bits above a candidate index, as the estimator makes them.
+                let values = (0..<count).map { UInt64(UInt32(r.unit() * 1e6)) << 32 | UInt64($0) }.shuffled(using: &r)
+                var a = values
+                a.withUnsafeMutableBufferPointer { NormalEstimator.selectSmallest(m, of: $0.baseAddress!, count: count) }
+                XCTAssertEqual(a.prefix(m).sorted(), Array(values.sorted().prefix(m)), "count \(count), m \(m)")
+            }
+        }
+    }
+
     func testIsolatedPointsAndTinyCloudsGetZeroNormals() {
         let positions: [Float] = [0.005, 0.005, 0.005, 0.015, 0.005, 0.005, 1.005, 1.005, 1.005]
         let keys = NormalEstimator.keys(of: positions, voxelSize: 0.01)
