@@ -23,15 +23,17 @@ public final class ActiveVoxels {
         public var sumX: Int32, sumY: Int32, sumZ: Int32
         /// The sample count (low 16 bits) and the sum of confidence levels (high 16 bits;
         /// 0…2 each, so at most 2 · `maxCount`, and the count never carries into it), in one
-        /// word so that a sample updates both with one 32-bit add (`adding`). As two 16-bit
-        /// fields they were two narrow stores, and the next sample of the same voxel (most
-        /// often the very next pixel) loads the word wider than either store: the CPU
-        /// cannot forward a store into a wider load and waits for the stores to retire.
+        /// word. The entry is the four 32-bit words sumX, sumY, sumZ, tally in that order
+        /// (tested), and `Fusion.fuse` adds a sample to all four with one 16-byte load, add
+        /// and store: as separate fields, a count and a confidence sum of 16 bits each were
+        /// two narrow stores that the next sample of the same voxel (most often the very next
+        /// pixel) loaded as one wider word, which the CPU cannot forward from the stores, and
+        /// four read-modify-writes a sample where one does.
         var tally: UInt32
         public var count: UInt16 { UInt16(truncatingIfNeeded: tally) }
         public var confidenceSum: UInt16 { UInt16(truncatingIfNeeded: tally >> 16) }
-        /// The tally after one more sample of confidence `level`.
-        @inline(__always) static func adding(_ tally: UInt32, level: UInt8) -> UInt32 { tally &+ (1 | UInt32(level) << 16) }
+        /// What one sample of confidence `level` adds to the tally.
+        @inline(__always) static func tallyIncrement(level: UInt8) -> UInt32 { 1 | UInt32(level) << 16 }
         static let empty = Entry(sumX: 0, sumY: 0, sumZ: 0, tally: 0)
     }
 

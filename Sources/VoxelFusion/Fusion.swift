@@ -40,15 +40,16 @@ public enum Fusion {
                         if colour { depthpose_prefetch(colourSums + Int(index[j &+ prefetchDistance])) }
                     }
                     let e = entries + Int(index[j])
-                    let tally = ActiveVoxels.Entry.adding(e.pointee.tally, level: confidence ? cs[j] : 0)
-                    e.pointee.tally = tally
-                    if firstFrame && tally & 0xFFFF == 1 { firstFrames[Int(index[j])] = frame }
-                    e.pointee.sumX &+= ox[j]; e.pointee.sumY &+= oy[j]; e.pointee.sumZ &+= oz[j]
+                    // The entry's four words (sumX, sumY, sumZ, tally) in one add.
+                    let sample = SIMD4(ox[j], oy[j], oz[j], Int32(bitPattern: ActiveVoxels.Entry.tallyIncrement(level: confidence ? cs[j] : 0)))
+                    let words = UnsafeMutableRawPointer(e).load(as: SIMD4<Int32>.self) &+ sample
+                    UnsafeMutableRawPointer(e).storeBytes(of: words, as: SIMD4<Int32>.self)
+                    if firstFrame && words[3] & 0xFFFF == 1 { firstFrames[Int(index[j])] = frame }
                     if colour {
                         let rgb = colours[j]
                         colourSums[Int(index[j])] &+= SIMD4(rgb & 0xFF, rgb >> 8 & 0xFF, rgb >> 16, 1)
                     }
-                    if e.pointee.count == ActiveVoxels.maxCount { active.writeBack(entry: Int(index[j])) }
+                    if words[3] & 0xFFFF == Int32(ActiveVoxels.maxCount) { active.writeBack(entry: Int(index[j])) }
                 }
             }
             @inline(__always) func accumulate(confidence: Bool, firstFrame: Bool) {

@@ -62,6 +62,8 @@ final class FusionKernelTests: XCTestCase {
         XCTAssertEqual([v.sumX, v.sumY, v.sumZ], [-16384, 0, -16384].map { Int64($0) * Int64(3 * n) })
         XCTAssertEqual(v.firstFrame, 0)
         XCTAssertEqual(MemoryLayout<ActiveVoxels.Entry>.stride, 16, "a brick of 64 voxels in 16 cache lines")
+        // Fusion.fuse adds a sample to an entry as four 32-bit words in this order.
+        XCTAssertEqual([\ActiveVoxels.Entry.sumX, \.sumY, \.sumZ, \.tally].map { MemoryLayout<ActiveVoxels.Entry>.offset(of: $0) }, [0, 4, 8, 12])
         XCTAssertEqual(MemoryLayout<VoxelSums>.stride, 28, "the store's cost per record")
         let cloud = VoxelStore(voxelSize: 1)
         active.flush()
