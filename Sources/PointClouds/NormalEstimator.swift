@@ -198,10 +198,11 @@ public enum NormalEstimator {
     }
 
     /// Puts the `m` smallest of `count` distinct values in the first `m` places (in no
-    /// particular order; what is left after them is undefined). A point with more than 30 neighbours mostly has only a few more (32 on
-    /// average on the apartment, at most 45): then the largest are taken out one at a time,
-    /// each by a pass without branches (the selection's partition mispredicted at nearly
-    /// every compare); with many more, Hoare's selection.
+    /// particular order; what is left after them is undefined). A point with more than 30
+    /// neighbours mostly has only a few more (32 on average on the apartment, at most 45):
+    /// then the largest are taken out one at a time, each by a pass without branches (the
+    /// selection's partition mispredicted at nearly every compare); with many more, Hoare's
+    /// selection.
     static func selectSmallest(_ m: Int, of a: UnsafeMutablePointer<UInt64>, count: Int) {
         if count - m <= 8 {
             var n = count
