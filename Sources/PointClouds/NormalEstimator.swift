@@ -57,6 +57,7 @@ public enum NormalEstimator {
         precondition(keys.count == firstFrames.count && 3 * keys.count == positions.count)
         let n = keys.count
         let columns = columns(radius: radius)
+        let short = columns.allSatisfy { $0.reach <= CellsAbove.unrolled }
         return [Float](unsafeUninitializedCapacity: 3 * n) { out, count in
             let out = UncheckedSendable(out.baseAddress!)  // point i writes floats 3i..<3i+3 only
             // A key above every key ends each column's walk without a bounds test.
@@ -68,8 +69,8 @@ public enum NormalEstimator {
                                 let shared = UncheckedSendable((keys, positions, viewpoints, firstFrames, columns))
                                 parallelRanges(n, threads: threads) { range in
                                     let (keys, positions, viewpoints, firstFrames, columns) = shared.value
-                                    // Compiled twice: the default radius's columns reach at most 3 cells.
-                                    if radius <= 2 {
+                                    // Compiled twice: the default radius's columns are all short.
+                                    if short {
                                         normals(range, keys: keys, positions: positions, viewpoints: viewpoints, firstFrames: firstFrames,
                                                 columns: columns, radius: Float(radius), voxelSize: Float(voxelSize), shortColumns: true, into: out.value)
                                     } else {
@@ -95,7 +96,8 @@ public enum NormalEstimator {
 
     /// The normals of points `range`, written to `out`. Hand-written pointer code: this loop
     /// is the whole cost of normals (a few dozen candidate points read per point).
-    /// `shortColumns`: no column reaches more than 3 cells up or down (radius ≤ 2 voxels).
+    /// `shortColumns`: no column reaches more than `CellsAbove.unrolled` cells up or down
+    /// (radius ≤ 2 voxels).
     @inline(__always)
     private static func normals(_ range: Range<Int>, keys: UnsafeBufferPointer<UInt64>, positions: UnsafeBufferPointer<Float>,
                                 viewpoints: UnsafeBufferPointer<SIMD3<Float>>, firstFrames: UnsafeBufferPointer<UInt32>,
@@ -179,6 +181,8 @@ public enum NormalEstimator {
     /// How far up a column of cells a point's neighbours can lie: the point is at `uz` in
     /// its voxel (0...1, in voxels), so the cell d above its own is (d − uz) away in z.
     struct CellsAbove {
+        /// Cells counted without branches.
+        static let unrolled = 3
         let uz: Float
         /// Squared z gaps to the cells 1, 2 and 3 above.
         let gap1: Float, gap2: Float, gap3: Float
@@ -190,7 +194,7 @@ public enum NormalEstimator {
         /// column of the radius reaches beyond 3).
         @inline(__always) func highest(within rest: Float, reach: Int, short: Bool) -> Int {
             var high = min((gap1 <= rest ? 1 : 0) &+ (gap2 <= rest ? 1 : 0) &+ (gap3 <= rest ? 1 : 0), reach)
-            if !short && high == 3 {
+            if !short && high == Self.unrolled {
                 while high < reach && (Float(high + 1) - uz) * (Float(high + 1) - uz) <= rest { high &+= 1 }
             }
             return high
@@ -204,7 +208,8 @@ public enum NormalEstimator {
     /// selection's partition mispredicted at nearly every compare); with many more, Hoare's
     /// selection.
     static func selectSmallest(_ m: Int, of a: UnsafeMutablePointer<UInt64>, count: Int) {
-        if count - m <= 8 {
+        let fewExtra = 8
+        if count - m <= fewExtra {
             var n = count
             while n > m {
                 var largest = 0, value = a[0]

@@ -30,7 +30,9 @@ public final class ActiveVoxels {
         /// pixel) loaded as one wider word, which the CPU cannot forward from the stores, and
         /// four read-modify-writes a sample where one does.
         var tally: UInt32
-        public var count: UInt16 { UInt16(truncatingIfNeeded: tally) }
+        public var count: UInt16 { Self.count(ofTally: tally) }
+        /// The sample count a tally holds.
+        @inline(__always) static func count(ofTally tally: UInt32) -> UInt16 { UInt16(truncatingIfNeeded: tally) }
         public var confidenceSum: UInt16 { UInt16(truncatingIfNeeded: tally >> 16) }
         /// What one sample of confidence `level` adds to the tally.
         @inline(__always) static func tallyIncrement(level: UInt8) -> UInt32 { 1 | UInt32(level) << 16 }

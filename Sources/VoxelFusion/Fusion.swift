@@ -44,12 +44,13 @@ public enum Fusion {
                     let sample = SIMD4(ox[j], oy[j], oz[j], Int32(bitPattern: ActiveVoxels.Entry.tallyIncrement(level: confidence ? cs[j] : 0)))
                     let words = UnsafeMutableRawPointer(e).load(as: SIMD4<Int32>.self) &+ sample
                     UnsafeMutableRawPointer(e).storeBytes(of: words, as: SIMD4<Int32>.self)
-                    if firstFrame && words[3] & 0xFFFF == 1 { firstFrames[Int(index[j])] = frame }
+                    let count = ActiveVoxels.Entry.count(ofTally: UInt32(bitPattern: words[3]))
+                    if firstFrame && count == 1 { firstFrames[Int(index[j])] = frame }
                     if colour {
                         let rgb = colours[j]
                         colourSums[Int(index[j])] &+= SIMD4(rgb & 0xFF, rgb >> 8 & 0xFF, rgb >> 16, 1)
                     }
-                    if words[3] & 0xFFFF == Int32(ActiveVoxels.maxCount) { active.writeBack(entry: Int(index[j])) }
+                    if count == ActiveVoxels.maxCount { active.writeBack(entry: Int(index[j])) }
                 }
             }
             @inline(__always) func accumulate(confidence: Bool, firstFrame: Bool) {
