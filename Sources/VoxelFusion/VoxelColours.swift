@@ -56,8 +56,7 @@ extension VoxelStore {
                         // the first of `keys` in this shard's x-slab
                         let first = shardIDs[s] << (VoxelKey.xShift + Self.shardBits)
                         var i = keys.partitioningIndex { !($0 < first) }, count = 0, found = 0
-                        shard.collapse()
-                        Self.forEachVoxel(shard.runs.first) { t in
+                        Self.forEachVoxel(merging: shard.runs) { t in
                             while i < keys.count && keys[i] < t.key { i &+= 1 }
                             guard i < keys.count && keys[i] == t.key else { return }
                             let (r, g, b) = ColourRecord.mean(t)

@@ -129,8 +129,6 @@ public final class VoxelStore: @unchecked Sendable {
             while runs.count >= 2 && Self.merges(below: runs[runs.count - 2].count, top: runs[runs.count - 1].count) { mergeTop() }
         }
 
-        func collapse() { while runs.count >= 2 { mergeTop() } }
-
         /// Records `add` would copy for a run of `records`: the run and the merges it sets off.
         func mergeCost(adding records: Int) -> Int {
             var counts = runs.map(\.count) + [records], cost = records
@@ -223,9 +221,10 @@ public final class VoxelStore: @unchecked Sendable {
     }
 
     /// One store, with `threads` for its own work, holding every record of `stores` (each
-    /// thread's, `CloudBuilder`), which are left empty: the shards of one x-slab join, and
-    /// each shard's runs are merged into one on `threads` threads, largest first — the work
-    /// `readOut` does first in any case, so joining costs no more than reading one store.
+    /// thread's, `CloudBuilder`), which are left empty: the shards of one x-slab take the
+    /// runs of all. Nothing is merged here: reading the store out merges each shard's runs
+    /// as it reads them (`forEachVoxel(merging:)`), so the join writes no merged run that
+    /// the read-out would only unpack again.
     public static func joined(_ stores: [VoxelStore], threads: Int) -> VoxelStore {
         guard let first = stores.first else { fatalError("no store to join") }
         let out = VoxelStore(voxelSize: first.voxelSize, threads: threads, plainRecords: first.plainRecords)
@@ -233,12 +232,6 @@ public final class VoxelStore: @unchecked Sendable {
             precondition(s.voxelSize == out.voxelSize, "stores of different voxel sizes")
             for (id, shard) in zip(s.shardIDs, s.shards) { out.shard(id).runs.append(contentsOf: shard.runs) }
             s.shards = []; s.shardIDs = []
-        }
-        let order = out.shards.indices.sorted { out.shards[$0].records > out.shards[$1].records }
-        parallelForDynamic(order.count, threads: out.threads) { k in
-            let shard = out.shards[order[k]]
-            shard.runs.sort { $0.count > $1.count }  // the small ones merge first
-            shard.collapse()
         }
         return out
     }
@@ -333,10 +326,7 @@ public final class VoxelStore: @unchecked Sendable {
     /// streaming path). The store keeps its records.
     public func totals() -> [VoxelTotals] {
         var out: [VoxelTotals] = []
-        for s in shards {
-            s.collapse()
-            Self.forEachVoxel(s.runs.first) { out.append($0) }
-        }
+        for s in shards { Self.forEachVoxel(merging: s.runs) { out.append($0) } }
         return out
     }
 
@@ -348,37 +338,54 @@ public final class VoxelStore: @unchecked Sendable {
 
     /// Reads the store out in key order and empties it: the voxels with at least
     /// `minSupport` samples, each as its mean sample position, sample count and (when
-    /// asked) mean confidence, key and first frame. Shards are read in parallel, each
-    /// into its place in the output, and freed as soon as they are read, so the output
-    /// grows while the store shrinks.
+    /// asked) mean confidence, key and first frame. Shards are read in parallel, largest
+    /// first, each merging its runs as it reads them into a part of the output of its own,
+    /// and its runs let go; then the parts are copied into place in shard order and let go
+    /// in turn. So every record is unpacked once and none is packed again, and the output
+    /// grows while the store, then the parts, shrink.
     public func readOut(minSupport: UInt32, confidence: Bool, keys withKeys: Bool, firstFrames withFrames: Bool) -> FusedVoxels {
         let n = shards.count
         // Shards largest first, each to the next free thread (x-slabs differ several-fold).
         let order = shards.indices.sorted { shards[$0].records > shards[$1].records }
-        // Pass 1: each shard to one run; its voxels and those kept.
-        var occupied = [Int](repeating: 0, count: n), kept = occupied
-        occupied.withUnsafeMutableBufferPointer { occ in
-            kept.withUnsafeMutableBufferPointer { kep in
-                let occ = UncheckedSendable(occ), kep = UncheckedSendable(kep)
-                parallelForDynamic(n, threads: threads) { k in
-                    let s = order[k], shard = shards[s]
-                    shard.collapse()
-                    var voxels = 0, keep = 0
-                    Self.forEachVoxel(shard.runs.first) { t in voxels &+= 1; if t.count >= minSupport { keep &+= 1 } }
-                    occ.value[s] = voxels; kep.value[s] = keep
-                }
-            }
-        }
-        ProcessStats.returnFreeHeapPages()  // the runs the collapse merged away
-        var starts = [Int](repeating: 0, count: n + 1)
-        for s in 0..<n { starts[s + 1] = starts[s] + kept[s] }
-        let total = starts[n]
-        // Pass 2: each shard writes its voxels from its start, then lets its records go.
         let u = voxelSize / Double(VoxelSums.offsetScale)
+        // Pass 1: each shard's voxels into its part, at most one a record (so allocated).
+        let parts = UnsafeMutablePointer<ReadOutPart>.allocate(capacity: n)
+        defer { parts.deallocate() }
+        let partsRef = UncheckedSendable(parts)
+        parallelForDynamic(n, threads: threads) { k in
+            let s = order[k], shard = shards[s]
+            var part = ReadOutPart(capacity: shard.records, confidence: confidence, keys: withKeys, firstFrames: withFrames)
+            var kept = 0, occupied = 0
+            let p = part.positions, c = part.counts
+            Self.forEachVoxel(merging: shard.runs) { t in
+                occupied &+= 1
+                guard t.count >= minSupport else { return }
+                let centre = self.centre(of: t.key), m = Double(t.count)
+                p[3 &* kept] = Float(centre.x + Double(t.sumX) * u / m)
+                p[3 &* kept &+ 1] = Float(centre.y + Double(t.sumY) * u / m)
+                p[3 &* kept &+ 2] = Float(centre.z + Double(t.sumZ) * u / m)
+                c[kept] = t.count
+                if let f = part.confidence { f[kept] = Float(t.confidenceSum) / Float(t.count) }
+                if let keys = part.keys { keys[kept] = t.key }
+                if let frames = part.firstFrames { frames[kept] = t.firstFrame }
+                kept &+= 1
+            }
+            part.occupied = occupied; part.kept = kept
+            (partsRef.value + s).initialize(to: part)
+            shard.runs = []
+            // what the shard held goes back to the system now, not at exit: the parts and
+            // the output, allocated later, cannot all reuse it, and would otherwise peak with it
+            if k % 8 == 7 { ProcessStats.returnFreeHeapPages() }
+        }
+        shards = []; shardIDs = []
+        var starts = [Int](repeating: 0, count: n + 1)
+        for s in 0..<n { starts[s + 1] = starts[s] + parts[s].kept }
+        let total = starts[n]
         var result = FusedVoxels()
-        result.occupied = occupied.reduce(0, +)
-        // The five arrays are filled in place (nested: each is initialised inside its own
-        // closure), so the output is never copied.
+        result.occupied = (0..<n).reduce(0) { $0 + parts[$1].occupied }
+        // Pass 2: each part copied to its place, then let go. The five arrays are filled in
+        // place (nested: each is initialised inside its own closure), so the output is never
+        // copied again.
         func fill<T>(_ count: Int, _ body: (UnsafeMutablePointer<T>?) -> Void) -> [T] {
             Array(unsafeUninitializedCapacity: count) { b, n in body(b.baseAddress); n = count }
         }
@@ -391,24 +398,13 @@ public final class VoxelStore: @unchecked Sendable {
                             let p = UncheckedSendable(p), c = UncheckedSendable(c), f = UncheckedSendable(f)
                             let k = UncheckedSendable(k), ff = UncheckedSendable(ff)
                             parallelForDynamic(n, threads: threads) { w in
-                                let s = order[w], shard = shards[s]
-                                var i = starts[s]
-                                Self.forEachVoxel(shard.runs.first) { t in
-                                    guard t.count >= minSupport else { return }
-                                    let centre = self.centre(of: t.key), m = Double(t.count)
-                                    p.value![3 * i] = Float(centre.x + Double(t.sumX) * u / m)
-                                    p.value![3 * i + 1] = Float(centre.y + Double(t.sumY) * u / m)
-                                    p.value![3 * i + 2] = Float(centre.z + Double(t.sumZ) * u / m)
-                                    c.value![i] = t.count
-                                    if confidence { f.value![i] = Float(t.confidenceSum) / Float(t.count) }
-                                    if withKeys { k.value![i] = t.key }
-                                    if withFrames { ff.value![i] = t.firstFrame }
-                                    i &+= 1
-                                }
-                                shard.runs = []
-                                // what the shard held goes back to the system now, not at exit: the
-                                // output arrays, allocated whole, cannot reuse it, and the two would
-                                // otherwise peak together
+                                let s = order[w], part = partsRef.value[s], i = starts[s], m = part.kept
+                                (p.value! + 3 * i).update(from: part.positions, count: 3 * m)
+                                (c.value! + i).update(from: part.counts, count: m)
+                                if let from = part.confidence { (f.value! + i).update(from: from, count: m) }
+                                if let from = part.keys { (k.value! + i).update(from: from, count: m) }
+                                if let from = part.firstFrames { (ff.value! + i).update(from: from, count: m) }
+                                part.deallocate()
                                 if w % 8 == 7 { ProcessStats.returnFreeHeapPages() }
                             }
                         }
@@ -416,12 +412,51 @@ public final class VoxelStore: @unchecked Sendable {
                 }
             }
         }
-        shards = []; shardIDs = []
+        ProcessStats.returnFreeHeapPages()
         result.counts = counts
         if confidence { result.confidence = confidences }
         if withKeys { result.keys = keys }
         if withFrames { result.firstFrames = frames }
         return result
+    }
+
+    /// The totals of each key of `runs` (each sorted), in key order: the runs merged as they
+    /// are read, never written out merged. A shard holds a handful of runs (its binary
+    /// counter's, in each thread's store), so the smallest current key is found by a scan of
+    /// the cursors; the plain runs, small, are first merged into one and packed, so that every
+    /// cursor is of one kind.
+    static func forEachVoxel(merging runs: [StoredRun], _ body: (VoxelTotals) -> Void) {
+        if runs.count <= 1 { return forEachVoxel(runs.first, body) }
+        var plain: [VoxelSums]?
+        var cursors: [PackedRun.Cursor] = []
+        for run in runs {
+            switch run {
+            case let .packed(r): cursors.append(PackedRun.Cursor(r))
+            case let .plain(r):
+                plain = plain.map { a in a.withUnsafeBufferPointer { a in r.withUnsafeBufferPointer { mergeJoin(a[...], $0[...]) } } } ?? r
+            }
+        }
+        if let plain {
+            if cursors.isEmpty { return forEachVoxel(.plain(plain), body) }
+            cursors.append(PackedRun.Cursor(PackedRun(plain)))
+        }
+        let k = cursors.count
+        var heads = cursors.map { $0.current?.key ?? VoxelKey.empty }  // no voxel has that key
+        heads.withUnsafeMutableBufferPointer { h in
+            while true {
+                var key = h[0]
+                for i in 1..<k where h[i] < key { key = h[i] }
+                if key == VoxelKey.empty { return }
+                var t = VoxelTotals(key: key)
+                for i in 0..<k where h[i] == key {
+                    let c = cursors[i]
+                    var next = c.current
+                    while let r = next, r.key == key { t.add(r); next = c.next() }
+                    h[i] = next?.key ?? VoxelKey.empty
+                }
+                body(t)
+            }
+        }
     }
 
     /// The totals of each key of a sorted run, in order.
@@ -439,6 +474,29 @@ public final class VoxelStore: @unchecked Sendable {
             while let r = c.current, r.key == first.key { t.add(r); c.advance() }
             body(t)
         }
+    }
+}
+
+/// One shard's share of a read-out (`VoxelStore.readOut`): its kept voxels' fields, room for
+/// one a record, and how many it holds and how many the shard had.
+struct ReadOutPart {
+    let positions: UnsafeMutablePointer<Float>
+    let counts: UnsafeMutablePointer<UInt32>
+    let confidence: UnsafeMutablePointer<Float>?
+    let keys: UnsafeMutablePointer<UInt64>?
+    let firstFrames: UnsafeMutablePointer<UInt32>?
+    var kept = 0, occupied = 0
+
+    init(capacity n: Int, confidence: Bool, keys: Bool, firstFrames: Bool) {
+        positions = .allocate(capacity: 3 * n)
+        counts = .allocate(capacity: n)
+        self.confidence = confidence ? .allocate(capacity: n) : nil
+        self.keys = keys ? .allocate(capacity: n) : nil
+        self.firstFrames = firstFrames ? .allocate(capacity: n) : nil
+    }
+
+    func deallocate() {
+        positions.deallocate(); counts.deallocate(); confidence?.deallocate(); keys?.deallocate(); firstFrames?.deallocate()
     }
 }
 

@@ -364,9 +364,46 @@ final class VoxelStoreTests: XCTestCase {
             if parts > 1 { XCTAssertFalse(shared.isEmpty, "the stores share keys, as the bands of two threads do") }
             let joined = VoxelStore.joined(stores, threads: 2)
             for store in stores { XCTAssertEqual(store.records, 0, "a joined store is left empty") }
-            XCTAssertEqual(joined.totals(), reference.keys.sorted().map { reference[$0]! }, "\(parts) stores")
-            let out = joined.readOut(minSupport: 1, confidence: false, keys: true, firstFrames: false)
-            XCTAssertEqual(out.keys, reference.keys.sorted())
+            let expected = reference.keys.sorted().map { reference[$0]! }
+            XCTAssertEqual(joined.totals(), expected, "\(parts) stores")
+            if parts > 1 { XCTAssertGreaterThan(joined.shards.filter { $0.runs.count > 2 }.count, 0, "shards whose several runs the read-out merges") }
+            let out = joined.readOut(minSupport: 2, confidence: true, keys: true, firstFrames: true)
+            let kept = expected.filter { $0.count >= 2 }
+            XCTAssertEqual(out.occupied, expected.count)
+            XCTAssertEqual(out.keys, kept.map(\.key))
+            XCTAssertEqual(out.counts, kept.map(\.count))
+            XCTAssertEqual(out.firstFrames, kept.map(\.firstFrame))
+            XCTAssertEqual(out.confidence, kept.map { Float($0.confidenceSum) / Float($0.count) })
+            // each position is the voxel's centre plus its mean offset
+            let u = 0.01 / Double(VoxelSums.offsetScale)
+            XCTAssertEqual(out.positions, kept.flatMap { t -> [Float] in
+                let (i, j, k) = VoxelKey.unpack(t.key), m = Double(t.count)
+                return [Float((Double(i) + 0.5) * 0.01 + Double(t.sumX) * u / m), Float((Double(j) + 0.5) * 0.01 + Double(t.sumY) * u / m),
+                        Float((Double(k) + 0.5) * 0.01 + Double(t.sumZ) * u / m)]
+            })
+            XCTAssertEqual(joined.records, 0, "a store read out is left empty")
+        }
+    }
+
+    /// Runs read side by side (`forEachVoxel(merging:)`, what the read-out and `totals` use):
+    /// every key's totals over all its records in all runs, in key order, whatever mix of
+    /// plain, packed and empty runs, with full records of one key in several runs.
+    func testRunsMergedAsTheyAreReadGiveEveryKeysTotals() {
+        var rng = SeededRandom(seed: 21)
+        let full = VoxelSums(key: VoxelKey.pack(0, 0, 0), count: VoxelSums.maxCount, confidenceSum: 7, sumX: 1, sumY: -2, sumZ: 3, firstFrame: 40)
+        for (runCount, packedEvery) in [(2, 1), (3, 2), (5, 3), (8, 100), (9, 1)] {
+            var reference: [UInt64: VoxelTotals] = [:]
+            var runs: [StoredRun] = []
+            for r in 0..<runCount {
+                var records = r == 1 ? [] : (0..<Int.random(in: 1...700, using: &rng)).map { _ in random(&rng, count: 1...9) }
+                if r % 2 == 0 { records += [full, full] }  // a key repeated where records are full
+                records.sort { $0.key < $1.key }
+                for x in records { reference[x.key, default: VoxelTotals(key: x.key)].add(x) }
+                runs.append(r % packedEvery == 0 ? .packed(PackedRun(records)) : .plain(records))
+            }
+            var merged: [VoxelTotals] = []
+            VoxelStore.forEachVoxel(merging: runs) { merged.append($0) }
+            XCTAssertEqual(merged, reference.keys.sorted().map { reference[$0]! }, "\(runCount) runs, every \(packedEvery) packed")
         }
     }
 
