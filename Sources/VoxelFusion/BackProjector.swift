@@ -228,20 +228,32 @@ public final class BackProjector {
                     let src = direct + v &* w
                     for u in 0..<w { let z = Float(src[u]) * 0.001; row[u] = (z >= lo && z <= hi) ? z : 0 }
                 }
-                // Compact the valid pixels' depth and ray first (two stores a pixel), branch-free:
-                // always store, advance only past valid pixels; confidence alongside when present.
+                // A row where every pixel has depth (most LiDAR rows when nothing is filtered out)
+                // is projected where it lies: counting its samples vectorises, and costs less
+                // than the compaction it saves.
                 var m = 0
-                if let conf {
-                    let confRow = conf + v &* w, cs = confidence + n
-                    for u in 0..<w {
-                        cz[m] = row[u]; cr[m] = rxp[u]; cs[m] = confRow[u]
-                        m &+= Self.hasDepth(row[u])
-                    }
+                for u in 0..<w { m &+= Self.hasDepth(row[u]) }
+                let zs0: UnsafePointer<Float>, rs0: UnsafePointer<Float>
+                if m == w {
+                    if let conf { (confidence + n).update(from: conf + v &* w, count: w) }
+                    zs0 = UnsafePointer(row); rs0 = rxp
                 } else {
-                    for u in 0..<w {
-                        cz[m] = row[u]; cr[m] = rxp[u]
-                        m &+= Self.hasDepth(row[u])
+                    // Compact the valid pixels' depth and ray first (two stores a pixel), branch-free:
+                    // always store, advance only past valid pixels; confidence alongside when present.
+                    m = 0
+                    if let conf {
+                        let confRow = conf + v &* w, cs = confidence + n
+                        for u in 0..<w {
+                            cz[m] = row[u]; cr[m] = rxp[u]; cs[m] = confRow[u]
+                            m &+= Self.hasDepth(row[u])
+                        }
+                    } else {
+                        for u in 0..<w {
+                            cz[m] = row[u]; cr[m] = rxp[u]
+                            m &+= Self.hasDepth(row[u])
+                        }
                     }
+                    zs0 = UnsafePointer(cz); rs0 = UnsafePointer(cr)
                 }
                 if recordPixels {
                     let ps = out.pixels + n, tag = UInt32(truncatingIfNeeded: v) << 16
@@ -251,7 +263,7 @@ public final class BackProjector {
                 // world = z * (rx c0 + ry[v] c1 - c2) + t over the compacted row (vectorises)
                 let xs = px + n, ys = py + n, zs = pz + n
                 for j in 0..<m {
-                    let z = cz[j], ru = cr[j]
+                    let z = zs0[j], ru = rs0[j]
                     xs[j] = (ru * c0x + bx) * z + tx
                     ys[j] = (ru * c0y + by) * z + ty
                     zs[j] = (ru * c0z + bz) * z + tz

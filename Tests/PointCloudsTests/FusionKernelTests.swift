@@ -1,3 +1,4 @@
+import Foundation
 import Geometry
 import ScanFormats
 import Synthesis
@@ -271,6 +272,58 @@ final class FlyingPixelTests: XCTestCase {
                     }
                     XCTAssertEqual(banded, expected, "bands \(cuts)")
                 }
+            }
+        }
+    }
+}
+
+/// Back-projection against the pinhole model, point by point: rows where every pixel has
+/// depth (projected where they lie) and rows with holes (compacted first), in millimetres and
+/// in metres, with confidence levels and pixel indices, whole frames and bands of rows.
+final class BackProjectionTests: XCTestCase {
+    func testPointsFollowThePinholeModelOnFullRowsAndRowsWithHoles() {
+        var rng = SeededRandom(seed: 17)
+        let w = 37, h = 13
+        let k = Intrinsics(fx: 31, fy: 29, cx: 17.5, cy: 6.25, width: w, height: h)
+        let pose = Pose(translation: Vec3(0.4, -1.2, 2.5), quaternion: Quaternion(x: 0.2, y: -0.4, z: 0.1, w: 0.9).normalized)
+        // rows 0, 3, 4, 12 full; the others lose a pixel in three (not always the same ones)
+        let full: Set<Int> = [0, 3, 4, 12]
+        let mm: [UInt16] = (0..<(w * h)).map { i in
+            full.contains(i / w) || Int.random(in: 0..<3, using: &rng) > 0 ? UInt16.random(in: 300...5000, using: &rng) : 0
+        }
+        let levels: [UInt8] = (0..<(w * h)).map { _ in UInt8.random(in: 0...2, using: &rng) }
+        let metres = mm.map { Float($0) * 0.001 }
+        let c = pose.rotation
+        func expected(_ rows: Range<Int>) -> [(pixel: Int, point: SIMD3<Double>, level: UInt8)] {
+            rows.flatMap { v in
+                (0..<w).compactMap { u -> (Int, SIMD3<Double>, UInt8)? in
+                    let i = v * w + u, z = Double(metres[i])
+                    guard z > 0 else { return nil }
+                    let ray = Vec3((Double(u) - k.cx) / k.fx, -(Double(v) - k.cy) / k.fy, -1)  // the camera looks along −z
+                    let p = c * (ray * z) + pose.translation
+                    return (i, SIMD3(p.x, p.y, p.z), levels[i])
+                }
+            }
+        }
+        let projector = BackProjector(width: w, height: h), points = PointBuffer(pixels: w * h)
+        for format in [DepthSampleFormat.uint16Millimetres, .float32Metres] {
+            for rows in [0 ..< h, 0 ..< 4, 4 ..< h, 5 ..< 6] {
+                let n = levels.withUnsafeBytes { conf in
+                    (format == .float32Metres ? metres.withUnsafeBytes { Data($0) } : mm.withUnsafeBytes { Data($0) }).withUnsafeBytes { raw in
+                        projector.project(DepthBatch(firstIndex: 0, count: 1, layout: DepthFrameLayout(width: w, height: h), format: format, bytes: raw, confidence: conf), 0,
+                                          pose: pose, intrinsics: k, filters: .none, rows: rows, recordPixels: true, into: points)
+                    }
+                }
+                let want = expected(rows)
+                XCTAssertEqual(n, want.count, "\(format) rows \(rows)")
+                XCTAssertEqual((0..<n).map { Int(points.pixels[$0] >> 16) * w + Int(points.pixels[$0] & 0xFFFF) }, want.map(\.pixel))
+                XCTAssertEqual((0..<n).map { points.confidence[$0] }, want.map(\.level))
+                // float arithmetic on metres-sized values: a few ulps of 8 m
+                let worst = (0..<min(n, want.count)).map { j in
+                    let p = SIMD3<Double>(Double(points.x[j]), Double(points.y[j]), Double(points.z[j])) - want[j].point
+                    return max(abs(p.x), abs(p.y), abs(p.z))
+                }.max() ?? 0
+                XCTAssertLessThan(worst, 1e-5, "\(format) rows \(rows)")
             }
         }
     }
