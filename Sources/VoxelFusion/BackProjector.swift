@@ -68,7 +68,8 @@ public final class PointBuffer {
 /// `Intrinsics.backProject`) and applies `PixelFilters`. Works on contiguous buffers with
 /// no per-pixel allocation, in passes simple enough to vectorise: convert and range-mask,
 /// flying-pixel and confidence masks, then per row a compaction of the valid pixels' depths
-/// and rays and their world coordinates. One instance per thread (it owns scratch space).
+/// and rays (skipped for a row where every pixel has depth) and their world coordinates.
+/// One instance per thread (it owns scratch space).
 public final class BackProjector {
     public let width: Int, height: Int
     private let depth: UnsafeMutablePointer<Float>     // metres, 0 = no depth
@@ -233,10 +234,10 @@ public final class BackProjector {
                 // than the compaction it saves.
                 var m = 0
                 for u in 0..<w { m &+= Self.hasDepth(row[u]) }
-                let zs0: UnsafePointer<Float>, rs0: UnsafePointer<Float>
+                let depths: UnsafePointer<Float>, rays: UnsafePointer<Float>
                 if m == w {
                     if let conf { (confidence + n).update(from: conf + v &* w, count: w) }
-                    zs0 = UnsafePointer(row); rs0 = rxp
+                    depths = UnsafePointer(row); rays = rxp
                 } else {
                     // Compact the valid pixels' depth and ray first (two stores a pixel), branch-free:
                     // always store, advance only past valid pixels; confidence alongside when present.
@@ -253,17 +254,17 @@ public final class BackProjector {
                             m &+= Self.hasDepth(row[u])
                         }
                     }
-                    zs0 = UnsafePointer(cz); rs0 = UnsafePointer(cr)
+                    depths = UnsafePointer(cz); rays = UnsafePointer(cr)
                 }
                 if recordPixels {
                     let ps = out.pixels + n, tag = UInt32(truncatingIfNeeded: v) << 16
                     var j = 0
                     for u in 0..<w { ps[j] = tag | UInt32(truncatingIfNeeded: u); j &+= Self.hasDepth(row[u]) }
                 }
-                // world = z * (rx c0 + ry[v] c1 - c2) + t over the compacted row (vectorises)
+                // world = z * (rx c0 + ry[v] c1 - c2) + t over the row's samples (vectorises)
                 let xs = px + n, ys = py + n, zs = pz + n
                 for j in 0..<m {
-                    let z = zs0[j], ru = rs0[j]
+                    let z = depths[j], ru = rays[j]
                     xs[j] = (ru * c0x + bx) * z + tx
                     ys[j] = (ru * c0y + by) * z + ty
                     zs[j] = (ru * c0z + bz) * z + tz

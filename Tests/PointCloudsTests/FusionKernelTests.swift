@@ -388,14 +388,26 @@ final class VoxelStoreTests: XCTestCase {
             XCTAssertGreaterThan(store.records, totals.count, "full records are kept apart")
             if plain == 16 { XCTAssertGreaterThan(store.packedRuns, 0) }
             // read out with a support filter: the same voxels, in the same order
-            let out = store.readOut(minSupport: 30, confidence: true, keys: true, firstFrames: true)
-            let kept = totals.filter { $0.count >= 30 }
-            XCTAssertEqual(out.occupied, totals.count)
-            XCTAssertEqual(out.keys, kept.map(\.key))
-            XCTAssertEqual(out.counts, kept.map(\.count))
-            XCTAssertEqual(out.firstFrames, kept.map(\.firstFrame))
-            XCTAssertEqual(out.confidence, kept.map { Float($0.confidenceSum) / Float($0.count) })
+            assertReadOut(store.readOut(minSupport: 30, confidence: true, keys: true, firstFrames: true), of: totals, minSupport: 30)
         }
+    }
+
+    /// A read-out (of a store of 1 cm voxels) against the totals it was read from: the voxels
+    /// with `minSupport` samples or more, in order, each position the voxel's centre plus its
+    /// mean offset.
+    private func assertReadOut(_ out: FusedVoxels, of totals: [VoxelTotals], minSupport: UInt32, file: StaticString = #filePath, line: UInt = #line) {
+        let kept = totals.filter { $0.count >= minSupport }
+        XCTAssertEqual(out.occupied, totals.count, file: file, line: line)
+        XCTAssertEqual(out.keys, kept.map(\.key), file: file, line: line)
+        XCTAssertEqual(out.counts, kept.map(\.count), file: file, line: line)
+        XCTAssertEqual(out.firstFrames, kept.map(\.firstFrame), file: file, line: line)
+        XCTAssertEqual(out.confidence, kept.map { Float($0.confidenceSum) / Float($0.count) }, file: file, line: line)
+        let u = 0.01 / Double(VoxelSums.offsetScale)
+        XCTAssertEqual(out.positions, kept.flatMap { t -> [Float] in
+            let (i, j, k) = VoxelKey.unpack(t.key), m = Double(t.count)
+            return [Float((Double(i) + 0.5) * 0.01 + Double(t.sumX) * u / m), Float((Double(j) + 0.5) * 0.01 + Double(t.sumY) * u / m),
+                    Float((Double(k) + 0.5) * 0.01 + Double(t.sumZ) * u / m)]
+        }, file: file, line: line)
     }
 
     /// Stores that each took one thread's sets (`CloudBuilder`'s per-thread stores) joined
@@ -420,20 +432,7 @@ final class VoxelStoreTests: XCTestCase {
             let expected = reference.keys.sorted().map { reference[$0]! }
             XCTAssertEqual(joined.totals(), expected, "\(parts) stores")
             if parts > 1 { XCTAssertGreaterThan(joined.shards.filter { $0.runs.count > 2 }.count, 0, "shards whose several runs the read-out merges") }
-            let out = joined.readOut(minSupport: 2, confidence: true, keys: true, firstFrames: true)
-            let kept = expected.filter { $0.count >= 2 }
-            XCTAssertEqual(out.occupied, expected.count)
-            XCTAssertEqual(out.keys, kept.map(\.key))
-            XCTAssertEqual(out.counts, kept.map(\.count))
-            XCTAssertEqual(out.firstFrames, kept.map(\.firstFrame))
-            XCTAssertEqual(out.confidence, kept.map { Float($0.confidenceSum) / Float($0.count) })
-            // each position is the voxel's centre plus its mean offset
-            let u = 0.01 / Double(VoxelSums.offsetScale)
-            XCTAssertEqual(out.positions, kept.flatMap { t -> [Float] in
-                let (i, j, k) = VoxelKey.unpack(t.key), m = Double(t.count)
-                return [Float((Double(i) + 0.5) * 0.01 + Double(t.sumX) * u / m), Float((Double(j) + 0.5) * 0.01 + Double(t.sumY) * u / m),
-                        Float((Double(k) + 0.5) * 0.01 + Double(t.sumZ) * u / m)]
-            })
+            assertReadOut(joined.readOut(minSupport: 2, confidence: true, keys: true, firstFrames: true), of: expected, minSupport: 2)
             XCTAssertEqual(joined.records, 0, "a store read out is left empty")
         }
     }
