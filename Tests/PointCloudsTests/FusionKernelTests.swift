@@ -293,14 +293,12 @@ final class BackProjectionTests: XCTestCase {
         }
         let levels: [UInt8] = (0..<(w * h)).map { _ in UInt8.random(in: 0...2, using: &rng) }
         let metres = mm.map { Float($0) * 0.001 }
-        let c = pose.rotation
         func expected(_ rows: Range<Int>) -> [(pixel: Int, point: SIMD3<Double>, level: UInt8)] {
             rows.flatMap { v in
                 (0..<w).compactMap { u -> (Int, SIMD3<Double>, UInt8)? in
                     let i = v * w + u, z = Double(metres[i])
                     guard z > 0 else { return nil }
-                    let ray = Vec3((Double(u) - k.cx) / k.fx, -(Double(v) - k.cy) / k.fy, -1)  // the camera looks along −z
-                    let p = c * (ray * z) + pose.translation
+                    let p = pose.apply(k.backProject(u: Double(u), v: Double(v), depth: z))
                     return (i, SIMD3(p.x, p.y, p.z), levels[i])
                 }
             }
