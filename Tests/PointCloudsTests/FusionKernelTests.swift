@@ -279,7 +279,8 @@ final class FlyingPixelTests: XCTestCase {
 
 /// Back-projection against the pinhole model, point by point: rows where every pixel has
 /// depth (projected where they lie) and rows with holes (compacted first), in millimetres and
-/// in metres, with confidence levels and pixel indices, whole frames and bands of rows.
+/// in metres, with confidence levels and pixel indices, whole frames and bands of rows, and
+/// the confidence filter at each minimum (on the points and on the depth image).
 final class BackProjectionTests: XCTestCase {
     func testPointsFollowThePinholeModelOnFullRowsAndRowsWithHoles() {
         var rng = SeededRandom(seed: 17)
@@ -293,27 +294,40 @@ final class BackProjectionTests: XCTestCase {
         }
         let levels: [UInt8] = (0..<(w * h)).map { _ in UInt8.random(in: 0...2, using: &rng) }
         let metres = mm.map { Float($0) * 0.001 }
-        func expected(_ rows: Range<Int>) -> [(pixel: Int, point: SIMD3<Double>, level: UInt8)] {
+        func expected(_ rows: Range<Int>, minConfidence: UInt8) -> [(pixel: Int, point: SIMD3<Double>, level: UInt8)] {
             rows.flatMap { v in
                 (0..<w).compactMap { u -> (Int, SIMD3<Double>, UInt8)? in
                     let i = v * w + u, z = Double(metres[i])
-                    guard z > 0 else { return nil }
+                    guard z > 0, levels[i] >= minConfidence else { return nil }
                     let p = pose.apply(k.backProject(u: Double(u), v: Double(v), depth: z))
                     return (i, SIMD3(p.x, p.y, p.z), levels[i])
                 }
             }
         }
         let projector = BackProjector(width: w, height: h), points = PointBuffer(pixels: w * h)
-        for format in [DepthSampleFormat.uint16Millimetres, .float32Metres] {
+        // the confidence filter keeps levels at or above its minimum (0 keeps all)
+        for format in [DepthSampleFormat.uint16Millimetres, .float32Metres] { for minimum in [UInt8(0), 1, 2] {
+            var filters = PixelFilters.none
+            filters.minConfidence = minimum
+            let bytes = format == .float32Metres ? metres.withUnsafeBytes { Data($0) } : mm.withUnsafeBytes { Data($0) }
+            // the depth image the mesh reads has no depth where the filter dropped it
+            let image = levels.withUnsafeBytes { conf in
+                bytes.withUnsafeBytes { raw in
+                    let d = projector.depthImage(DepthBatch(firstIndex: 0, count: 1, layout: DepthFrameLayout(width: w, height: h), format: format, bytes: raw, confidence: conf), 0,
+                                                 filters: filters)
+                    return Array(UnsafeBufferPointer(start: d, count: w * h))
+                }
+            }
+            XCTAssertEqual(image, (0..<(w * h)).map { levels[$0] >= minimum ? metres[$0] : 0 }, "\(format) minimum confidence \(minimum)")
             for rows in [0 ..< h, 0 ..< 4, 4 ..< h, 5 ..< 6] {
                 let n = levels.withUnsafeBytes { conf in
-                    (format == .float32Metres ? metres.withUnsafeBytes { Data($0) } : mm.withUnsafeBytes { Data($0) }).withUnsafeBytes { raw in
+                    bytes.withUnsafeBytes { raw in
                         projector.project(DepthBatch(firstIndex: 0, count: 1, layout: DepthFrameLayout(width: w, height: h), format: format, bytes: raw, confidence: conf), 0,
-                                          pose: pose, intrinsics: k, filters: .none, rows: rows, recordPixels: true, into: points)
+                                          pose: pose, intrinsics: k, filters: filters, rows: rows, recordPixels: true, into: points)
                     }
                 }
-                let want = expected(rows)
-                XCTAssertEqual(n, want.count, "\(format) rows \(rows)")
+                let want = expected(rows, minConfidence: minimum)
+                XCTAssertEqual(n, want.count, "\(format) rows \(rows) minimum confidence \(minimum)")
                 XCTAssertEqual((0..<n).map { Int(points.pixels[$0] >> 16) * w + Int(points.pixels[$0] & 0xFFFF) }, want.map(\.pixel))
                 XCTAssertEqual((0..<n).map { points.confidence[$0] }, want.map(\.level))
                 // float arithmetic on metres-sized values: a few ulps of 8 m
@@ -323,7 +337,7 @@ final class BackProjectionTests: XCTestCase {
                 }.max() ?? 0
                 XCTAssertLessThan(worst, 1e-5, "\(format) rows \(rows)")
             }
-        }
+        } }
     }
 }
 
