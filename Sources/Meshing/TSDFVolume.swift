@@ -207,70 +207,70 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
         let width = F(repeating: Float(w)), height = F(repeating: Float(h)), zero = F(), one = F(repeating: 1)
         let magic = F(repeating: 8_388_608), minusTruncation = F(repeating: -truncation), infinity = F(repeating: .infinity)
         // per block: each voxel's pixel, depth along the camera axis, and the depth under it
-        withUnsafeTemporaryAllocation(of: Int32.self, capacity: Self.blockVoxels) { pixels in
-        withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * Self.blockVoxels) { floats in
-        let pixels = pixels.baseAddress!, zs = floats.baseAddress!, ds = zs + Self.blockVoxels
-        for b in blocks {
-            let origin = SIMD3<Float>(Self.coordinates(keys[b]) &* Self.blockSide) * vs + vs / 2 - tw
-            let o = SIMD3<Float>((c0 * origin).sum(), (c1 * origin).sum(), (c2 * origin).sum())
-            let (tsdf, weight, colour) = Self.storage(chunks[b / Self.chunkBlocks], b % Self.chunkBlocks, coloured: coloured)
-            // Pass 1: rows in view, their voxels' pixels and depths along the camera axis
-            var inView: UInt64 = 0
-            for zy in 0..<64 {
-                let row = o + stepY * Float(zy & 7) + stepZ * Float(zy >> 3)
-                let px = camX + row.x, py = camY + row.y, z = -(camZ + row.z)
-                let inverseZ = 1 / z
-                // the nearest pixel; lanes behind the camera or off the image take pixel 0 and are masked
-                let u = fx * px * inverseZ + (cx + 0.5), v = (cy + 0.5) - fy * py * inverseZ
-                let seen = (z .> zero) .& (u .>= zero) .& (v .>= zero) .& (u .< width) .& (v .< height)
-                if !any(seen) { continue }
-                inView |= 1 << UInt64(zy)
-                // The pixel's index ⌊v⌋·w + ⌊u⌋ in floats: an integer below 2^24, so exact, and
-                // adding 2^23 leaves it in the mantissa (no checked conversion, no integer
-                // multiply: a third of the instructions of flooring each in integers). Lanes not
-                // seen may hold anything there; they read pixel 0, and their depth along the
-                // axis is set to infinity, which fails the update's test.
-                let index = v.rounded(.down) * width + u.rounded(.down) + magic
-                let pixel = (unsafeBitCast(index, to: I.self) &- 0x4B00_0000).replacing(with: 0, where: .!seen)
-                UnsafeMutableRawPointer(pixels + zy &* 8).storeBytes(of: pixel, as: I.self)
-                UnsafeMutableRawPointer(zs + zy &* 8).storeBytes(of: z.replacing(with: infinity, where: .!seen), as: F.self)
-            }
-            // Pass 2: the depth under each voxel of the rows in view
-            var rows = inView
-            while rows != 0 {
-                let at = rows.trailingZeroBitCount &* 8
-                rows &= rows &- 1
-                for lane in 0..<8 { ds[at &+ lane] = depth[Int(pixels[at &+ lane])] }
-            }
-            // Pass 3: the updates
-            rows = inView
-            while rows != 0 {
-                let at = rows.trailingZeroBitCount &* 8
-                rows &= rows &- 1
-                let d = UnsafeRawPointer(ds + at).load(as: F.self), z = UnsafeRawPointer(zs + at).load(as: F.self)
-                let sdf = d - z
-                let update = (d .> zero) .& (sdf .>= minusTruncation)
-                if !any(update) { continue }
-                let oldT = UnsafeRawPointer(tsdf + at).loadUnaligned(as: F.self)
-                // in 32-bit lanes: Swift scalarises 16-bit lane compares (measured 2.6x slower)
-                let storedW = I(truncatingIfNeeded: UnsafeRawPointer(weight + at).loadUnaligned(as: SIMD8<UInt16>.self))
-                // the count stops at maxWeight; the mean then weighs the old value maxWeight − 1
-                let grownW = storedW &+ I(repeating: 1).replacing(with: 0, where: storedW .== I(repeating: Int32(UInt16.max)))
-                let newW = F(grownW), oldW = newW - one
-                let value = (sdf * inverseTruncation).replacing(with: one, where: sdf * inverseTruncation .> one)
-                UnsafeMutableRawPointer(tsdf + at).storeBytes(of: oldT.replacing(with: (oldT * oldW + value) / newW, where: update), as: F.self)
-                UnsafeMutableRawPointer(weight + at).storeBytes(of: SIMD8<UInt16>(truncatingIfNeeded: storedW.replacing(with: grownW, where: update)), as: SIMD8<UInt16>.self)
-                if let colours {
-                    for lane in 0..<8 where update[lane] {
-                        let c = colours[Int(pixels[at &+ lane])], p = colour + 3 * (at + lane), old = oldW[lane], updated = newW[lane]
-                        p[0] = (p[0] * old + Float(c & 0xFF)) / updated
-                        p[1] = (p[1] * old + Float(c >> 8 & 0xFF)) / updated
-                        p[2] = (p[2] * old + Float(c >> 16 & 0xFF)) / updated
+        let n = Self.blockVoxels
+        withUnsafeTemporaryAllocation(byteCount: 3 * n * 4, alignment: 32) { scratch in
+            let pixels = scratch.baseAddress!.bindMemory(to: Int32.self, capacity: n)
+            let zs = (scratch.baseAddress! + 4 * n).bindMemory(to: Float.self, capacity: 2 * n), ds = zs + n
+            for b in blocks {
+                let origin = SIMD3<Float>(Self.coordinates(keys[b]) &* Self.blockSide) * vs + vs / 2 - tw
+                let o = SIMD3<Float>((c0 * origin).sum(), (c1 * origin).sum(), (c2 * origin).sum())
+                let (tsdf, weight, colour) = Self.storage(chunks[b / Self.chunkBlocks], b % Self.chunkBlocks, coloured: coloured)
+                // Pass 1: rows in view, their voxels' pixels and depths along the camera axis
+                var inView: UInt64 = 0
+                for zy in 0..<64 {
+                    let row = o + stepY * Float(zy & 7) + stepZ * Float(zy >> 3)
+                    let px = camX + row.x, py = camY + row.y, z = -(camZ + row.z)
+                    let inverseZ = 1 / z
+                    // the nearest pixel; lanes behind the camera or off the image take pixel 0 and are masked
+                    let u = fx * px * inverseZ + (cx + 0.5), v = (cy + 0.5) - fy * py * inverseZ
+                    let seen = (z .> zero) .& (u .>= zero) .& (v .>= zero) .& (u .< width) .& (v .< height)
+                    if !any(seen) { continue }
+                    inView |= 1 << UInt64(zy)
+                    // The pixel's index ⌊v⌋·w + ⌊u⌋ in floats: an integer below 2^24, so exact, and
+                    // adding 2^23 leaves it in the mantissa (no checked conversion, no integer
+                    // multiply: a third of the instructions of flooring each in integers). Lanes not
+                    // seen may hold anything there; they read pixel 0, and their depth along the
+                    // axis is set to infinity, which fails the update's test.
+                    let index = v.rounded(.down) * width + u.rounded(.down) + magic
+                    let pixel = (unsafeBitCast(index, to: I.self) &- 0x4B00_0000).replacing(with: 0, where: .!seen)
+                    UnsafeMutableRawPointer(pixels + zy &* 8).storeBytes(of: pixel, as: I.self)
+                    UnsafeMutableRawPointer(zs + zy &* 8).storeBytes(of: z.replacing(with: infinity, where: .!seen), as: F.self)
+                }
+                // Pass 2: the depth under each voxel of the rows in view
+                var rows = inView
+                while rows != 0 {
+                    let at = rows.trailingZeroBitCount &* 8
+                    rows &= rows &- 1
+                    for lane in 0..<8 { ds[at &+ lane] = depth[Int(pixels[at &+ lane])] }
+                }
+                // Pass 3: the updates
+                rows = inView
+                while rows != 0 {
+                    let at = rows.trailingZeroBitCount &* 8
+                    rows &= rows &- 1
+                    let d = UnsafeRawPointer(ds + at).load(as: F.self), z = UnsafeRawPointer(zs + at).load(as: F.self)
+                    let sdf = d - z
+                    let update = (d .> zero) .& (sdf .>= minusTruncation)
+                    if !any(update) { continue }
+                    let oldT = UnsafeRawPointer(tsdf + at).loadUnaligned(as: F.self)
+                    // in 32-bit lanes: Swift scalarises 16-bit lane compares (measured 2.6x slower)
+                    let storedW = I(truncatingIfNeeded: UnsafeRawPointer(weight + at).loadUnaligned(as: SIMD8<UInt16>.self))
+                    // the count stops at maxWeight; the mean then weighs the old value maxWeight − 1
+                    let grownW = storedW &+ I(repeating: 1).replacing(with: 0, where: storedW .== I(repeating: Int32(UInt16.max)))
+                    let newW = F(grownW), oldW = newW - one
+                    let value = (sdf * inverseTruncation).replacing(with: one, where: sdf * inverseTruncation .> one)
+                    UnsafeMutableRawPointer(tsdf + at).storeBytes(of: oldT.replacing(with: (oldT * oldW + value) / newW, where: update), as: F.self)
+                    UnsafeMutableRawPointer(weight + at).storeBytes(of: SIMD8<UInt16>(truncatingIfNeeded: storedW.replacing(with: grownW, where: update)), as: SIMD8<UInt16>.self)
+                    if let colours {
+                        for lane in 0..<8 where update[lane] {
+                            let c = colours[Int(pixels[at &+ lane])], p = colour + 3 * (at + lane), old = oldW[lane], updated = newW[lane]
+                            p[0] = (p[0] * old + Float(c & 0xFF)) / updated
+                            p[1] = (p[1] * old + Float(c >> 8 & 0xFF)) / updated
+                            p[2] = (p[2] * old + Float(c >> 16 & 0xFF)) / updated
+                        }
                     }
                 }
             }
-        }
-        }
         }
     }
 

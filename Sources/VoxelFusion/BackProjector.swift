@@ -165,12 +165,21 @@ public final class BackProjector {
     /// project them (the mesh's TSDF fusion).
     public func depthImage(_ batch: DepthBatch, _ k: Int, filters f: PixelFilters) -> UnsafePointer<Float> {
         guard batch.layout.width == width && batch.layout.height == height else { fatalError("frame size differs from the projector's") }
-        let all = 0 ..< height
-        loadDepth(batch, k, f, rows: all)
+        return UnsafePointer(filteredDepth(batch, k, f, rows: 0 ..< height))
+    }
+
+    /// Rows `rows` of frame `k` of `batch` as metres after `filters`, in `depth` or, after
+    /// the flying-pixel test, in `masked` (returned). The test reads the rows either side of
+    /// `rows` too, so those are loaded with them.
+    private func filteredDepth(_ batch: DepthBatch, _ k: Int, _ f: PixelFilters, rows: Range<Int>) -> UnsafeMutablePointer<Float> {
+        let flying = f.flyingPixelThreshold > 0
+        loadDepth(batch, k, f, rows: flying ? max(rows.lowerBound &- 1, 0) ..< min(rows.upperBound &+ 1, height) : rows)
         var d = depth
-        if f.flyingPixelThreshold > 0 { maskFlyingPixels(f.flyingPixelThreshold, rows: all); d = masked }
-        if let conf = batch.confidenceMap(k), f.minConfidence > 0 { Self.dropLowConfidence(d, conf, 0 ..< width &* height, below: f.minConfidence) }
-        return UnsafePointer(d)
+        if flying { maskFlyingPixels(f.flyingPixelThreshold, rows: rows); d = masked }
+        if let conf = batch.confidenceMap(k), f.minConfidence > 0 {
+            Self.dropLowConfidence(d, conf, rows.lowerBound &* width ..< rows.upperBound &* width, below: f.minConfidence)
+        }
+        return d
     }
 
     /// Sets the depth of pixels `pixels` whose confidence level is below `minimum` to 0.
@@ -199,18 +208,12 @@ public final class BackProjector {
         }
         let rows = rows ?? 0 ..< height
         precondition(rows.lowerBound >= 0 && rows.upperBound <= height, "rows outside the frame")
-        let loaded = max(rows.lowerBound &- 1, 0) ..< min(rows.upperBound &+ 1, height)
         let px = out.x, py = out.y, pz = out.z, confidence = out.confidence
         prepareRays(intrinsics)
         let conf = batch.confidenceMap(k)
         out.hasConfidence = conf != nil
         let needsMasks = f.flyingPixelThreshold > 0 || (conf != nil && f.minConfidence > 0)
-        var d = depth
-        if needsMasks || batch.format == .float32Metres {
-            loadDepth(batch, k, f, rows: f.flyingPixelThreshold > 0 ? loaded : rows)
-            if f.flyingPixelThreshold > 0 { maskFlyingPixels(f.flyingPixelThreshold, rows: rows); d = masked }
-            if let conf, f.minConfidence > 0 { Self.dropLowConfidence(d, conf, rows.lowerBound &* width ..< rows.upperBound &* width, below: f.minConfidence) }
-        }
+        let d = needsMasks || batch.format == .float32Metres ? filteredDepth(batch, k, f, rows: rows) : depth
         // Without masks, millimetre rows are converted and range-tested inside the row loop.
         let direct = needsMasks || batch.format == .float32Metres ? nil : batch.millimetres(k).baseAddress!
         let lo = max(f.minDepth, Float.leastNonzeroMagnitude), hi = f.maxDepth
