@@ -21,6 +21,23 @@ public enum LZ4Block {
                                        Int32(src.count), Int32(dst.count)))
     }
 
+    /// Decodes the start of a block, `wanted` bytes of it, into `dst` (capacity `dst.count`
+    /// ≥ `wanted`) from `src`, which may hold only the start of the block: decoding stops
+    /// once `wanted` bytes are out (`LZ4_decompress_safe_partial`), so a reader that needs
+    /// only the first rows of a frame neither reads nor decodes the rest. Returns false when
+    /// `src` ends before `wanted` bytes or is malformed in a way decoding notices; the caller
+    /// then decodes the whole block (`decompress`), which says what is wrong. It does not
+    /// check the block: a malformed one may give bytes that mean nothing (a literal run
+    /// longer than the input is taken as far as it goes), so whatever uses these bytes must
+    /// also have the whole block checked. Never reads or writes out of bounds.
+    public static func decompressPrefix(_ src: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer, wanted: Int) -> Bool {
+        guard src.count > 0, src.count <= Int(Int32.max), wanted <= dst.count, dst.count <= Int(Int32.max) else { return false }
+        let n = LZ4_decompress_safe_partial(src.baseAddress!.assumingMemoryBound(to: CChar.self),
+                                            dst.baseAddress!.assumingMemoryBound(to: CChar.self),
+                                            Int32(src.count), Int32(wanted), Int32(dst.count))
+        return Int(n) >= wanted
+    }
+
     /// Compresses `src` into one raw block (`LZ4_compress_default`).
     public static func compress(_ src: UnsafeRawBufferPointer) -> [UInt8] {
         let cap = compressBound(src.count)

@@ -155,6 +155,8 @@ public enum CloudBuilder {
 
         let hasConfidence = scan.hasConfidenceMaps
         let sweep = Int(ActiveVoxels.sweepInterval)
+        /// Thread `t`'s rows of a frame when the bands are fixed.
+        func band(_ t: Int) -> Range<Int> { layout.height * t / threads ..< layout.height * (t + 1) / threads }
         /// Thread `t`'s band of rows of frame `k` of `depth` (frame `f.frame` of the scan),
         /// back-projected, each sample coloured from `image` when there is one, and fused
         /// into the thread's own active voxels; returns the samples fused.
@@ -162,7 +164,7 @@ public enum CloudBuilder {
                       rows: Range<Int>? = nil) -> Int {
             let p = points[t], width = layout.width
             projectors[t].project(depth, k, pose: f.pose, intrinsics: f.intrinsics, filters: o.filters,
-                                  rows: rows ?? layout.height * t / threads ..< layout.height * (t + 1) / threads, recordPixels: image != nil, into: p)
+                                  rows: rows ?? band(t), recordPixels: image != nil, into: p)
             if let image {  // each sample's colour: its pixel's in the frame's grid image
                 for j in 0..<p.count {
                     let px = p.pixels[j]
@@ -193,25 +195,36 @@ public enum CloudBuilder {
             let frames = stop?.frame ?? direct.count
             o.progress?.expect(direct.count)
             let split = threads == 2 ? TwoBands(frames: frames, height: layout.height) : nil
+            let last = threads - 1, rowBelow = o.filters.flyingPixelThreshold > 0 ? 1 : 0
             let fused = parallelMap(threads, threads: o.threads) { t -> (samples: Int, failure: ScanFormatError?) in
                 let decoder = direct.decoder()
                 var n = 0, next = 0
                 defer { actives[t].flush(); absorb(t) }
                 for i in 0..<frames {
-                    // every frame is decoded, fused or not: a corrupt one is an error either way
-                    let depth: DepthBatch
-                    do throws(ScanFormatError) { depth = try decoder.frame(i) } catch { return (n, error) }
                     if t == 0 { o.progress?.advance(to: i + 1) }
                     if let split, i % TwoBands.interval == 0 { split.report(t, done: i) }
-                    guard next < selected.count, selected[next].frame == i else { continue }
-                    n += fuseBand(t, depth, 0, selected[next], image: nil, rows: split?.rows(t, frame: i))
+                    let fusedHere = next < selected.count && selected[next].frame == i
+                    // The last thread decodes every frame whole, fused or not: a corrupt one is
+                    // an error either way, and this thread finds it. The others decode only the
+                    // frames they fuse, and those only as far as their band goes (with the row
+                    // after it for the flying-pixel test): the top band of an LZ4 frame is read
+                    // and decoded without the rest.
+                    if t != last && !fusedHere { continue }
+                    let rows = fusedHere ? split?.rows(t, frame: i) ?? band(t) : nil
+                    let depth: DepthBatch
+                    do throws(ScanFormatError) {
+                        depth = try decoder.frame(i, rows: t == last ? nil : rows.map { min($0.upperBound + rowBelow, layout.height) })
+                    } catch { return (n, error) }
+                    guard let rows else { continue }
+                    n += fuseBand(t, depth, 0, selected[next], image: nil, rows: rows)
                     next += 1
                     if next % sweep == 0 { absorb(t) }  // its store takes a sweep's write-backs
                 }
                 return (n, nil)
             }
-            // decoding is deterministic: every thread stops at the same frame
-            if let failure = fused[0].failure { throw failure }
+            // The last thread decodes every frame whole, in order, so its failure is the
+            // earliest; another thread's can only be at a frame that fails whole too.
+            if let failure = fused[last].failure { throw failure }
             if let stop { throw stop.error }
             for t in 0..<threads { samples[t] += fused[t].samples }
             o.progress?.advance(to: frames)

@@ -174,6 +174,31 @@ public final class DepthStreamReader {
         }
     }
 
+    /// The first `wanted` bytes of record `r`'s frame (an LZ4 record: `DirectDepthFrames`)
+    /// into `dst`, reading only as much of the record as that takes: to begin with, the same
+    /// share of the record as of the frame plus `margin` (the caller's, kept from frame to
+    /// frame: it shrinks while that suffices and grows when it does not), then the rest if
+    /// that was too little. Returns false when the record does not give them (a failed read,
+    /// a malformed or short block): the whole record is then decoded with `decode`, which
+    /// says what is wrong. The bytes after `wanted` in `dst` are undefined.
+    func decodePrefix(_ r: Record, wanted: Int, margin: inout Double, scratch: RecordScratch, into dst: UnsafeMutableRawBufferPointer) -> Bool {
+        precondition(variant == .lz4 && wanted <= dst.count)
+        let first = min(r.size, Int(Double(r.size) * (Double(wanted) / Double(frameBytes) + margin)) + 64)
+        func read(_ bytes: Range<Int>) -> Bool {
+            (try? file.read(at: r.offset + 4 + bytes.lowerBound, into: UnsafeMutableRawBufferPointer(rebasing: scratch.payload[bytes]), expected: "")) != nil
+        }
+        guard read(0 ..< first) else { return false }
+        if LZ4Block.decompressPrefix(UnsafeRawBufferPointer(rebasing: scratch.payload[0 ..< first]), into: dst, wanted: wanted) {
+            margin = max(Self.prefixMargins.lowerBound, margin * 0.98)
+            return true
+        }
+        margin = min(Self.prefixMargins.upperBound, margin * 2)
+        guard first < r.size, read(first ..< r.size) else { return false }
+        return LZ4Block.decompressPrefix(UnsafeRawBufferPointer(rebasing: scratch.payload[0 ..< r.size]), into: dst, wanted: wanted)
+    }
+    /// What `decodePrefix`'s margin moves within, as a share of the record.
+    static let prefixMargins = 0.01 ... 1.0
+
     /// The records of a per-frame file up to the first broken one (see `DirectDepthFrames`),
     /// walked once: counting the frames at opening and decoding them later share the walk.
     /// A failed read (`IOError`) throws and is not kept.

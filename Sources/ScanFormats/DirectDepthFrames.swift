@@ -45,11 +45,26 @@ public final class DirectDepthFrames: @unchecked Sendable {  // immutable; `read
 
         deinit { output.deallocate() }
 
+        /// What `DepthStreamReader.decodePrefix` reads beyond the rows' share of a record.
+        private var margin = 0.05
+
         /// Frame `index` (below `count`) as a batch of one, valid until the next call; errors
         /// name the file, the frame and its byte offset, as the batch stream's do.
-        public func frame(_ index: Int) throws(ScanFormatError) -> DepthBatch {
-            if let e = frames.reader.decode(frames.records[index], frame: index, scratch: scratch, into: output) { throw e }
-            return DepthBatch(firstIndex: index, count: 1, layout: frames.layout, format: frames.format, bytes: UnsafeRawBufferPointer(output))
+        ///
+        /// With `rows`, only rows `0 ..< rows` are meant to be used: the record is read and
+        /// decoded only as far as they go (an LZ4 block decodes from its start), and the rows
+        /// after them hold whatever they held. A record that does not give them is decoded
+        /// in full, so its error is the same; but a damaged record may give them, as bytes
+        /// that mean nothing (`LZ4Block.decompressPrefix` does not check the block), so some
+        /// thread of a fusion must decode every frame whole, and its error stops the fusion.
+        public func frame(_ index: Int, rows: Int? = nil) throws(ScanFormatError) -> DepthBatch {
+            let r = frames.records[index], layout = frames.layout
+            let wanted = min(rows ?? layout.height, layout.height) * layout.width * frames.format.bytesPerSample
+            let whole = wanted == frames.reader.frameBytes
+            if whole || !frames.reader.decodePrefix(r, wanted: wanted, margin: &margin, scratch: scratch, into: output) {
+                if let e = frames.reader.decode(r, frame: index, scratch: scratch, into: output) { throw e }
+            }
+            return DepthBatch(firstIndex: index, count: 1, layout: layout, format: frames.format, bytes: UnsafeRawBufferPointer(output))
         }
     }
 }

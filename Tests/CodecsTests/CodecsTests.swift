@@ -30,6 +30,36 @@ final class LZ4BlockTests: XCTestCase {
     }
 }
 
+extension LZ4BlockTests {
+    /// The start of a block decodes from the start of its bytes, exactly; a start too short
+    /// to give what is wanted, or malformed, says so rather than giving less.
+    func testPrefixFromTheStartOfABlock() {
+        var rng = SystemRandomNumberGenerator()
+        // runs and noise, as depth rows are: some of it compresses, some does not
+        let src = (0..<20_000).map { i in i % 3000 < 1500 ? UInt8(i / 3000) : UInt8.random(in: 0...255, using: &rng) }
+        let block = src.withUnsafeBytes { LZ4Block.compress($0) }
+        var out: [UInt8] = []
+        func prefix(_ bytes: Int, wanted: Int) -> Bool {
+            out = [UInt8](repeating: 0xAA, count: src.count + 16)
+            return block[0 ..< bytes].withUnsafeBytes { b in out.withUnsafeMutableBytes { LZ4Block.decompressPrefix(b, into: $0, wanted: wanted) } }
+        }
+        for wanted in [1, 1499, 1500, 7777, 19_999, 20_000] {
+            XCTAssertTrue(prefix(block.count, wanted: wanted), "\(wanted)")
+            XCTAssertEqual(out[0 ..< wanted], src[0 ..< wanted], "\(wanted)")
+            // the fewest bytes of the block that give `wanted` bytes, found by bisection
+            var lo = 1, hi = block.count
+            while lo < hi { let mid = (lo + hi) / 2; if prefix(mid, wanted: wanted) { hi = mid } else { lo = mid + 1 } }
+            XCTAssertTrue(prefix(lo, wanted: wanted))
+            XCTAssertEqual(out[0 ..< wanted], src[0 ..< wanted], "\(wanted) from \(lo) bytes")
+            if wanted <= 7777 { XCTAssertLessThan(lo, block.count / 2, "\(wanted) from \(lo) of \(block.count) bytes") }
+            XCTAssertFalse(prefix(lo - 1, wanted: wanted), "\(wanted) from \(lo - 1) bytes")
+        }
+        XCTAssertFalse(prefix(block.count, wanted: 20_001))  // more than the block holds
+        let bad = [UInt8](repeating: 0xFF, count: 64)  // tokens claiming huge literal runs
+        XCTAssertFalse(bad.withUnsafeBytes { b in out.withUnsafeMutableBytes { LZ4Block.decompressPrefix(b, into: $0, wanted: 100) } })
+    }
+}
+
 final class DeflateTests: XCTestCase {
     func testLibDeflateRoundTripAndCorruption() throws {
         let src = (0..<50_000).map { Float($0 % 300) * 0.01 }

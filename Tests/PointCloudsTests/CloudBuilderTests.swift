@@ -189,6 +189,16 @@ final class CloudBuilderTests: XCTestCase {
             }),
             ("truncated", { b in b.removeLast(100) }),
             ("stray bytes", { b in b += [1, 2] }),
+            // Whole in its top three quarters, short after them: the top band's thread reads
+            // and decodes only its rows, so another thread must find this. (So too "frame 3
+            // not LZ4": partial decoding may take its garbage as one long literal run.)
+            ("frame 3 short after its top three quarters", { b in
+                let r = TestSupport.records(b)
+                var frame = [UInt8](repeating: 0, count: 1 << 22)
+                let n = b[r[3].offset + 4 ..< r[3].offset + 4 + r[3].size].withUnsafeBytes { s in frame.withUnsafeMutableBytes { LZ4Block.decompressedCount(s, into: $0) } }
+                let short = frame[0 ..< n * 3 / 4].withUnsafeBytes { LZ4Block.compress($0) }
+                b.replaceSubrange(r[3].offset ..< r[3].offset + 4 + r[3].size, with: TestSupport.le32(UInt32(short.count)) + short)
+            }),
         ]
         for (what, edit) in damages {
             let dir = try TestSupport.synthScan(frames: 6, seed: 40)
