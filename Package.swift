@@ -12,8 +12,10 @@ let portable = ProcessInfo.processInfo.environment["DEPTHPOSE_PORTABLE"].map { !
 #if arch(x86_64)
 let cpuLevel: [SwiftSetting] = portable ? [] : [.unsafeFlags(["-target-cpu", "haswell"])]
 let cpuCheck: [CSetting] = portable ? [] : [.define("DEPTHPOSE_X86_64_V3")]
+/// The same level for the C kernels.
+let cpuLevelC: [CSetting] = portable ? [] : [.unsafeFlags(["-march=x86-64-v3"])]
 #else
-let cpuLevel: [SwiftSetting] = [], cpuCheck: [CSetting] = []
+let cpuLevel: [SwiftSetting] = [], cpuCheck: [CSetting] = [], cpuLevelC: [CSetting] = []
 #endif
 
 /// Hot-path modules are optimised even in debug builds, so `swift test` stays fast
@@ -58,6 +60,8 @@ let package = Package(
         .target(name: "CCairo", dependencies: ["CLazyLoad"]),
         // One compiler builtin Swift lacks: the cache prefetch hint for the voxel tables.
         .target(name: "CPrefetch"),
+        // The vector left-pack of a row's pixels with depth (a lane permute Swift's SIMD lacks).
+        .target(name: "CRowPack", cSettings: cpuLevelC),
         // prctl(PR_SET_PDEATHSIG) for nightly's child processes (prctl is variadic: Swift cannot call it).
         .target(name: "CProcessControl"),
         // The instruction-set check that runs before `main` (compiled for baseline x86-64).
@@ -80,7 +84,7 @@ let package = Package(
         // Colour video: streaming decode and encode through FFmpeg, colour sampling.
         .target(name: "Video", dependencies: ["CFFmpeg", "Diagnostics", "Execution", algorithms], swiftSettings: optimisedInDebug),
         // The per-sample kernels: back-projection, voxel tables, fusion.
-        .target(name: "VoxelFusion", dependencies: ["Execution", "Geometry", "ScanFormats", "CPrefetch", algorithms],
+        .target(name: "VoxelFusion", dependencies: ["Execution", "Geometry", "ScanFormats", "CPrefetch", "CRowPack", algorithms],
                 swiftSettings: optimisedInDebug),
         .target(name: "PointClouds", dependencies: ["Diagnostics", "Execution", "FileIO", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion", "Video", algorithms],
                 swiftSettings: optimisedInDebug),
@@ -122,7 +126,7 @@ let package = Package(
         .testTarget(name: "GeometryTests", dependencies: ["Geometry", "LinearAlgebra", "Synthesis"]),
         .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "Codecs", "TestSupport"]),
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
-        .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "VoxelFusion", "Execution", "LinearAlgebra", "Synthesis", "ScanFormats", "Codecs", "Geometry", "Video", "TestSupport"]),
+        .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "VoxelFusion", "CRowPack", "Execution", "LinearAlgebra", "Synthesis", "ScanFormats", "Codecs", "Geometry", "Video", "TestSupport"]),
         .testTarget(name: "MeshingTests", dependencies: ["Meshing", "VoxelFusion", "Synthesis", "ScanFormats", "Geometry", "Video", "TestSupport"]),
         .testTarget(name: "TrajectoriesTests", dependencies: ["Trajectories", "Geometry", "Synthesis", "TestSupport"]),
         .testTarget(name: "GesturesTests", dependencies: ["Gestures", "Synthesis", "ScanFormats", "Codecs", "TestSupport"]),

@@ -1,3 +1,4 @@
+import CRowPack
 import Geometry
 import ScanFormats
 
@@ -49,15 +50,16 @@ public final class PointBuffer {
     public internal(set) var hasConfidence = false
 
     /// Room for one frame of `pixels` points (plus padding to a multiple of 8, which the
-    /// fusion kernel reads past the last point in SIMD loads).
+    /// fusion kernel reads past the last point in SIMD loads; the levels take 8 more, which
+    /// the row pack writes past the last point as scratch).
     public init(pixels: Int) {
         capacity = pixels
         let padded = (pixels + 7) / 8 * 8
         x = .allocate(capacity: padded); y = .allocate(capacity: padded); z = .allocate(capacity: padded)
-        confidence = .allocate(capacity: padded)
+        confidence = .allocate(capacity: padded + 8)
         self.pixels = .allocate(capacity: padded); colours = .allocate(capacity: padded)
         for p in [x, y, z] { p.initialize(repeating: 0, count: padded) }
-        confidence.initialize(repeating: 0, count: padded)
+        confidence.initialize(repeating: 0, count: padded + 8)
         for p in [self.pixels, colours] { p.initialize(repeating: 0, count: padded) }
     }
 
@@ -82,7 +84,7 @@ public final class BackProjector {
         self.width = width; self.height = height
         depth = .allocate(capacity: width * height)
         masked = .allocate(capacity: width * height)
-        rowX = .allocate(capacity: width); rowY = .allocate(capacity: width)
+        rowX = .allocate(capacity: width + 7); rowY = .allocate(capacity: width + 7)  // the row pack's scratch past the end
         rx = [Float](repeating: 0, count: width); ry = [Float](repeating: 0, count: height)
     }
 
@@ -244,21 +246,9 @@ public final class BackProjector {
                     if let conf { (confidence + n).update(from: conf + v &* w, count: w) }
                     depths = UnsafePointer(row); rays = rxp
                 } else {
-                    // Compact the valid pixels' depth and ray first (two stores a pixel), branch-free:
-                    // always store, advance only past valid pixels; confidence alongside when present.
-                    m = 0
-                    if let conf {
-                        let confRow = conf + v &* w, cs = confidence + n
-                        for u in 0..<w {
-                            cz[m] = row[u]; cr[m] = rxp[u]; cs[m] = confRow[u]
-                            m &+= Self.hasDepth(row[u])
-                        }
-                    } else {
-                        for u in 0..<w {
-                            cz[m] = row[u]; cr[m] = rxp[u]
-                            m &+= Self.hasDepth(row[u])
-                        }
-                    }
+                    // Pack the pixels with depth first: their depths, rays and levels, in order
+                    // (eight pixels at a time, a lane permute each: `depthpose_pack_row`).
+                    m = Int(depthpose_pack_row(row, rxp, conf.map { $0 + v &* w }, Int32(w), cz, cr, conf == nil ? nil : confidence + n))
                     depths = UnsafePointer(cz); rays = UnsafePointer(cr)
                 }
                 if recordPixels {
