@@ -63,7 +63,7 @@ public final class StrayScan: Scan {
         for n in names {
             let parts = n.split(separator: ".", omittingEmptySubsequences: false)
             guard parts.count == 2, parts[1] == "png" || parts[1] == "npy" else { continue }
-            guard let k = Int(parts[0]), k >= 0, String(format: "%06d", k) == parts[0] else { ignored.append(n); continue }
+            guard let k = Int(parts[0]), k >= 0, Self.frameName(k) == parts[0] else { ignored.append(n); continue }
             if parts[1] == "png" { pngs.append(k) } else { npys.append(k) }
         }
         if !ignored.isEmpty {
@@ -211,8 +211,17 @@ public final class StrayScan: Scan {
         self.problems = problems
     }
 
+    /// Frame number `k` (≥ 0) as Stray names its files: six digits at least, zero-padded
+    /// (`%06d`). Not `String(format:)`, which parses its format and looks up a locale on each
+    /// call: checking a 942-frame scan's names that way was 7% of opening it.
+    static func frameName(_ k: Int) -> String {
+        precondition(k >= 0, "frame numbers are not negative")
+        let digits = String(k)
+        return digits.count >= 6 ? digits : String(repeating: "0", count: 6 - digits.count) + digits
+    }
+
     static func depthPath(_ scan: String, _ frame: Int, npy: Bool) -> String {
-        scan + "/depth/" + String(format: "%06d", frame) + (npy ? ".npy" : ".png")
+        scan + "/depth/" + frameName(frame) + (npy ? ".npy" : ".png")
     }
 
     static func colourSize(cx: Double, cy: Double, depth: DepthFrameLayout) -> (Int, Int) {
@@ -358,7 +367,7 @@ public final class StrayScan: Scan {
     /// Decodes the confidence map of frame `index` into `dst` (one byte per pixel);
     /// false when the frame has none.
     private func readConfidence(index: Int, into dst: UnsafeMutableRawBufferPointer) throws -> Bool {
-        let p = path + "/confidence/" + String(format: "%06d", depthFrameNumbers[index]) + ".png"
+        let p = path + "/confidence/" + Self.frameName(depthFrameNumbers[index]) + ".png"
         guard FileManager.default.fileExists(atPath: p) else { return false }
         let data = try Self.readFile(p, what: "confidence map", frame: index)
         do {
