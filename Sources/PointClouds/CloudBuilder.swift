@@ -105,8 +105,9 @@ public struct CloudSummary: Sendable, Codable, FrameAccounting {
 /// every frame into its own `ActiveVoxels`, which writes the voxels it evicts back in key
 /// order; every sweep the thread's own `VoxelStore` takes those sorted runs, and the
 /// threads' stores are joined at the end. Where frames are cheap to decode (LZ4
-/// `depth.bin`: `Scan.directDepthFrames`) each thread decodes every frame itself and runs
-/// through the scan at its own pace, and on two threads the split between the bands moves
+/// `depth.bin`: `Scan.directDepthFrames`) each thread decodes the frames itself (the last
+/// thread every frame whole, the others only the frames they fuse, as far as their rows)
+/// and runs through the scan at its own pace, and on two threads the split between the bands moves
 /// so that both end together (`TwoBands`); otherwise (PNG, deflate, or colour from a video)
 /// the frames come in batches, decoded once on every thread, and the threads meet at the
 /// end of each. Bands rather than shares of the frames: the camera moves little

@@ -4,7 +4,8 @@ import Diagnostics
 /// thread: every record located, and its size prefix validated, up front.
 ///
 /// For a codec cheap enough that each thread of a fusion decodes every frame for itself
-/// (LZ4: `Scan.directDepthFrames`). Then the threads share no batch of decoded frames and
+/// (LZ4: `Scan.directDepthFrames`), or only the start of it that its rows need
+/// (`Decoder.frame(_:rows:)`). Then the threads share no batch of decoded frames and
 /// never wait for one another until the end, and each frame is used while it is still in
 /// the cache of the core that decoded it. A batch (`Scan.forEachDepthBatch`) makes every
 /// thread wait, at its end, for the slowest band of its frames: on the real-like apartment
