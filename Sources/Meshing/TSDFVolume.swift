@@ -291,11 +291,8 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
         typealias F = SIMD8<Float>
         typealias I = SIMD8<Int32>
         let zero = F(), limit = F(repeating: Float(Self.blockLimit - 1))
-        /// ⌊x⌋ for |x| < 2^22 without a checked conversion: an integral float plus 1.5 × 2^23
-        /// holds it, two's complement, in the mantissa.
-        @inline(__always) func floor(_ x: F) -> I {
-            unsafeBitCast(x.rounded(.down) + 12_582_912, to: I.self) &- 0x4B40_0000
-        }
+        /// ⌊x⌋ for |x| < 2^22 (`integralLanes`).
+        @inline(__always) func floor(_ x: F) -> I { x.rounded(.down).integralLanes }
         // the ray's x slope of sampled columns u = 0, 2, 4, ...: 16 columns (8 samples) a step
         let fx = Float(k.fx), fy = Float(k.fy), cx = Float(k.cx), cy = Float(k.cy)
         let lanes = F(0, 2, 4, 6, 8, 10, 12, 14)

@@ -139,10 +139,10 @@ public final class StrayScanWriter {
     public func writeFrame(index: Int, metres: UnsafeBufferPointer<Float>, confidence: [UInt8]) throws {
         var mm = [UInt16](repeating: 0, count: metres.count)
         mm.withUnsafeMutableBufferPointer { DepthConversion.millimetres(fromMetres: metres, into: $0) }
-        let name = String(format: "%06d.png", index)
+        let name = StrayScan.frameName(index) + ".png"
         if generation?.depthIsNPY == true {
             let npy = mm.withUnsafeBytes { NPYArray.file(dtype: .uint16, rows: layout.height, cols: layout.width, elements: $0) }
-            try npy.write(to: URL(fileURLWithPath: directory + "/depth/" + String(format: "%06d.npy", index)))
+            try npy.write(to: URL(fileURLWithPath: directory + "/depth/" + StrayScan.frameName(index) + ".npy"))
         } else {
             let png = try mm.withUnsafeBufferPointer { try PNGImage.encode(gray16: $0, width: layout.width, height: layout.height) }
             try png.write(to: URL(fileURLWithPath: directory + "/depth/" + name))

@@ -74,13 +74,12 @@ public enum Fusion {
     /// truncated) of points `0 ..< n` rounded up to a multiple of 8 (the buffers are
     /// padded); points outside the representable range get `VoxelKey.outside`.
     /// Eight points at a time in SIMD registers, with no libm call: floor (keys) and
-    /// truncation toward zero (offsets) are one vector rounding each (`roundps`), and
-    /// adding 1.5 × 2^23 to the integral float leaves the integer, two's complement, in the
-    /// mantissa (exact for |v| < 2^22; the range test keeps keys below 2^20, offsets are
-    /// below 2^15) — bit for bit what `Int64(v.rounded(.down))` and `Int32(v)` give. (Swift's
-    /// vector float-to-integer conversion is a call per lane; before this, floor was found
-    /// by rounding to nearest with the same addition and a compare, and truncation from
-    /// floor and the sign: 24 more vector operations per 8 points, which Zen 1 runs as 48.)
+    /// truncation toward zero (offsets) are one vector rounding each (`roundps`), read out
+    /// as integers by `integralLanes` (exact below 2^22; the range test keeps keys below
+    /// 2^20, offsets are below 2^15) — bit for bit what `Int64(v.rounded(.down))` and
+    /// `Int32(v)` give. (Before this, floor was found by rounding to nearest and a compare,
+    /// and truncation from floor and the sign: 24 more vector operations per 8 points, which
+    /// Zen 1 runs as 48.)
     @inline(__always) static func voxelize(_ px: UnsafePointer<Float>, _ py: UnsafePointer<Float>, _ pz: UnsafePointer<Float>, _ n: Int,
                                            inverseVoxel: Float, low: UnsafeMutablePointer<UInt32>, high: UnsafeMutablePointer<UInt32>,
                                            x: UnsafeMutablePointer<Int32>, y: UnsafeMutablePointer<Int32>, z: UnsafeMutablePointer<Int32>) {
@@ -88,7 +87,7 @@ public enum Fusion {
         typealias I = SIMD8<Int32>
         typealias U = SIMD8<UInt32>
         let limit = F(repeating: Float(VoxelKey.limit)), scale = F(repeating: VoxelSums.offsetScale)
-        let magic = F(repeating: 12_582_912), magicBits = I(repeating: 0x4B40_0000), bias = I(repeating: Int32(VoxelKey.bias))
+        let bias = I(repeating: Int32(VoxelKey.bias))
         let inverse = F(repeating: inverseVoxel), half = F(repeating: 0.5), three = U(repeating: 3)
         let absMask = I(repeating: 0x7FFF_FFFF), zero = I()
         @inline(__always) func load(_ p: UnsafePointer<Float>, _ i: Int) -> F { UnsafeRawPointer(p + i).loadUnaligned(as: F.self) }
@@ -98,15 +97,13 @@ public enum Fusion {
         @inline(__always) func bits(_ v: F) -> I { unsafeBitCast(v, to: I.self) }
         /// -1 where `m` holds, else 0 (compiles to the compare alone).
         @inline(__always) func ones(_ m: SIMDMask<I>) -> I { zero.replacing(with: -1, where: m) }
-        /// An integral `v` (|v| < 2^22) as integers.
-        @inline(__always) func integer(_ v: F) -> I { bits(v + magic) &- magicBits }
         for i in stride(from: 0, to: n, by: 8) {
             let sx = load(px, i) * inverse, sy = load(py, i) * inverse, sz = load(pz, i) * inverse
             // |s| < limit (NaN fails)
             let inside = bits(sx) & absMask .< bits(limit) .& bits(sy) & absMask .< bits(limit) .& bits(sz) & absMask .< bits(limit)
             let outside = ones(.!inside)
             let fx = sx.rounded(.down), fy = sy.rounded(.down), fz = sz.rounded(.down)
-            let ix = integer(fx), iy = integer(fy), iz = integer(fz)
+            let ix = fx.integralLanes, iy = fy.integralLanes, iz = fz.integralLanes
             // biased voxel coordinates u = i + 2^20 (21 bits) split into brick (u >> 2, 19 bits)
             // and index (u & 3); key = bx << 44 | by << 25 | bz << 6 | index, as two halves;
             // outside: VoxelKey.outside (all ones but the lowest bit)
@@ -116,9 +113,9 @@ public enum Fusion {
             store(((uy &>> 2) &<< 25 | (uz &>> 2) &<< 6 | local | o) ^ (o & 1), low, i)
             store((ux &>> 2) &<< 12 | uy &>> 9 | o, high, i)
             // offsets from the centre, from the exact fractions s - floor(s)
-            store(integer((((sx - fx) - half) * scale).rounded(.towardZero)), x, i)
-            store(integer((((sy - fy) - half) * scale).rounded(.towardZero)), y, i)
-            store(integer((((sz - fz) - half) * scale).rounded(.towardZero)), z, i)
+            store((((sx - fx) - half) * scale).rounded(.towardZero).integralLanes, x, i)
+            store((((sy - fy) - half) * scale).rounded(.towardZero).integralLanes, y, i)
+            store((((sz - fz) - half) * scale).rounded(.towardZero).integralLanes, z, i)
         }
     }
 }

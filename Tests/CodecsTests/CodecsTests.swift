@@ -34,7 +34,7 @@ extension LZ4BlockTests {
     /// The start of a block decodes from the start of its bytes, exactly; a start too short
     /// to give what is wanted, or malformed, says so rather than giving less.
     func testPrefixFromTheStartOfABlock() {
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededRandom(seed: 11)
         // runs and noise, as depth rows are: some of it compresses, some does not
         let src = (0..<20_000).map { i in i % 3000 < 1500 ? UInt8(i / 3000) : UInt8.random(in: 0...255, using: &rng) }
         let block = src.withUnsafeBytes { LZ4Block.compress($0) }
