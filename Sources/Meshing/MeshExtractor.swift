@@ -165,10 +165,10 @@ public enum MeshExtractor {
                 let v = volume.blockVoxels(nb)
                 for z in zs { for y in ys { for x in xs {
                     let i = x + n * (y + n * z), s = (x & 7) + side * ((y & 7) + side * (z & 7))
-                    let w = Float(v.weight[s]), t = v.tsdf[s], ok = !(w < minWeight || w == 0)
+                    let w = Float(v.weight[s]), t = TSDFVolume.mean(v.tsdf[s], w), ok = !(w < minWeight || w == 0)
                     counts[i] = ok; value[i] = t
                     if ok { if t < 0 { negative = true } else { positive = true } }
-                    if coloured { colour[i] = SIMD3(v.colour[3 * s], v.colour[3 * s + 1], v.colour[3 * s + 2]) }
+                    if coloured { colour[i] = SIMD3(v.colour[3 * s], v.colour[3 * s + 1], v.colour[3 * s + 2]) / max(w, 1) }
                 } } }
             }
             return negative && positive
