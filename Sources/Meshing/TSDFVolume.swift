@@ -191,18 +191,20 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     /// one, and its colour takes that pixel's colour into its mean. Open3D's update rule.
     /// Blocks are independent: threads may fuse disjoint sets of one frame at once.
     ///
-    /// A block goes in three passes over its 64 rows of 8 voxels: each row's depths along
-    /// the camera axis and pixels (rows wholly out of view are flagged and skipped after),
-    /// then the depth under every voxel, then the updates. What bounds it is each row's chain
-    /// of dependent operations, not their number: a row's chain (the row's position, the
-    /// division, the pixel, the masks) was too long for the CPU's window to hold more than
-    /// one or two rows (Zen 1: each 256-bit operation is two), so the passes keep rows short
-    /// and independent, the rows' positions come from one vector operation per eight rows,
-    /// nothing branches between a mask and its uses (the compiler then repacks the mask
-    /// through 16-bit lanes), and the update adds to sums instead of dividing a mean.
-    /// Measured on room-3000 with one thread, each step against the one before (the same
-    /// mesh bytes until the sums): three passes 0.96x the CPU of one; rows' positions 0.89x;
-    /// masks 0.92x; sums 0.93x.
+    /// A block goes in two passes over its 64 rows of 8 voxels: each row's depths along the
+    /// camera axis and pixels (rows wholly out of view are flagged and skipped after), then
+    /// the updates, each row gathering the depth under its voxels into a vector. What bounds
+    /// it is each row's chain of dependent operations more than their number: a row's chain
+    /// (the row's position, the division, the pixel, the masks) was too long for the CPU's
+    /// window to hold more than one or two rows (Zen 1: each 256-bit operation is two), so
+    /// the first pass keeps rows short and independent, the rows' positions come from one
+    /// vector operation per eight rows, nothing branches between a mask and its uses (the
+    /// compiler then repacks the mask through 16-bit lanes), and the update adds to sums
+    /// instead of dividing a mean. Measured on room-3000 with one thread, each step against
+    /// the one before (the same mesh bytes until the sums): a pass of its own for the
+    /// projection 0.96x the CPU of one pass; rows' positions 0.89x; masks 0.92x; sums 0.93x;
+    /// the depths gathered in registers rather than stored by a pass of their own and loaded
+    /// back, 0.90x (that pass stored eight scalars a row for the next to load as a vector).
     public func integrate(_ frame: Frame, blocks: ArraySlice<Int>, truncation: Float) {
         let r = frame.pose.rotation, t = frame.pose.translation, k = frame.intrinsics
         // camera = Rᵀ (world − t): row i of Rᵀ is column i of R
@@ -226,14 +228,14 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
         let width = F(repeating: Float(w)), height = F(repeating: Float(h)), zero = F(), one = F(repeating: 1)
         let magic = F(repeating: 8_388_608), minusTruncation = F(repeating: -truncation), infinity = F(repeating: .infinity)
         let keptAtFull = F(repeating: (Self.maxWeight - 1) / Self.maxWeight)
-        // per block: each voxel's pixel, depth along the camera axis, and the depth under it
+        // per block: each voxel's pixel and depth along the camera axis, and the rows' first voxels
         let n = Self.blockVoxels
         // a row's first voxel relative to the block's: stepY · y across the lanes (y = 0...7)
         let alongYX = lanes * stepY.x, alongYY = lanes * stepY.y, alongYZ = lanes * stepY.z
-        withUnsafeTemporaryAllocation(byteCount: 3 * n * 4 + 3 * 64 * 4, alignment: 32) { scratch in
+        withUnsafeTemporaryAllocation(byteCount: 2 * n * 4 + 3 * 64 * 4, alignment: 32) { scratch in
             let pixels = scratch.baseAddress!.bindMemory(to: Int32.self, capacity: n)
-            let zs = (scratch.baseAddress! + 4 * n).bindMemory(to: Float.self, capacity: 2 * n + 3 * 64), ds = zs + n
-            let rowX = ds + n, rowY = rowX + 64, rowZ = rowY + 64
+            let zs = (scratch.baseAddress! + 4 * n).bindMemory(to: Float.self, capacity: n + 3 * 64)
+            let rowX = zs + n, rowY = rowX + 64, rowZ = rowY + 64
             for b in blocks {
                 let origin = SIMD3<Float>(Self.coordinates(keys[b]) &* Self.blockSide) * vs + vs / 2 - tw
                 let o = SIMD3<Float>((c0 * origin).sum(), (c1 * origin).sum(), (c2 * origin).sum())
@@ -270,19 +272,15 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
                     // the mask and its uses has the compiler repack the mask through 16-bit lanes
                     if any(seen) { inView |= 1 << UInt64(zy) }
                 }
-                // Pass 2: the depth under each voxel of the rows in view
+                // Pass 2: the updates, with the depth under each voxel (eight scalar loads)
                 var rows = inView
                 while rows != 0 {
                     let at = rows.trailingZeroBitCount &* 8
                     rows &= rows &- 1
-                    for lane in 0..<8 { ds[at &+ lane] = depth[Int(pixels[at &+ lane])] }
-                }
-                // Pass 3: the updates
-                rows = inView
-                while rows != 0 {
-                    let at = rows.trailingZeroBitCount &* 8
-                    rows &= rows &- 1
-                    let d = UnsafeRawPointer(ds + at).load(as: F.self), z = UnsafeRawPointer(zs + at).load(as: F.self)
+                    let p = pixels + at
+                    let d = F(depth[Int(p[0])], depth[Int(p[1])], depth[Int(p[2])], depth[Int(p[3])],
+                              depth[Int(p[4])], depth[Int(p[5])], depth[Int(p[6])], depth[Int(p[7])])
+                    let z = UnsafeRawPointer(zs + at).load(as: F.self)
                     let sdf = d - z
                     let update = (d .> zero) .& (sdf .>= minusTruncation)
                     let oldSum = UnsafeRawPointer(tsdf + at).loadUnaligned(as: F.self)
