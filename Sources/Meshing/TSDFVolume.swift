@@ -1,5 +1,4 @@
 import Geometry
-import CPrefetch
 
 /// A truncated signed distance field in a sparse grid of blocks (voxel hashing): blocks of
 /// 8×8×8 voxels exist only where some frame's depth came within the truncation distance,
@@ -15,11 +14,11 @@ import CPrefetch
 /// the means: an update is then an addition, not a division (measured in `integrate`). Each
 /// addition rounds a sum by at most 2^-24 of itself, so after n frames the mean is off by at
 /// most n · 2^-25 of the truncation (5 µm at 3,000 frames of 6 cm; updating a mean in place
-/// rounds as much); colour sums are integers, exact below 2^24. Voxel (i, j, k) has
-/// its centre at ((i, j, k) + 0.5) × voxel size, as in Open3D. 6 bytes a voxel (18 with
-/// colour; Open3D's 8 and 20 — a float weight holds the same integers), 3 KiB a block
-/// (9 KiB), stored in chunks of `chunkBlocks` blocks that never move: growing adds a chunk
-/// instead of copying the volume, so the peak memory is the volume, not twice it.
+/// rounds as much); colour sums are integers, exact below 2^24 until the weight cap.
+/// Voxel (i, j, k) has its centre at ((i, j, k) + 0.5) × voxel size, as in Open3D. 6 bytes a
+/// voxel (18 with colour; Open3D's 8 and 20 — a float weight holds the same integers), 3 KiB
+/// a block (9 KiB), stored in chunks of `chunkBlocks` blocks that never move: growing adds a
+/// chunk instead of copying the volume, so the peak memory is the volume, not twice it.
 ///
 /// Blocks are numbered in the order they were created; a frame creates its new blocks in
 /// key order, so numbering and every value are independent of thread count.
@@ -221,8 +220,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
         typealias I = SIMD8<Int32>
         let lanes = F(0, 1, 2, 3, 4, 5, 6, 7)
         let camX = lanes * stepX.x, camY = lanes * stepX.y, minusCamZ = -(lanes * stepX.z)
-        /// A mask as its lanes (−1 where true, 0 where false), for selecting with `&`: Swift's
-        /// `replacing(with:where:)` repacks the mask through 16-bit lanes first (measured).
+        /// A mask as its lanes (−1 where true, 0 where false), to select integer lanes with `&`.
         @inline(__always) func asLanes(_ mask: SIMDMask<I>) -> I { unsafeBitCast(mask, to: I.self) }
         let chunks = self.chunks, colours = coloured ? frame.colours : nil
         let width = F(repeating: Float(w)), height = F(repeating: Float(h)), zero = F(), one = F(repeating: 1)
