@@ -168,7 +168,7 @@ public enum MeshExtractor {
                     let w = Float(v.weight[s]), t = TSDFVolume.mean(v.tsdf[s], w), ok = !(w < minWeight || w == 0)
                     counts[i] = ok; value[i] = t
                     if ok { if t < 0 { negative = true } else { positive = true } }
-                    if coloured { colour[i] = SIMD3(v.colour[3 * s], v.colour[3 * s + 1], v.colour[3 * s + 2]) / max(w, 1) }
+                    if coloured { colour[i] = TSDFVolume.meanColour(v.colour + 3 * s, w) }
                 } } }
             }
             return negative && positive

@@ -157,11 +157,16 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     /// starts a voxel) where nothing was observed.
     @inline(__always) static func mean(_ sum: Float, _ weight: Float) -> Float { weight > 0 ? sum / weight : 1 }
 
+    /// A voxel's mean R, G, B from their sums (at `sums`) and its weight; 0 where nothing was
+    /// observed.
+    @inline(__always) static func meanColour(_ sums: UnsafePointer<Float>, _ weight: Float) -> SIMD3<Float> {
+        SIMD3(sums[0], sums[1], sums[2]) / max(weight, 1)
+    }
+
     /// TSDF, weight and colour of block `b`'s voxel `i` (x + 8y + 64z).
     public func voxel(_ b: Int, _ i: Int) -> (tsdf: Float, weight: Float, colour: SIMD3<Float>) {
         let v = storage(b), w = Float(v.weight[i])
-        let colour = coloured ? SIMD3(v.colour[3 * i], v.colour[3 * i + 1], v.colour[3 * i + 2]) / max(w, 1) : .zero
-        return (Self.mean(v.tsdf[i], w), w, colour)
+        return (Self.mean(v.tsdf[i], w), w, coloured ? Self.meanColour(v.colour + 3 * i, w) : .zero)
     }
 
     /// Sets block `b`'s voxel `i` (tests build fields this way).
@@ -220,8 +225,6 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
         typealias I = SIMD8<Int32>
         let lanes = F(0, 1, 2, 3, 4, 5, 6, 7)
         let camX = lanes * stepX.x, camY = lanes * stepX.y, minusCamZ = -(lanes * stepX.z)
-        /// A mask as its lanes (−1 where true, 0 where false), to select integer lanes with `&`.
-        @inline(__always) func asLanes(_ mask: SIMDMask<I>) -> I { unsafeBitCast(mask, to: I.self) }
         let chunks = self.chunks, colours = coloured ? frame.colours : nil
         let width = F(repeating: Float(w)), height = F(repeating: Float(h)), zero = F(), one = F(repeating: 1)
         let magic = F(repeating: 8_388_608), minusTruncation = F(repeating: -truncation), infinity = F(repeating: .infinity)
@@ -263,7 +266,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
                     // seen may hold anything there; they read pixel 0, and their depth along the
                     // axis is set to infinity, which fails the update's test.
                     let index = v.rounded(.down) * width + u.rounded(.down) + magic
-                    let pixel = (unsafeBitCast(index, to: I.self) &- 0x4B00_0000) & asLanes(seen)
+                    let pixel = (unsafeBitCast(index, to: I.self) &- 0x4B00_0000) & seen.lanes
                     UnsafeMutableRawPointer(pixels + zy &* 8).storeBytes(of: pixel, as: I.self)
                     UnsafeMutableRawPointer(zs + zy &* 8).storeBytes(of: z.replacing(with: infinity, where: .!seen), as: F.self)
                     // flagged after the stores, not branched on before them: a branch between
@@ -290,7 +293,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
                     let kept = one.replacing(with: keptAtFull, where: full)
                     let value = (sdf * inverseTruncation).replacing(with: one, where: sdf * inverseTruncation .> one)
                     UnsafeMutableRawPointer(tsdf + at).storeBytes(of: oldSum.replacing(with: oldSum * kept + value, where: update), as: F.self)
-                    let grows = asLanes(update) & ~asLanes(full)  // −1 where the count grows
+                    let grows = update.lanes & ~full.lanes  // −1 where the count grows
                     UnsafeMutableRawPointer(weight + at).storeBytes(of: SIMD8<UInt16>(truncatingIfNeeded: storedW &- grows), as: SIMD8<UInt16>.self)
                     if let colours {
                         for lane in 0..<8 where update[lane] {

@@ -89,19 +89,17 @@ public enum Fusion {
         let limit = F(repeating: Float(VoxelKey.limit)), scale = F(repeating: VoxelSums.offsetScale)
         let bias = I(repeating: Int32(VoxelKey.bias))
         let inverse = F(repeating: inverseVoxel), half = F(repeating: 0.5), three = U(repeating: 3)
-        let absMask = I(repeating: 0x7FFF_FFFF), zero = I()
+        let absMask = I(repeating: 0x7FFF_FFFF)
         @inline(__always) func load(_ p: UnsafePointer<Float>, _ i: Int) -> F { UnsafeRawPointer(p + i).loadUnaligned(as: F.self) }
         @inline(__always) func store<T: SIMD>(_ v: T, _ p: UnsafeMutablePointer<T.Scalar>, _ i: Int) {
             UnsafeMutableRawPointer(p + i).storeBytes(of: v, as: T.self)
         }
         @inline(__always) func bits(_ v: F) -> I { unsafeBitCast(v, to: I.self) }
-        /// -1 where `m` holds, else 0 (compiles to the compare alone).
-        @inline(__always) func ones(_ m: SIMDMask<I>) -> I { zero.replacing(with: -1, where: m) }
         for i in stride(from: 0, to: n, by: 8) {
             let sx = load(px, i) * inverse, sy = load(py, i) * inverse, sz = load(pz, i) * inverse
             // |s| < limit (NaN fails)
             let inside = bits(sx) & absMask .< bits(limit) .& bits(sy) & absMask .< bits(limit) .& bits(sz) & absMask .< bits(limit)
-            let outside = ones(.!inside)
+            let outside = (.!inside).lanes
             let fx = sx.rounded(.down), fy = sy.rounded(.down), fz = sz.rounded(.down)
             let ix = fx.integralLanes, iy = fy.integralLanes, iz = fz.integralLanes
             // biased voxel coordinates u = i + 2^20 (21 bits) split into brick (u >> 2, 19 bits)

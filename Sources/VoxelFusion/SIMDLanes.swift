@@ -8,3 +8,9 @@ extension SIMD8 where Scalar == Float {
         unsafeBitCast(self + 12_582_912, to: SIMD8<Int32>.self) &- 0x4B40_0000
     }
 }
+
+extension SIMDMask where Storage == SIMD8<Int32> {
+    /// The mask as integer lanes, −1 where true and 0 where false, to select with `&` and
+    /// `~` (compiles to the compare alone, when no branch lies between it and its uses).
+    @inlinable @inline(__always) public var lanes: SIMD8<Int32> { SIMD8<Int32>().replacing(with: -1, where: self) }
+}
