@@ -89,7 +89,7 @@ let package = Package(
         .target(name: "PointClouds", dependencies: ["Diagnostics", "Execution", "FileIO", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion", "Video", algorithms],
                 swiftSettings: optimisedInDebug),
         // Meshes: TSDF fusion in a sparse block grid, marching cubes, PLY meshes.
-        .target(name: "Meshing", dependencies: ["Diagnostics", "Execution", "FileIO", "Geometry", "ScanFormats", "VoxelFusion", "Video"],
+        .target(name: "Meshing", dependencies: ["CPrefetch", "Diagnostics", "Execution", "FileIO", "Geometry", "ScanFormats", "VoxelFusion", "Video"],
                 swiftSettings: optimisedInDebug),
         .target(name: "Gestures", dependencies: ["Execution", "Statistics", "FileIO", "Geometry", "ScanFormats"], swiftSettings: optimisedInDebug),
         .target(name: "Trajectories", dependencies: ["Diagnostics", "Statistics", "FileIO", "TextNumbers", "Geometry", "LinearAlgebra", algorithms], swiftSettings: optimisedInDebug),

@@ -138,9 +138,9 @@ public enum MeshBuilder {
         // A block is fused by one task, frames one after another, so the volume does not
         // depend on the threads; blocks are created between frames, never during fusion.
         let projectors = (0..<2).map { _ in BackProjector(width: layout.width, height: layout.height) }
-        let sets = (0..<threads).map { _ in BlockKeySet() }
+        let sets = (0..<threads).map { _ in BlockMap<BlockRows>(capacity: 1 << 12) }, samples = (0..<threads).map { _ in BlockMap<BlockSamples>(capacity: 1 << 11) }
         /// The frame whose blocks are known, waiting to be fused.
-        var pending: (frame: TSDFVolume.Frame, blocks: [Int])?
+        var pending: (frame: TSDFVolume.Frame, blocks: [Int], rows: [UInt64])?
         var fused = 0  // frames handed to a projector (which alternates)
         /// Fuses the pending frame while searching the blocks of `next` (if any; `index` its
         /// depth frame, which names its video frame), then makes `next` the pending one.
@@ -150,10 +150,11 @@ public enum MeshBuilder {
             parallelForDynamic(searches + runs, threads: o.threads) { task in
                 if task < searches, let next {
                     sets[task].removeAll()
-                    volume.touchedKeys(next.frame, truncation: truncation, rows: layout.height * task / threads ..< layout.height * (task + 1) / threads, into: sets[task])
+                    volume.touchedBlocks(next.frame, truncation: truncation, rows: layout.height * task / threads ..< layout.height * (task + 1) / threads,
+                                         samples: samples[task], into: sets[task])
                 } else if let pending {
-                    let r = task - searches, blocks = pending.blocks
-                    volume.integrate(pending.frame, blocks: blocks[r * Self.integrationRun ..< min(blocks.count, (r + 1) * Self.integrationRun)], truncation: truncation)
+                    let r = task - searches, blocks = pending.blocks, run = r * Self.integrationRun ..< min(blocks.count, (r + 1) * Self.integrationRun)
+                    volume.integrate(pending.frame, blocks: blocks[run], rows: pending.rows[run], truncation: truncation)
                 }
             }
             if pending?.frame.colours != nil { stream?.release() }
@@ -161,14 +162,14 @@ public enum MeshBuilder {
             guard let next else { return }
             var frame = next.frame
             for t in 1..<threads { sets[0].formUnion(sets[t]) }
-            let blocks = volume.blocks(sets[0].keys)
+            let (blocks, rows) = volume.blocks(sets[0].keys, reaching: sets[0].values)
             if let stream {
                 // the colour image of the frame about to be fused (its slot is read until the next step)
                 let videoFrame = scan.videoFrame(forDepthFrame: next.index)
                 frame.colours = try stream.colours(of: videoFrame)
                 if frame.colours != nil { summary.framesColoured += 1 } else if stream.wasSkipped(videoFrame) { summary.framesColourSkipped += 1 }
             }
-            pending = (frame, blocks)
+            pending = (frame, blocks, rows)
         }
         // The projectors own the depth images the pending frame points into: they must
         // outlive the last step, which comes after their last use in the loop.

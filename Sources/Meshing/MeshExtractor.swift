@@ -164,7 +164,7 @@ public enum MeshExtractor {
                 }
                 let v = volume.blockVoxels(nb)
                 for z in zs { for y in ys { for x in xs {
-                    let i = x + n * (y + n * z), s = (x & 7) + side * ((y & 7) + side * (z & 7))
+                    let i = x + n * (y + n * z), s = (x & 7) &* v.strides.x &+ (y & 7) &* v.strides.y &+ (z & 7) &* v.strides.z
                     let w = Float(v.weight[s]), t = TSDFVolume.mean(v.tsdf[s], w), ok = !(w < minWeight || w == 0)
                     counts[i] = ok; value[i] = t
                     if ok { if t < 0 { negative = true } else { positive = true } }

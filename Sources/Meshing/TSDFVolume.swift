@@ -1,3 +1,4 @@
+import CPrefetch
 import Geometry
 
 /// A truncated signed distance field in a sparse grid of blocks (voxel hashing): blocks of
@@ -22,12 +23,20 @@ import Geometry
 ///
 /// Blocks are numbered in the order they were created; a frame creates its new blocks in
 /// key order, so numbering and every value are independent of thread count.
+///
+/// A frame updates the voxels within the truncation distance of its depth samples, row by
+/// row (`BlockRows`), where Open3D updates every voxel of each block it reaches. A block
+/// stores its voxels in rows along one axis (`layouts`): the one along which the frame that
+/// created it reached the fewest rows, i.e. the axis closest to the surface's plane, so
+/// that its rows lie wholly in the band around the surface or wholly out of it.
 public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by one thread each per frame
     public static let blockSide = 8, blockVoxels = 512
     public let voxelSize: Float
     public let coloured: Bool
     /// Block keys (`key(_:_:_:)`), by block number.
     public private(set) var keys: [UInt64] = []
+    /// The axis each block's rows of voxels run along (0 x, 1 y, 2 z), by block number.
+    public private(set) var layouts: [UInt8] = []
     /// Per chunk: the TSDF sums of its blocks (Float), then (with colour) R, G, B sums per
     /// voxel (Float), then their weights (UInt16).
     private var chunks: [UnsafeMutableRawPointer] = []
@@ -39,7 +48,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     private var tableMask: Int
 
     public var blockCount: Int { keys.count }
-    public var bytes: Int { chunks.count * chunkBytes + table.count * 4 + keys.count * 8 }
+    public var bytes: Int { chunks.count * chunkBytes + table.count * 4 + keys.count * 9 }
 
     public init(voxelSize: Float, coloured: Bool) {
         self.voxelSize = voxelSize; self.coloured = coloured
@@ -83,9 +92,17 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
 
     /// The numbers of the blocks with `keys` (distinct), in that order, creating those that
     /// do not exist yet in ascending key order, so block numbers never depend on the order
-    /// of `keys`.
+    /// of `keys`. New blocks have rows along x.
     public func blocks(_ keys: [UInt64]) -> [Int] {
-        var found = [Int](repeating: -1, count: keys.count), missing: [UInt64] = []
+        blocks(keys, reaching: keys.map { _ in BlockRows(repeating: ~0) }).numbers
+    }
+
+    /// The numbers of the blocks with `keys` (distinct), as `blocks(_:)`, and the rows of
+    /// each that a frame reaches (`BlockRows`, in the lane of the block's layout). A new
+    /// block's rows run along the axis with the fewest rows reached (the lowest axis of
+    /// equals), so the layout depends on the rows, not on the order of `keys`.
+    public func blocks(_ keys: [UInt64], reaching rows: [BlockRows]) -> (numbers: [Int], rows: [UInt64]) {
+        var found = [Int](repeating: -1, count: keys.count), missing: [(key: UInt64, layout: UInt8)] = []
         // local copies: the table and key list are class properties, checked for exclusive
         // access on every use otherwise
         let table = self.table, mask = tableMask, known = self.keys
@@ -93,24 +110,32 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
             var i = slot(key, mask)
             while true {
                 let b = table[i]
-                if b < 0 { missing.append(key); break }
+                if b < 0 { missing.append((key, Self.layout(reaching: rows[n]))); break }
                 if known[Int(b)] == key { found[n] = Int(b); break }
                 i = (i + 1) & mask
             }
         }
-        if missing.isEmpty { return found }
-        missing.sort()
-        allocate(sortedKeys: missing)
-        for n in found.indices where found[n] < 0 { found[n] = block(keys[n])! }
-        return found
+        if !missing.isEmpty {
+            missing.sort { $0.key < $1.key }
+            allocate(sorted: missing)
+            for n in found.indices where found[n] < 0 { found[n] = block(keys[n])! }
+        }
+        let layouts = self.layouts
+        return (found, found.indices.map { rows[$0][Int(layouts[found[$0]])] })
     }
 
-    /// Creates the blocks of `sortedKeys` (ascending, distinct) that do not exist yet.
-    private func allocate(sortedKeys: [UInt64]) {
-        for k in sortedKeys where block(k) == nil {
+    /// The layout for a block a frame reaches `rows` of: the axis with the fewest.
+    static func layout(reaching rows: BlockRows) -> UInt8 {
+        let n = SIMD3(rows[0].nonzeroBitCount, rows[1].nonzeroBitCount, rows[2].nonzeroBitCount)
+        return n.x <= n.y && n.x <= n.z ? 0 : n.y <= n.z ? 1 : 2
+    }
+
+    /// Creates the blocks of `sorted` (ascending keys, distinct) that do not exist yet.
+    private func allocate(sorted: [(key: UInt64, layout: UInt8)]) {
+        for (k, layout) in sorted where block(k) == nil {
             if 2 * (keys.count + 1) > table.count { grow() }
             let n = keys.count
-            keys.append(k)
+            keys.append(k); layouts.append(layout)
             if n == chunks.count * Self.chunkBlocks { chunks.append(.allocate(byteCount: chunkBytes, alignment: 64)) }
             let v = storage(n)
             v.tsdf.initialize(repeating: 0, count: Self.blockVoxels)
@@ -145,12 +170,25 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
 
     // MARK: values
 
-    /// Block `b`'s voxels (x + 8y + 64z): the sums of TSDF observations, weight, and the sums
-    /// of R, G, B (3 per voxel) when the volume has colour; for readers that walk whole
-    /// blocks (marching cubes), which take the means with `mean`.
-    func blockVoxels(_ b: Int) -> (tsdf: UnsafePointer<Float>, weight: UnsafePointer<UInt16>, colour: UnsafePointer<Float>) {
+    /// Block `b`'s voxels: the sums of TSDF observations, weight, and the sums of R, G, B (3
+    /// per voxel) when the volume has colour, voxel (x, y, z) of the block at x · strides.x +
+    /// y · strides.y + z · strides.z (its layout's); for readers that walk whole blocks
+    /// (marching cubes), which take the means with `mean`.
+    func blockVoxels(_ b: Int) -> (tsdf: UnsafePointer<Float>, weight: UnsafePointer<UInt16>, colour: UnsafePointer<Float>, strides: SIMD3<Int>) {
         let v = storage(b)
-        return (UnsafePointer(v.tsdf), UnsafePointer(v.weight), UnsafePointer(v.colour))
+        return (UnsafePointer(v.tsdf), UnsafePointer(v.weight), UnsafePointer(v.colour), Self.strides(layouts[b]))
+    }
+
+    /// Where voxel (x, y, z) of a block is stored, as x · s.x + y · s.y + z · s.z: rows of
+    /// eight along the layout's axis, then along the next axis, then the third (cyclically:
+    /// x y z, y z x, z x y).
+    @inline(__always) static func strides(_ layout: UInt8) -> SIMD3<Int> {
+        layout == 0 ? SIMD3(1, 8, 64) : layout == 1 ? SIMD3(64, 1, 8) : SIMD3(8, 64, 1)
+    }
+
+    /// Where block `b` stores its voxel `i` (x + 8y + 64z).
+    @inline(__always) private func stored(_ b: Int, _ i: Int) -> Int {
+        (SIMD3(i & 7, i >> 3 & 7, i >> 6) &* Self.strides(layouts[b])).wrappedSum()
     }
 
     /// A voxel's mean from its sum of observations and its weight; 1 (free space, as Open3D
@@ -164,14 +202,14 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     }
 
     /// TSDF, weight and colour of block `b`'s voxel `i` (x + 8y + 64z).
-    public func voxel(_ b: Int, _ i: Int) -> (tsdf: Float, weight: Float, colour: SIMD3<Float>) {
-        let v = storage(b), w = Float(v.weight[i])
+    public func voxel(_ b: Int, _ voxel: Int) -> (tsdf: Float, weight: Float, colour: SIMD3<Float>) {
+        let v = storage(b), i = stored(b, voxel), w = Float(v.weight[i])
         return (Self.mean(v.tsdf[i], w), w, coloured ? Self.meanColour(v.colour + 3 * i, w) : .zero)
     }
 
     /// Sets block `b`'s voxel `i` (tests build fields this way).
-    func setVoxel(_ b: Int, _ i: Int, tsdf value: Float, weight w: UInt16) {
-        let v = storage(b)
+    func setVoxel(_ b: Int, _ voxel: Int, tsdf value: Float, weight w: UInt16) {
+        let v = storage(b), i = stored(b, voxel)
         v.tsdf[i] = value * Float(w); v.weight[i] = w
     }
 
@@ -188,14 +226,18 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
         }
     }
 
-    /// Fuses `frame` into blocks `blocks` (block numbers): every voxel of each is projected
-    /// into the depth image (nearest pixel), and where the pixel has depth d and the voxel's
-    /// depth along the camera axis is z with d − z ≥ −truncation, the voxel's TSDF becomes the
-    /// weighted mean of its old value and min(1, (d − z) / truncation), its weight grows by
-    /// one, and its colour takes that pixel's colour into its mean. Open3D's update rule.
-    /// Blocks are independent: threads may fuse disjoint sets of one frame at once.
+    /// Fuses `frame` into blocks `blocks` (block numbers), in each the rows of voxels that
+    /// `rows` names (bit r: stored row r, as `blocks(_:reaching:)` gives them in the block's
+    /// layout; every row without `rows`): each voxel is projected into the depth image
+    /// (nearest pixel), and where the pixel has depth d and the voxel's depth along the camera
+    /// axis is z with d − z ≥ −truncation, the voxel's TSDF becomes the weighted mean of its
+    /// old value and min(1, (d − z) / truncation), its weight grows by one, and its colour
+    /// takes that pixel's colour into its mean: Open3D's update rule, on the rows the frame's
+    /// samples reach rather than on every row of their blocks (about half of them: 104 M
+    /// rows instead of 200 M on room-3000). Blocks are independent: threads may fuse disjoint
+    /// sets of one frame at once.
     ///
-    /// A block goes in two passes over its 64 rows of 8 voxels: each row's depths along the
+    /// A block goes in two passes over its rows of 8 voxels: each row's depths along the
     /// camera axis and pixels (rows wholly out of view are flagged and skipped after), then
     /// the updates, each row gathering the depth under its voxels into a vector. What bounds
     /// it is each row's chain of dependent operations more than their number: a row's chain
@@ -209,7 +251,10 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     /// projection 0.96x the CPU of one pass; rows' positions 0.89x; masks 0.92x; sums 0.93x;
     /// the depths gathered in registers rather than stored by a pass of their own and loaded
     /// back, 0.90x (that pass stored eight scalars a row for the next to load as a vector).
-    public func integrate(_ frame: Frame, blocks: ArraySlice<Int>, truncation: Float) {
+    /// With only the rows reached, the first pass prefetches each row's sums and weights for
+    /// the second: the rows are no longer one sweep through the block that the hardware
+    /// prefetcher follows (0.94x the CPU).
+    public func integrate(_ frame: Frame, blocks: ArraySlice<Int>, rows rowMasks: ArraySlice<UInt64>? = nil, truncation: Float) {
         let r = frame.pose.rotation, t = frame.pose.translation, k = frame.intrinsics
         // camera = Rᵀ (world − t): row i of Rᵀ is column i of R
         let c0 = SIMD3<Float>(Float(r.r0.x), Float(r.r1.x), Float(r.r2.x))
@@ -220,41 +265,52 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
         let w = frame.width, h = frame.height, depth = frame.depth, vs = voxelSize
         let inverseTruncation = 1 / truncation
         // a step of one voxel along world x, y, z, in camera coordinates
-        let stepX = SIMD3<Float>(c0.x, c1.x, c2.x) * vs, stepY = SIMD3<Float>(c0.y, c1.y, c2.y) * vs, stepZ = SIMD3<Float>(c0.z, c1.z, c2.z) * vs
+        let steps = [SIMD3<Float>(c0.x, c1.x, c2.x) * vs, SIMD3<Float>(c0.y, c1.y, c2.y) * vs, SIMD3<Float>(c0.z, c1.z, c2.z) * vs]
         typealias F = SIMD8<Float>
         typealias I = SIMD8<Int32>
         let lanes = F(0, 1, 2, 3, 4, 5, 6, 7)
-        let camX = lanes * stepX.x, camY = lanes * stepX.y, minusCamZ = -(lanes * stepX.z)
+        /// Per layout: a row's voxels from its first, along the layout's axis (`along`), and
+        /// the first voxels of a block's eight rows at one place on the third axis, along the
+        /// second (`across`), in camera coordinates; a step along the third (`up`).
+        struct Axes { var along: (F, F, F), across: (F, F, F), up: SIMD3<Float> }
+        let axes = (0..<3).map { l in
+            let a = steps[l], b = steps[(l + 1) % 3]
+            return Axes(along: (lanes * a.x, lanes * a.y, -(lanes * a.z)), across: (lanes * b.x, lanes * b.y, lanes * b.z), up: steps[(l + 2) % 3])
+        }
+        let layouts = self.layouts
         let chunks = self.chunks, colours = coloured ? frame.colours : nil
         let width = F(repeating: Float(w)), height = F(repeating: Float(h)), zero = F(), one = F(repeating: 1)
         let magic = F(repeating: 8_388_608), minusTruncation = F(repeating: -truncation), infinity = F(repeating: .infinity)
         let keptAtFull = F(repeating: (Self.maxWeight - 1) / Self.maxWeight)
         // per block: each voxel's pixel and depth along the camera axis, and the rows' first voxels
         let n = Self.blockVoxels
-        // a row's first voxel relative to the block's: stepY · y across the lanes (y = 0...7)
-        let alongYX = lanes * stepY.x, alongYY = lanes * stepY.y, alongYZ = lanes * stepY.z
         withUnsafeTemporaryAllocation(byteCount: 2 * n * 4 + 3 * 64 * 4, alignment: 32) { scratch in
             let pixels = scratch.baseAddress!.bindMemory(to: Int32.self, capacity: n)
             let zs = (scratch.baseAddress! + 4 * n).bindMemory(to: Float.self, capacity: n + 3 * 64)
             let rowX = zs + n, rowY = rowX + 64, rowZ = rowY + 64
-            for b in blocks {
+            for (nb, b) in blocks.enumerated() {
+                let rowMask = rowMasks.map { $0[$0.startIndex + nb] } ?? ~0
                 let origin = SIMD3<Float>(Self.coordinates(keys[b]) &* Self.blockSide) * vs + vs / 2 - tw
                 let o = SIMD3<Float>((c0 * origin).sum(), (c1 * origin).sum(), (c2 * origin).sum())
                 let (tsdf, weight, colour) = Self.storage(chunks[b / Self.chunkBlocks], b % Self.chunkBlocks, coloured: coloured)
-                // The 64 rows' first voxels in camera coordinates, (o + stepY · y) + stepZ · z,
-                // eight rows (one z) at a time. Per row, this was a chain of scalar
-                // conversions, multiplies and adds in front of the division; the rows' chains
-                // were too long for the CPU to overlap more than one or two of them.
-                let atY = (F(repeating: o.x) + alongYX, F(repeating: o.y) + alongYY, F(repeating: o.z) + alongYZ)
+                let axis = axes[Int(layouts[b])], (camX, camY, minusCamZ) = axis.along, up = axis.up
+                // The 64 rows' first voxels in camera coordinates, (o + across) + up · c, eight
+                // rows (one c) at a time. Per row, this was a chain of scalar conversions,
+                // multiplies and adds in front of the division; the rows' chains were too long
+                // for the CPU to overlap more than one or two of them.
+                let atY = (F(repeating: o.x) + axis.across.0, F(repeating: o.y) + axis.across.1, F(repeating: o.z) + axis.across.2)
                 for z in 0..<8 {
                     let zf = Float(z)
-                    UnsafeMutableRawPointer(rowX + 8 &* z).storeBytes(of: atY.0 + stepZ.x * zf, as: F.self)
-                    UnsafeMutableRawPointer(rowY + 8 &* z).storeBytes(of: atY.1 + stepZ.y * zf, as: F.self)
-                    UnsafeMutableRawPointer(rowZ + 8 &* z).storeBytes(of: atY.2 + stepZ.z * zf, as: F.self)
+                    UnsafeMutableRawPointer(rowX + 8 &* z).storeBytes(of: atY.0 + up.x * zf, as: F.self)
+                    UnsafeMutableRawPointer(rowY + 8 &* z).storeBytes(of: atY.1 + up.y * zf, as: F.self)
+                    UnsafeMutableRawPointer(rowZ + 8 &* z).storeBytes(of: atY.2 + up.z * zf, as: F.self)
                 }
                 // Pass 1: rows in view, their voxels' pixels and depths along the camera axis
-                var inView: UInt64 = 0
-                for zy in 0..<64 {
+                var inView: UInt64 = 0, todo = rowMask
+                while todo != 0 {
+                    let zy = todo.trailingZeroBitCount
+                    todo &= todo &- 1
+                    depthpose_prefetch(tsdf + zy &* 8); depthpose_prefetch(weight + zy &* 8)
                     let px = camX + rowX[zy], py = camY + rowY[zy], z = minusCamZ - rowZ[zy]
                     let inverseZ = 1 / z
                     // the nearest pixel; lanes behind the camera or off the image take pixel 0 and are masked
@@ -306,154 +362,6 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
                 }
             }
         }
-    }
-
-    /// The keys of the blocks within `truncation` of the frame's depth samples (each
-    /// sample's axis-aligned box ±truncation, Open3D's rule), for rows `rows`, into `set`.
-    /// Every second pixel of every second row: neighbouring samples' boxes overlap almost
-    /// wholly (samples ~1 cm apart at 2 m against boxes 12 cm wide), so the union loses at
-    /// most a pixel's footprint at silhouettes, for a quarter of the work (profiled: this
-    /// search was a third of the fusion's time over every pixel). Eight samples at a time
-    /// (their boxes in block units), then a box's keys only when it differs from the last.
-    public func touchedKeys(_ frame: Frame, truncation: Float, rows: Range<Int>, into set: BlockKeySet) {
-        let r = frame.pose.rotation, t = frame.pose.translation, k = frame.intrinsics
-        let c0 = SIMD3<Float>(Float(r.r0.x), Float(r.r1.x), Float(r.r2.x))
-        let c1 = SIMD3<Float>(Float(r.r0.y), Float(r.r1.y), Float(r.r2.y))
-        let c2 = SIMD3<Float>(Float(r.r0.z), Float(r.r1.z), Float(r.r2.z))
-        let inverseBlock = 1 / (voxelSize * Float(Self.blockSide)), reach = truncation * inverseBlock
-        let tw = SIMD3<Float>(Float(t.x), Float(t.y), Float(t.z)) * inverseBlock
-        typealias F = SIMD8<Float>
-        typealias I = SIMD8<Int32>
-        let zero = F(), limit = F(repeating: Float(Self.blockLimit - 1))
-        /// ⌊x⌋ for |x| < 2^22 (`integralLanes`).
-        @inline(__always) func floor(_ x: F) -> I { x.rounded(.down).integralLanes }
-        // the ray's x slope of sampled columns u = 0, 2, 4, ...: 16 columns (8 samples) a step
-        let fx = Float(k.fx), fy = Float(k.fy), cx = Float(k.cx), cy = Float(k.cy)
-        let lanes = F(0, 2, 4, 6, 8, 10, 12, 14)
-        var lastLow = SIMD3<Int32>(repeating: .min), lastHigh = lastLow
-        var keys = set.inserter()
-        defer { set.finish(keys) }
-        for v in rows where v & 1 == 0 {
-            let ry = -(Float(v) - cy) / fy, row = frame.depth + v * frame.width
-            let rowDirection = (c1 * ry - c2) * inverseBlock, cx0 = c0 * inverseBlock
-            var u0 = 0
-            while u0 < frame.width {
-                var d = F()
-                let n = min(8, (frame.width - u0 + 1) / 2)
-                if n == 8 && u0 + 16 <= frame.width {
-                    d = UnsafeRawPointer(row + u0).loadUnaligned(as: SIMD16<Float>.self).evenHalf
-                } else {
-                    for l in 0..<n { d[l] = row[u0 + 2 * l] }
-                }
-                let rx = (lanes + Float(u0) - cx) / fx
-                // the samples in block units
-                let px = (cx0.x * rx + rowDirection.x) * d + tw.x, py = (cx0.y * rx + rowDirection.y) * d + tw.y
-                let pz = (cx0.z * rx + rowDirection.z) * d + tw.z
-                // blocks stay within ±blockLimit: a sample far outside (or not finite) adds nothing
-                let inX = (px .> -limit) .& (px .< limit), inY = (py .> -limit) .& (py .< limit), inZ = (pz .> -limit) .& (pz .< limit)
-                let inside = (d .> zero) .& inX .& inY .& inZ
-                u0 += 16
-                if !any(inside) { continue }
-                let lx = floor(px - reach), ly = floor(py - reach), lz = floor(pz - reach)
-                let hx = floor(px + reach), hy = floor(py + reach), hz = floor(pz + reach)
-                for l in 0..<8 where inside[l] {
-                    let lo = SIMD3(lx[l], ly[l], lz[l]), hi = SIMD3(hx[l], hy[l], hz[l])
-                    if lo == lastLow && hi == lastHigh { continue }
-                    lastLow = lo; lastHigh = hi
-                    keys.reserve(Int((hi.x - lo.x + 1) * (hi.y - lo.y + 1) * (hi.z - lo.z + 1)), in: set)
-                    for x in lo.x...hi.x { for y in lo.y...hi.y { for z in lo.z...hi.z {
-                        let b = Int32(Self.bias)
-                        keys.insert(UInt64(UInt32(x &+ b)) << 42 | UInt64(UInt32(y &+ b)) << 21 | UInt64(UInt32(z &+ b)))
-                    } } }
-                }
-            }
-        }
-    }
-}
-
-/// A set of block keys for one frame, cleared in time proportional to what it holds: the
-/// blocks a frame touches, gathered without sorting the ~100 k candidates (neighbouring
-/// samples mostly name the same blocks). Storage behind pointers: the insert is the hot
-/// path, and a class's array properties would be checked for exclusive access on each.
-public final class BlockKeySet {
-    private var table: UnsafeMutablePointer<UInt64>
-    private var capacity: Int
-    private var list: UnsafeMutablePointer<UInt64>
-    public private(set) var count = 0
-    static let empty = UInt64.max
-
-    public init(capacity: Int = 1 << 14) {
-        self.capacity = max(16, capacity).nextPowerOfTwo
-        table = .allocate(capacity: self.capacity); table.initialize(repeating: Self.empty, count: self.capacity)
-        list = .allocate(capacity: self.capacity / 2)
-    }
-
-    deinit { table.deallocate(); list.deallocate() }
-
-    /// The keys, in the order first inserted.
-    public var keys: [UInt64] { Array(UnsafeBufferPointer(start: list, count: count)) }
-
-    /// The set's state in local variables, for a hot loop of inserts (a class's stored
-    /// properties would be checked for exclusive access on each); `finish` writes it back.
-    public struct Inserter {
-        var table: UnsafeMutablePointer<UInt64>, list: UnsafeMutablePointer<UInt64>, mask: Int, count: Int
-
-        /// Makes room for `n` more keys (growing `set` if needed; the inserter follows it).
-        @inline(__always) public mutating func reserve(_ n: Int, in set: BlockKeySet) {
-            if 2 * (count + n) < mask + 1 { return }
-            set.finish(self)
-            set.grow(toHold: count + n)
-            self = set.inserter()
-        }
-
-        @inline(__always) public mutating func insert(_ key: UInt64) {
-            var i = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
-            while true {
-                let k = table[i]
-                if k == key { return }
-                if k == BlockKeySet.empty { break }
-                i = (i &+ 1) & mask
-            }
-            table[i] = key
-            list[count] = key
-            count &+= 1
-        }
-    }
-
-    public func inserter() -> Inserter { Inserter(table: table, list: list, mask: capacity - 1, count: count) }
-    public func finish(_ i: Inserter) { count = i.count }
-
-    /// Doubles the table until `n` keys fit at most half full.
-    func grow(toHold n: Int) {
-        let old = keys
-        table.deallocate(); list.deallocate()
-        while 2 * n >= capacity { capacity *= 2 }
-        table = .allocate(capacity: capacity); table.initialize(repeating: Self.empty, count: capacity)
-        list = .allocate(capacity: capacity / 2)
-        count = 0
-        var i = inserter()
-        for k in old { i.insert(k) }
-        finish(i)
-    }
-
-    /// Adds every key of `other`.
-    public func formUnion(_ other: BlockKeySet) {
-        var i = inserter()
-        i.reserve(other.count, in: self)
-        for j in 0..<other.count { i.insert(other.list[j]) }
-        finish(i)
-    }
-
-    /// Empties the set (the table keeps its size).
-    public func removeAll() {
-        let mask = capacity - 1
-        for j in 0..<count {
-            let k = list[j]
-            var i = Int(truncatingIfNeeded: (k &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
-            while table[i] != k { i = (i &+ 1) & mask }
-            table[i] = Self.empty
-        }
-        count = 0
     }
 }
 

@@ -3,12 +3,19 @@ import XCTest
 
 final class MarchingCubesTests: XCTestCase {
     /// A volume whose voxel centres hold `field` (metres → signed value), over blocks
-    /// covering [lo, hi] block coordinates, every voxel weight 1.
-    static func volume(voxel: Float, blocks lo: Int, _ hi: Int, field: (SIMD3<Float>) -> Float) -> TSDFVolume {
+    /// covering [lo, hi] block coordinates, every voxel weight 1; with `mixed`, the blocks'
+    /// rows run along x, y and z in turn (`TSDFVolume.layouts`), else along x.
+    static func volume(voxel: Float, blocks lo: Int, _ hi: Int, mixed: Bool = false, field: (SIMD3<Float>) -> Float) -> TSDFVolume {
         let v = TSDFVolume(voxelSize: voxel, coloured: false)
         var keys: [UInt64] = []
         for x in lo...hi { for y in lo...hi { for z in lo...hi { keys.append(TSDFVolume.key(x, y, z)!) } } }
-        _ = v.blocks(keys.sorted())
+        keys.sort()
+        _ = v.blocks(keys, reaching: keys.indices.map { n in
+            var rows = BlockRows(repeating: ~0)
+            rows[mixed ? n % 3 : 0] = 1
+            return rows
+        })
+        if mixed { XCTAssertEqual(Set(v.layouts), [0, 1, 2]) }
         for b in 0..<v.blockCount {
             let o = TSDFVolume.coordinates(v.keys[b]) &* TSDFVolume.blockSide
             for i in 0..<TSDFVolume.blockVoxels {
@@ -67,6 +74,18 @@ final class MarchingCubesTests: XCTestCase {
             let n = SIMD3(mesh.normals[3 * i], mesh.normals[3 * i + 1], mesh.normals[3 * i + 2])
             XCTAssertGreaterThan((n * (mesh.position(UInt32(i)) - centre)).sum() / r, 0.99)
         }
+    }
+
+    /// Marching cubes reads each block in its own layout: the sphere from blocks laid out
+    /// along x, y and z in turn is the same mesh, byte for byte, as from blocks along x.
+    func testBlocksOfAnyLayoutGiveTheSameMesh() {
+        let centre = SIMD3<Float>(0.02, -0.01, 0.03), r: Float = 0.3
+        let plain = MeshExtractor.extract(Self.volume(voxel: 0.01, blocks: -5, 4) { p in length(p - centre) - r }, minWeight: 1)
+        let mixed = MeshExtractor.extract(Self.volume(voxel: 0.01, blocks: -5, 4, mixed: true) { p in length(p - centre) - r }, minWeight: 1)
+        XCTAssertGreaterThan(plain.triangleCount, 10_000)
+        XCTAssertEqual(mixed.positions, plain.positions)
+        XCTAssertEqual(mixed.normals, plain.normals)
+        XCTAssertEqual(mixed.triangles, plain.triangles)
     }
 
     func testRandomFieldsGiveCracklessSurfaces() {

@@ -68,7 +68,7 @@ final class MeshBuilderTests: XCTestCase {
         let truncation = Float(o.voxelSize * o.truncationVoxels)
         let s = try ScanOpener.open(scan, strict: true), layout = s.depthLayout
         let reference = TSDFVolume(voxelSize: Float(o.voxelSize), coloured: false)
-        let projector = BackProjector(width: layout.width, height: layout.height), set = BlockKeySet()
+        let projector = BackProjector(width: layout.width, height: layout.height), set = BlockMap<BlockRows>(), samples = BlockMap<BlockSamples>()
         var frames = 0
         try s.forEachFrameBatch(threads: 1, confidence: s.hasConfidenceMaps) { fb in
             for (k, info) in fb.infos.enumerated() {
@@ -76,13 +76,16 @@ final class MeshBuilderTests: XCTestCase {
                 let frame = TSDFVolume.Frame(depth: projector.depthImage(fb.depth, k, filters: o.filters), width: layout.width, height: layout.height,
                                              pose: pose, intrinsics: intrinsics, colours: nil)
                 set.removeAll()
-                reference.touchedKeys(frame, truncation: truncation, rows: 0 ..< layout.height, into: set)
-                reference.integrate(frame, blocks: reference.blocks(set.keys)[...], truncation: truncation)
+                reference.touchedBlocks(frame, truncation: truncation, rows: 0 ..< layout.height, samples: samples, into: set)
+                let (blocks, rows) = reference.blocks(set.keys, reaching: set.values)
+                reference.integrate(frame, blocks: blocks[...], rows: rows[...], truncation: truncation)
                 frames += 1
             }
         }
         XCTAssertEqual(frames, 20)
         XCTAssertEqual(fused.keys, reference.keys)
+        XCTAssertEqual(fused.layouts, reference.layouts)
+        XCTAssertEqual(Set(fused.layouts), [0, 1, 2])  // a room has walls, floor and ceiling
         var differing = 0
         for b in 0 ..< min(fused.blockCount, reference.blockCount) {
             for i in 0 ..< TSDFVolume.blockVoxels where fused.voxel(b, i) != reference.voxel(b, i) { differing += 1 }

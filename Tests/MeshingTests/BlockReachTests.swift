@@ -1,0 +1,161 @@
+import XCTest
+import Geometry
+@testable import Meshing
+
+/// The search for the blocks and rows a frame reaches, against the rules written out.
+final class BlockReachTests: XCTestCase {
+    /// A random 8 × 8 plane per lane of three.
+    static func randomPlanes(_ rng: inout SystemRandomNumberGenerator, density: Double) -> BlockRows {
+        var p = BlockRows()
+        for lane in 0..<3 { for bit in 0..<64 where Double.random(in: 0..<1, using: &rng) < density { p[lane] |= 1 << UInt64(bit) } }
+        return p
+    }
+
+    /// `within` and `across` against their definitions, bit by bit, for every reach the
+    /// options allow and blocks up to three on either side, on random planes of several
+    /// densities (lone bits, gaps, full bytes); the forms computing all offsets at once give
+    /// the same as one at a time.
+    func testPlanesReachLikeTheirDefinitions() {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<60 {
+            let m = Self.randomPlanes(&rng, density: [0.02, 0.1, 0.5, 0.9].randomElement(using: &rng)!)
+            for reach in 1...20 {
+                let d = (reach + 7) / 8
+                let planes = UnsafeMutablePointer<BlockRows>.allocate(capacity: 2 * (2 * d + 1))
+                defer { planes.deallocate() }
+                RowReach.within(m, reach: reach, blocks: d, into: planes)
+                RowReach.across(m, reach: reach, blocks: d, into: planes + 2 * d + 1)
+                for k in -3...3 {
+                    let w = RowReach.within(m, block: k, reach: reach), a = RowReach.across(m, block: k, reach: reach)
+                    if abs(k) <= d {
+                        XCTAssertEqual(planes[k + d], w, "within, reach \(reach), block \(k)")
+                        XCTAssertEqual(planes[2 * d + 1 + k + d], a, "across, reach \(reach), block \(k)")
+                    }
+                    for lane in 0..<3 {
+                        var within: UInt64 = 0, across: UInt64 = 0
+                        for c in 0..<8 { for b in 0..<8 {
+                            for c2 in 0..<8 { for b2 in 0..<8 where m[lane] >> UInt64(b2 + 8 * c2) & 1 != 0 {
+                                if c2 == c && abs(b2 - (b + 8 * k)) <= reach { within |= 1 << UInt64(b + 8 * c) }
+                                if b2 == b && abs(c2 - (c + 8 * k)) <= reach { across |= 1 << UInt64(b + 8 * c) }
+                            } }
+                        } }
+                        XCTAssertEqual(w[lane], within, "within, reach \(reach), block \(k), plane \(String(m[lane], radix: 16))")
+                        XCTAssertEqual(a[lane], across, "across, reach \(reach), block \(k), plane \(String(m[lane], radix: 16))")
+                    }
+                }
+            }
+        }
+    }
+
+    /// The three slicings of a block's samples against their definitions, and `along`.
+    func testSlicesAndPlacesAlongAnAxis() {
+        var rng = SystemRandomNumberGenerator()
+        let slices = UnsafeMutablePointer<BlockRows>.allocate(capacity: 8), words = UnsafeMutablePointer<UInt64>.allocate(capacity: 8)
+        defer { slices.deallocate(); words.deallocate() }
+        for _ in 0..<50 {
+            var s = BlockSamples()
+            for z in 0..<8 { s[z] = UInt64.random(in: 0 ... .max, using: &rng) & UInt64.random(in: 0 ... .max, using: &rng) }
+            RowReach.slices(s, into: slices, scratch: words)
+            func sampled(_ x: Int, _ y: Int, _ z: Int) -> Bool { s[z] >> UInt64(x + 8 * y) & 1 != 0 }
+            for i in 0..<8 { for b in 0..<8 { for c in 0..<8 {
+                let bit = UInt64(b + 8 * c)
+                XCTAssertEqual(slices[i][0] >> bit & 1 != 0, sampled(i, b, c), "along x")  // slice x, bit y + 8z
+                XCTAssertEqual(slices[i][1] >> bit & 1 != 0, sampled(c, i, b), "along y")  // slice y, bit z + 8x
+                XCTAssertEqual(slices[i][2] >> bit & 1 != 0, sampled(b, c, i), "along z")  // slice z, bit x + 8y
+            } } }
+        }
+        for reach in 1...20 {
+            for k in -3...3 {
+                var expected: UInt64 = 0
+                for a in 0..<8 where (0..<8).contains(where: { abs(a - ($0 + 8 * k)) <= reach }) { expected |= 1 << UInt64(a) }
+                XCTAssertEqual(RowReach.along(block: k, reach: reach), expected, "reach \(reach), block \(k)")
+            }
+        }
+    }
+
+    /// `touchedBlocks` (eight samples at a time in single precision, then spread block by
+    /// block) against the rule written out in double precision: every second pixel of every
+    /// second row with depth, the voxel it falls in, every voxel within the reach of it on
+    /// each axis; a block is found when it has such a voxel, and a row of it (for each of the
+    /// three layouts) when the row has one. A voxel within 10⁻³ voxel of where a sample's
+    /// rounding could move it is allowed, not required. The frame is 37 wide (a tail of fewer
+    /// than eight samples), the maps start tiny (they grow mid-frame), the pose turns the
+    /// camera so no axis lines up, and the truncations reach 3, 4 (the default) and 11 voxels
+    /// (two blocks on).
+    func testTouchedBlocksAreTheBoxesOfTheSamples() {
+        let w = 37, h = 29, voxel: Float = 0.015
+        var rng = SystemRandomNumberGenerator()
+        var depth = [Float](repeating: 0, count: w * h)
+        for i in depth.indices where Double.random(in: 0..<1, using: &rng) > 0.15 { depth[i] = Float.random(in: 0.3...4.5, using: &rng) }
+        let pose = Pose(rotation: Matrix3.rotation(axis: Vec3(0.3, 1, -0.2), angle: 0.7), translation: Vec3(-1.3, 0.4, 2.2))
+        let k = Intrinsics(fx: 29.5, fy: 30.5, cx: 18.3, cy: 13.9, width: w, height: h)
+        for (truncation, reach) in [(voxel * 2.5, 3), (voxel * 4, 4), (voxel * 11, 11)] {
+            let volume = TSDFVolume(voxelSize: voxel, coloured: false)
+            XCTAssertEqual(volume.reach(truncation: truncation), reach)
+            let set = BlockMap<BlockRows>(capacity: 16), samples = BlockMap<BlockSamples>(capacity: 16)
+            depth.withUnsafeBufferPointer { d in
+                let frame = TSDFVolume.Frame(depth: d.baseAddress!, width: w, height: h, pose: pose, intrinsics: k, colours: nil)
+                volume.touchedBlocks(frame, truncation: truncation, rows: 0 ..< h, samples: samples, into: set)
+            }
+            var found: [UInt64: BlockRows] = [:]
+            for (key, rows) in zip(set.keys, set.values) { found[key] = rows }
+            XCTAssertEqual(found.count, set.count, "keys listed twice")
+            var required: [UInt64: BlockRows] = [:], allowed: [UInt64: BlockRows] = [:]
+            /// Marks the voxels within the reach of voxel `v` in `into`: blocks, and rows per layout.
+            func mark(_ v: SIMD3<Int>, _ into: inout [UInt64: BlockRows]) {
+                for x in v.x - reach ... v.x + reach { for y in v.y - reach ... v.y + reach { for z in v.z - reach ... v.z + reach {
+                    let key = TSDFVolume.key(x >> 3, y >> 3, z >> 3)!, l = SIMD3(x & 7, y & 7, z & 7)
+                    into[key, default: BlockRows()] |= BlockRows(1 << UInt64(l.y + 8 * l.z), 1 << UInt64(l.z + 8 * l.x), 1 << UInt64(l.x + 8 * l.y), 0)
+                } } }
+            }
+            let margin = 1e-3
+            for v in stride(from: 0, to: h, by: 2) {
+                for u in stride(from: 0, to: w, by: 2) where depth[v * w + u] > 0 {
+                    let d = Double(depth[v * w + u])
+                    let q = (pose.rotation * Vec3((Double(u) - k.cx) / k.fx * d, -(Double(v) - k.cy) / k.fy * d, -d) + pose.translation) / Double(voxel)
+                    let lo = SIMD3((0..<3).map { Int((q[$0] - margin).rounded(.down)) }), hi = SIMD3((0..<3).map { Int((q[$0] + margin).rounded(.down)) })
+                    if lo == hi { mark(lo, &required) }
+                    for x in lo.x...hi.x { for y in lo.y...hi.y { for z in lo.z...hi.z { mark(SIMD3(x, y, z), &allowed) } } }
+                }
+            }
+            XCTAssertGreaterThan(required.count, 100)
+            for (key, rows) in required {
+                guard let f = found[key] else { XCTFail("reach \(reach): a block of the boxes missing"); continue }
+                XCTAssertEqual(f & rows, rows, "reach \(reach): rows of the boxes missing")
+            }
+            for (key, rows) in found {
+                guard let a = allowed[key] else { XCTFail("reach \(reach): a block outside every box"); continue }
+                XCTAssertEqual(rows & ~a, BlockRows(), "reach \(reach): rows outside every box")
+            }
+        }
+    }
+
+    /// The map keeps each key once, with the OR of what was inserted for it, through growth,
+    /// union and clearing.
+    func testTheMapORsWhatIsInsertedPerKey() {
+        var rng = SystemRandomNumberGenerator()
+        let map = BlockMap<BlockRows>(capacity: 16), other = BlockMap<BlockRows>(capacity: 16)
+        var expected: [UInt64: BlockRows] = [:]
+        for round in 0..<2 {
+            map.removeAll(); expected = [:]
+            for target in [map, other] {
+                var i = target.inserter()
+                for _ in 0..<3_000 {
+                    let key = UInt64.random(in: 0..<700, using: &rng) &* 0x1_0000_0001, value = Self.randomPlanes(&rng, density: 0.05)
+                    i.reserve(1, in: target)
+                    i.insert(key, value)
+                    if target === map { expected[key, default: BlockRows()] |= value }
+                }
+                target.finish(i)
+            }
+            if round == 1 {
+                for (k, v) in zip(other.keys, other.values) { expected[k, default: BlockRows()] |= v }
+                map.formUnion(other)
+            }
+            XCTAssertEqual(map.count, expected.count)
+            XCTAssertEqual(Set(map.keys).count, map.count)
+            for (k, v) in zip(map.keys, map.values) { XCTAssertEqual(v, expected[k], "key \(k)") }
+            other.removeAll()
+        }
+    }
+}
