@@ -8,7 +8,8 @@
 /// (x, y)); lane 3 is unused.
 public typealias BlockRows = SIMD4<UInt64>
 
-/// The voxels of a block that hold a depth sample: lane z, bit x + 8y.
+/// The voxels of a block marked by depth samples (`TSDFVolume.sampledVoxels`): lane z, bit
+/// x + 8y.
 public typealias BlockSamples = SIMD8<UInt64>
 
 /// What `BlockMap` holds per key: inserting a key again ORs the new value into the old.
@@ -155,27 +156,38 @@ enum RowReach {
         return b
     }
 
+    /// How far a sampled voxel reaches along each axis: to the voxels `below` before it and
+    /// `above` after it.
+    struct Reach: Equatable {
+        var below: Int, above: Int
+        /// The most blocks on it reaches, either way.
+        var blocks: Int { (max(below, above) + 7) / 8 }
+        /// The other way round: what reaches a voxel (`along`).
+        var mirrored: Reach { Reach(below: above, above: below) }
+    }
+
     /// Along the axis within bytes: in each byte, the bits y of the block `k` blocks on that
-    /// have a set bit y′ of this block within `reach`: |y′ − (y + 8k)| ≤ reach.
-    static func within(_ m: Planes, block k: Int, reach: Int) -> Planes {
+    /// a set bit y′ of this block reaches: y′ − below ≤ y + 8k ≤ y′ + above.
+    static func within(_ m: Planes, block k: Int, reach: Reach) -> Planes {
         if k == 0 {
-            if reach >= 7 { return whole(fillDown(m) & all(ones)) }
-            var d = m, covered = 0
-            while covered < reach {
-                let s = min(covered + 1, reach - covered)
-                d |= ((d &<< UInt64(s)) & all(up(s))) | ((d &>> UInt64(s)) & all(down(s)))
-                covered += s
+            var d = m, up = 0, down = 0
+            while up < min(reach.above, 7) || down < min(reach.below, 7) {
+                let su = min(up + 1, min(reach.above, 7) - up), sd = min(down + 1, min(reach.below, 7) - down)
+                d |= ((d &<< UInt64(su)) & all(Self.up(su))) | ((d &>> UInt64(sd)) & all(Self.down(sd)))
+                up += su; down += sd
             }
             return d
         }
-        let q = reach - 8 * abs(k)
-        if q <= -8 { return Planes() }
         if k > 0 {  // bits 0 ... highest + q
+            let q = reach.above - 8 * k
+            if q <= -8 { return Planes() }
             let f = fillDown(m), some = f & all(ones)
             if q < 0 { return (f &>> UInt64(-q)) & all(down(-q)) }
             if q >= 8 { return whole(some) }
             return ((f &<< UInt64(q)) & all(up(q))) | low(q, some)
         } else {  // bits lowest − q ... 7
+            let q = reach.below + 8 * k
+            if q <= -8 { return Planes() }
             let g = fillUp(m), some = (g &>> 7) & all(ones)
             if q < 0 { return (g &<< UInt64(-q)) & all(up(-q)) }
             if q >= 8 { return whole(some) }
@@ -184,25 +196,27 @@ enum RowReach {
     }
 
     /// Along the axis across bytes: byte c of the result is the OR of the bytes c′ of `m`
-    /// with |c′ − (c + 8k)| ≤ reach (the block `k` blocks on).
-    static func across(_ m: Planes, block k: Int, reach: Int) -> Planes {
+    /// that reach it in the block `k` blocks on: c′ − below ≤ c + 8k ≤ c′ + above.
+    static func across(_ m: Planes, block k: Int, reach: Reach) -> Planes {
         if k == 0 {
-            var d = m, covered = 0
-            while covered < min(reach, 7) {
-                let s = min(covered + 1, min(reach, 7) - covered)
-                d |= (d &<< UInt64(8 &* s)) | (d &>> UInt64(8 &* s))
-                covered += s
+            var d = m, up = 0, down = 0
+            while up < min(reach.above, 7) || down < min(reach.below, 7) {
+                let su = min(up + 1, min(reach.above, 7) - up), sd = min(down + 1, min(reach.below, 7) - down)
+                d |= (d &<< UInt64(8 &* su)) | (d &>> UInt64(8 &* sd))
+                up += su; down += sd
             }
             return d
         }
-        let q = reach - 8 * abs(k)
-        if q <= -8 { return Planes() }
         if k > 0 {  // byte c: the OR of bytes ≥ c − q
+            let q = reach.above - 8 * k
+            if q <= -8 { return Planes() }
             var f = m
             f |= f &>> 8; f |= f &>> 16; f |= f &>> 32
             if q < 0 { return f &>> UInt64(8 &* -q) }
             return (q >= 8 ? Planes() : f &<< UInt64(8 &* q)) | (broadcast(f) & all(lowBytes(q)))
         } else {  // byte c: the OR of bytes ≤ c + q
+            let q = reach.below + 8 * k
+            if q <= -8 { return Planes() }
             var g = m
             g |= g &<< 8; g |= g &<< 16; g |= g &<< 32
             if q < 0 { return g &<< UInt64(8 &* -q) }
@@ -211,49 +225,37 @@ enum RowReach {
     }
 
     /// `within(m, block: k, reach:)` for k = −d...d, into `out[k + d]`: the fills shared.
-    @inline(__always) static func within(_ m: Planes, reach: Int, blocks d: Int, into out: UnsafeMutablePointer<Planes>) {
+    @inline(__always) static func within(_ m: Planes, reach: Reach, blocks d: Int, into out: UnsafeMutablePointer<Planes>) {
         let f = fillDown(m), g = fillUp(m), some = f & all(ones)
         for k in 1...d {
-            let q = reach - 8 * k
-            if q <= -8 {
-                out[d + k] = Planes(); out[d - k] = Planes()
-            } else if q < 0 {
-                out[d + k] = (f &>> UInt64(-q)) & all(down(-q))
-                out[d - k] = (g &<< UInt64(-q)) & all(up(-q))
-            } else if q >= 8 {
-                out[d + k] = whole(some); out[d - k] = whole(some)
-            } else {
-                out[d + k] = ((f &<< UInt64(q)) & all(up(q))) | low(q, some)
-                out[d - k] = ((g &>> UInt64(q)) & all(down(q))) | (whole(some) & ~all(down(q)))
-            }
+            let qa = reach.above - 8 * k, qb = reach.below - 8 * k
+            out[d + k] = qa <= -8 ? Planes() : qa < 0 ? (f &>> UInt64(-qa)) & all(down(-qa))
+                : qa >= 8 ? whole(some) : ((f &<< UInt64(qa)) & all(up(qa))) | low(qa, some)
+            out[d - k] = qb <= -8 ? Planes() : qb < 0 ? (g &<< UInt64(-qb)) & all(up(-qb))
+                : qb >= 8 ? whole(some) : ((g &>> UInt64(qb)) & all(down(qb))) | (whole(some) & ~all(down(qb)))
         }
         out[d] = within(m, block: 0, reach: reach)
     }
 
     /// `across(m, block: k, reach:)` for k = −d...d, into `out[k + d]`: the fills shared.
-    @inline(__always) static func across(_ m: Planes, reach: Int, blocks d: Int, into out: UnsafeMutablePointer<Planes>) {
+    @inline(__always) static func across(_ m: Planes, reach: Reach, blocks d: Int, into out: UnsafeMutablePointer<Planes>) {
         var f = m, g = m
         f |= f &>> 8; f |= f &>> 16; f |= f &>> 32
         g |= g &<< 8; g |= g &<< 16; g |= g &<< 32
         let first = broadcast(f), last = broadcast(g &>> 56)
         for k in 1...d {
-            let q = reach - 8 * k
-            if q <= -8 {
-                out[d + k] = Planes(); out[d - k] = Planes()
-            } else if q < 0 {
-                out[d + k] = f &>> UInt64(8 &* -q)
-                out[d - k] = g &<< UInt64(8 &* -q)
-            } else {
-                out[d + k] = (q >= 8 ? Planes() : f &<< UInt64(8 &* q)) | (first & all(lowBytes(q)))
-                out[d - k] = (q >= 8 ? Planes() : g &>> UInt64(8 &* q)) | (last & ~all(lowBytes(8 - q)))
-            }
+            let qa = reach.above - 8 * k, qb = reach.below - 8 * k
+            out[d + k] = qa <= -8 ? Planes() : qa < 0 ? f &>> UInt64(8 &* -qa)
+                : (qa >= 8 ? Planes() : f &<< UInt64(8 &* qa)) | (first & all(lowBytes(qa)))
+            out[d - k] = qb <= -8 ? Planes() : qb < 0 ? g &<< UInt64(8 &* -qb)
+                : (qb >= 8 ? Planes() : g &>> UInt64(8 &* qb)) | (last & ~all(lowBytes(8 - qb)))
         }
         out[d] = across(m, block: 0, reach: reach)
     }
 
-    /// The places on an axis (8 bits) whose voxels are within `reach` of some voxel of the
-    /// block `k` blocks on along it.
-    static func along(block k: Int, reach: Int) -> UInt64 { within(Planes(0xFF, 0, 0, 0), block: -k, reach: reach)[0] & 0xFF }
+    /// The places on an axis (8 bits) whose voxels reach some voxel of the block `k` blocks
+    /// on along it.
+    static func along(block k: Int, reach: Reach) -> UInt64 { within(Planes(0xFF, 0, 0, 0), block: -k, reach: reach.mirrored)[0] & 0xFF }
 
     /// Each 8 × 8 plane transposed: bit b + 8c to bit c + 8b (Hacker's Delight, 7-7).
     @inline(__always) static func transposed(_ m: Planes) -> Planes {
@@ -309,19 +311,23 @@ enum RowReach {
 }
 
 extension TSDFVolume {
-    /// How many voxels from a sample's voxel the search reaches: ⌈truncation / voxel⌉ (the
-    /// ratio's last bits of rounding forgiven), so that a sample's box of voxels covers its
-    /// axis-aligned box ±truncation, Open3D's rule.
-    public func reach(truncation: Float) -> Int {
-        max(1, Int((Double(truncation) / Double(voxelSize) * (1 - 1e-6)).rounded(.up)))
+    /// The voxels a sample reaches: those whose centres lie in its axis-aligned box
+    /// ±truncation (Open3D's box; Open3D takes every voxel of the blocks the box overlaps).
+    /// In voxel units, with the truncation r = truncation / voxel and R = ⌈r⌉ (the ratio's
+    /// last bits of rounding forgiven): a sample at p has voxel i's centre i + ½ within r
+    /// when i is in [⌈p − ½ − r⌉, ⌊p − ½ + r⌋], which for p − ½ in voxel v (the voxel the
+    /// search marks) is [v − R + 1, v + R] when r is whole, and within it when not.
+    func reach(truncation: Float) -> RowReach.Reach {
+        let r = max(1, Int((Double(truncation) / Double(voxelSize) * (1 - 1e-6)).rounded(.up)))
+        return RowReach.Reach(below: r - 1, above: r)
     }
 
     /// The blocks a frame reaches, with the rows of voxels in each (`BlockRows`), for image
-    /// rows `rows`, into `set`: the voxels within `reach(truncation:)` voxels (per axis) of a
-    /// voxel that holds a depth sample; `samples` is scratch.
+    /// rows `rows`, into `set`: the voxels whose centres lie within the truncation of a
+    /// depth sample on each axis (`reach(truncation:)`); `samples` is scratch.
     ///
     /// Every second pixel of every second row: neighbouring samples' boxes overlap almost
-    /// wholly (samples ~1 cm apart at 2 m against boxes 13.5 cm wide), so the union loses at
+    /// wholly (samples ~1 cm apart at 2 m against boxes 12 cm wide), so the union loses at
     /// most a pixel's footprint at silhouettes, for a quarter of the work (profiled: this
     /// search was a third of the fusion's time over every pixel). Two steps. First the
     /// sampled voxels, as bits per block (`BlockSamples`); samples in a row mostly fall in the
@@ -333,29 +339,27 @@ extension TSDFVolume {
     public func touchedBlocks(_ frame: Frame, truncation: Float, rows: Range<Int>, samples: BlockMap<BlockSamples>, into set: BlockMap<BlockRows>) {
         samples.removeAll()
         sampledVoxels(frame, rows: rows, into: samples)
-        let reach = reach(truncation: truncation), d = (reach + 7) / 8, side = 2 * d + 1, count = side * side * side
-        // Per block reached (offsets −d...d on each axis, x fastest): its rows. Lane L of a
-        // plane is layout L's, whose axes a, b, c are L, L + 1, L + 2 (cyclically): a plane
-        // (da, db, dc) is the rows of the block at offset da on axis a, db on b, dc on c.
+        let reach = reach(truncation: truncation), d = reach.blocks, side = 2 * d + 1, count = side * side * side
+        // The planes of rows (da, db, dc), da fastest: lane L is layout L's, whose axes a, b,
+        // c are L, L + 1, L + 2 (cyclically), for the block at offset da on axis a, db on b,
+        // dc on c. Each is written once per sampled block; the blocks' rows are read out of
+        // them afterwards, three lanes from three planes.
         let tiles = UnsafeMutablePointer<BlockRows>.allocate(capacity: count), slices = UnsafeMutablePointer<BlockRows>.allocate(capacity: 8)
         let planes = UnsafeMutablePointer<BlockRows>.allocate(capacity: 2 * side)  // within, then across: one per block on
         let words = UnsafeMutablePointer<UInt64>.allocate(capacity: 8)
+        tiles.initialize(repeating: BlockRows(), count: count)
         defer { tiles.deallocate(); slices.deallocate(); planes.deallocate(); words.deallocate() }
         // the places on an axis that reach the block −d...d on along it
         let along = (-d...d).map { RowReach.along(block: $0, reach: reach) }
-        // the tile of each layout's plane (da, db, dc)
-        let planeTile = (0..<3).map { layout in
-            (0 ..< side * side * side).map { i in
-                var o = SIMD3<Int>()
-                o[layout] = i % side - d; o[(layout + 1) % 3] = i / side % side - d; o[(layout + 2) % 3] = i / (side * side) - d
-                return (o.x + d) + side * ((o.y + d) + side * (o.z + d))
-            }
-        }
+        // per block at offset (x, y, z) (x fastest): its plane in layouts 1 and 2 (in layout
+        // 0, the same index): offsets (y, z, x) and (z, x, y)
+        let inLayout1 = (0..<count).map { i in Int32(i / side % side + side * (i / (side * side) + side * (i % side))) }
+        let inLayout2 = (0..<count).map { i in Int32(i / (side * side) + side * (i % side + side * (i / side % side))) }
         var found = set.inserter()
         for n in 0..<samples.count {
             let (key, bits) = samples.entry(n)
             RowReach.slices(bits, into: slices, scratch: words)
-            tiles.initialize(repeating: BlockRows(), count: count)
+            tiles.update(repeating: BlockRows(), count: count)
             for da in -d...d {
                 let p = RowReach.project(slices, places: along[da + d])
                 if p == BlockRows() { continue }
@@ -364,23 +368,22 @@ extension TSDFVolume {
                     let q = planes[db + d]
                     if q == BlockRows() { continue }
                     RowReach.across(q, reach: reach, blocks: d, into: planes + side)
-                    for dc in -d...d {
-                        // plane (da, db, dc) of all three layouts: three tiles
-                        let plane = (da + d) + side * ((db + d) + side * (dc + d)), t = planes[side + dc + d]
-                        tiles[planeTile[0][plane]][0] |= t[0]
-                        tiles[planeTile[1][plane]][1] |= t[1]
-                        tiles[planeTile[2][plane]][2] |= t[2]
-                    }
+                    for dc in -d...d { tiles[(da + d) + side * ((db + d) + side * (dc + d))] = planes[side + dc + d] }
                 }
             }
             let c = Self.coordinates(key), b = Self.bias
             found.reserve(count, in: set)
             var i = 0
-            for z in c.z - d + b ... c.z + d + b {
-                for y in c.y - d + b ... c.y + d + b {
-                    for x in c.x - d + b ... c.x + d + b {
-                        if tiles[i][0] != 0 { found.insert(UInt64(x) << 42 | UInt64(y) << 21 | UInt64(z), tiles[i]) }
-                        i &+= 1
+            inLayout1.withUnsafeBufferPointer { one in
+                inLayout2.withUnsafeBufferPointer { two in
+                    for z in c.z - d + b ... c.z + d + b {
+                        for y in c.y - d + b ... c.y + d + b {
+                            for x in c.x - d + b ... c.x + d + b {
+                                let rows = BlockRows(tiles[i][0], tiles[Int(one[i])][1], tiles[Int(two[i])][2], 0)
+                                if rows[0] != 0 { found.insert(UInt64(x) << 42 | UInt64(y) << 21 | UInt64(z), rows) }
+                                i &+= 1
+                            }
+                        }
                     }
                 }
             }
@@ -388,15 +391,19 @@ extension TSDFVolume {
         set.finish(found)
     }
 
-    /// The voxels holding a depth sample (every second pixel of every second row of `rows`),
-    /// by block, into `samples`. Eight samples at a time in vectors, then lane by lane.
+    /// For each depth sample (every second pixel of every second row of `rows`), the voxel
+    /// whose centre is the nearest below it on each axis (the voxel holding the sample less
+    /// half a voxel), by block, into `samples`. Eight samples at a time in vectors, then lane
+    /// by lane.
     func sampledVoxels(_ frame: Frame, rows: Range<Int>, into samples: BlockMap<BlockSamples>) {
         let r = frame.pose.rotation, t = frame.pose.translation, k = frame.intrinsics
         let c0 = SIMD3<Float>(Float(r.r0.x), Float(r.r1.x), Float(r.r2.x))
         let c1 = SIMD3<Float>(Float(r.r0.y), Float(r.r1.y), Float(r.r2.y))
         let c2 = SIMD3<Float>(Float(r.r0.z), Float(r.r1.z), Float(r.r2.z))
         let inverseVoxel = 1 / voxelSize
-        let tw = SIMD3<Float>(Float(t.x), Float(t.y), Float(t.z)) * inverseVoxel
+        // the samples in voxel units, less half a voxel: their voxel is then the one whose
+        // centre is the nearest below them on each axis (`reach(truncation:)`)
+        let tw = SIMD3<Float>(Float(t.x), Float(t.y), Float(t.z)) * inverseVoxel - 0.5
         typealias F = SIMD8<Float>
         typealias I = SIMD8<Int32>
         // Samples stay within ±(blockLimit − 4) blocks, so that what they reach (up to 3
@@ -439,7 +446,6 @@ extension TSDFVolume {
                     for l in 0..<n { d[l] = row[u0 + 2 * l] }
                 }
                 let rx = (lanes + Float(u0) - cx) / fx
-                // the samples in voxel units
                 let px = (cx0.x * rx + rowDirection.x) * d + tw.x, py = (cx0.y * rx + rowDirection.y) * d + tw.y
                 let pz = (cx0.z * rx + rowDirection.z) * d + tw.z
                 let inX = (px .> -limit) .& (px .< limit), inY = (py .> -limit) .& (py .< limit), inZ = (pz .> -limit) .& (pz .< limit)

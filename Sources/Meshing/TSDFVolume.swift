@@ -233,7 +233,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     /// axis is z with d − z ≥ −truncation, the voxel's TSDF becomes the weighted mean of its
     /// old value and min(1, (d − z) / truncation), its weight grows by one, and its colour
     /// takes that pixel's colour into its mean: Open3D's update rule, on the rows the frame's
-    /// samples reach rather than on every row of their blocks (about half of them: 104 M
+    /// samples reach rather than on every row of their blocks (about half of them: ~100 M
     /// rows instead of 200 M on room-3000). Blocks are independent: threads may fuse disjoint
     /// sets of one frame at once.
     ///

@@ -11,16 +11,18 @@ final class BlockReachTests: XCTestCase {
         return p
     }
 
-    /// `within` and `across` against their definitions, bit by bit, for every reach the
-    /// options allow and blocks up to three on either side, on random planes of several
+    /// `within` and `across` against their definitions, bit by bit, for reaches up to 20
+    /// voxels below and above (the search's R − 1 and R for every truncation the options
+    /// allow, and others), blocks up to three on either side, on random planes of several
     /// densities (lone bits, gaps, full bytes); the forms computing all offsets at once give
     /// the same as one at a time.
     func testPlanesReachLikeTheirDefinitions() {
         var rng = SystemRandomNumberGenerator()
-        for _ in 0..<60 {
+        for n in 0..<60 {
             let m = Self.randomPlanes(&rng, density: [0.02, 0.1, 0.5, 0.9].randomElement(using: &rng)!)
-            for reach in 1...20 {
-                let d = (reach + 7) / 8
+            for r in 1...20 {
+                let reach = n % 3 == 0 ? RowReach.Reach(below: r - 1, above: r) : RowReach.Reach(below: Int.random(in: 0...20, using: &rng), above: r)
+                let d = reach.blocks
                 let planes = UnsafeMutablePointer<BlockRows>.allocate(capacity: 2 * (2 * d + 1))
                 defer { planes.deallocate() }
                 RowReach.within(m, reach: reach, blocks: d, into: planes)
@@ -35,8 +37,8 @@ final class BlockReachTests: XCTestCase {
                         var within: UInt64 = 0, across: UInt64 = 0
                         for c in 0..<8 { for b in 0..<8 {
                             for c2 in 0..<8 { for b2 in 0..<8 where m[lane] >> UInt64(b2 + 8 * c2) & 1 != 0 {
-                                if c2 == c && abs(b2 - (b + 8 * k)) <= reach { within |= 1 << UInt64(b + 8 * c) }
-                                if b2 == b && abs(c2 - (c + 8 * k)) <= reach { across |= 1 << UInt64(b + 8 * c) }
+                                if c2 == c && (b2 - reach.below ... b2 + reach.above).contains(b + 8 * k) { within |= 1 << UInt64(b + 8 * c) }
+                                if b2 == b && (c2 - reach.below ... c2 + reach.above).contains(c + 8 * k) { across |= 1 << UInt64(b + 8 * c) }
                             } }
                         } }
                         XCTAssertEqual(w[lane], within, "within, reach \(reach), block \(k), plane \(String(m[lane], radix: 16))")
@@ -64,24 +66,29 @@ final class BlockReachTests: XCTestCase {
                 XCTAssertEqual(slices[i][2] >> bit & 1 != 0, sampled(b, c, i), "along z")  // slice z, bit x + 8y
             } } }
         }
-        for reach in 1...20 {
-            for k in -3...3 {
-                var expected: UInt64 = 0
-                for a in 0..<8 where (0..<8).contains(where: { abs(a - ($0 + 8 * k)) <= reach }) { expected |= 1 << UInt64(a) }
-                XCTAssertEqual(RowReach.along(block: k, reach: reach), expected, "reach \(reach), block \(k)")
+        for below in 0...20 {
+            for above in 1...20 {
+                let reach = RowReach.Reach(below: below, above: above)
+                for k in -3...3 {
+                    var expected: UInt64 = 0
+                    for a in 0..<8 where (0..<8).contains(where: { (a - below ... a + above).contains($0 + 8 * k) }) { expected |= 1 << UInt64(a) }
+                    XCTAssertEqual(RowReach.along(block: k, reach: reach), expected, "reach \(reach), block \(k)")
+                }
             }
         }
     }
 
     /// `touchedBlocks` (eight samples at a time in single precision, then spread block by
     /// block) against the rule written out in double precision: every second pixel of every
-    /// second row with depth, the voxel it falls in, every voxel within the reach of it on
-    /// each axis; a block is found when it has such a voxel, and a row of it (for each of the
-    /// three layouts) when the row has one. A voxel within 10⁻³ voxel of where a sample's
-    /// rounding could move it is allowed, not required. The frame is 37 wide (a tail of fewer
-    /// than eight samples), the maps start tiny (they grow mid-frame), the pose turns the
-    /// camera so no axis lines up, and the truncations reach 3, 4 (the default) and 11 voxels
-    /// (two blocks on).
+    /// second row with depth, and the voxels whose centres lie within the truncation of it
+    /// on each axis; a block is found when it has such a voxel, and a row of it (for each of
+    /// the three layouts) when the row has one. Required: the voxels within the truncation
+    /// less 10⁻³ voxel (single precision's rounding). Allowed: the rule's voxels for the
+    /// sample moved by ±10⁻³ voxel, with the box rounded out to whole voxels where the
+    /// truncation is not a whole number of them. The frame is 37 wide (a tail of fewer than
+    /// eight samples), the maps start tiny (they grow mid-frame), the pose turns the camera so
+    /// no axis lines up, and the truncations are 2.5, 4 (the default) and 11 voxels (two
+    /// blocks on).
     func testTouchedBlocksAreTheBoxesOfTheSamples() {
         let w = 37, h = 29, voxel: Float = 0.015
         var rng = SystemRandomNumberGenerator()
@@ -89,9 +96,10 @@ final class BlockReachTests: XCTestCase {
         for i in depth.indices where Double.random(in: 0..<1, using: &rng) > 0.15 { depth[i] = Float.random(in: 0.3...4.5, using: &rng) }
         let pose = Pose(rotation: Matrix3.rotation(axis: Vec3(0.3, 1, -0.2), angle: 0.7), translation: Vec3(-1.3, 0.4, 2.2))
         let k = Intrinsics(fx: 29.5, fy: 30.5, cx: 18.3, cy: 13.9, width: w, height: h)
-        for (truncation, reach) in [(voxel * 2.5, 3), (voxel * 4, 4), (voxel * 11, 11)] {
+        for (voxels, reach) in [(2.5, 3), (4.0, 4), (11.0, 11)] {
+            let truncation = voxel * Float(voxels)
             let volume = TSDFVolume(voxelSize: voxel, coloured: false)
-            XCTAssertEqual(volume.reach(truncation: truncation), reach)
+            XCTAssertEqual(volume.reach(truncation: truncation), RowReach.Reach(below: reach - 1, above: reach))
             let set = BlockMap<BlockRows>(capacity: 16), samples = BlockMap<BlockSamples>(capacity: 16)
             depth.withUnsafeBufferPointer { d in
                 let frame = TSDFVolume.Frame(depth: d.baseAddress!, width: w, height: h, pose: pose, intrinsics: k, colours: nil)
@@ -101,9 +109,9 @@ final class BlockReachTests: XCTestCase {
             for (key, rows) in zip(set.keys, set.values) { found[key] = rows }
             XCTAssertEqual(found.count, set.count, "keys listed twice")
             var required: [UInt64: BlockRows] = [:], allowed: [UInt64: BlockRows] = [:]
-            /// Marks the voxels within the reach of voxel `v` in `into`: blocks, and rows per layout.
-            func mark(_ v: SIMD3<Int>, _ into: inout [UInt64: BlockRows]) {
-                for x in v.x - reach ... v.x + reach { for y in v.y - reach ... v.y + reach { for z in v.z - reach ... v.z + reach {
+            /// Marks the voxels from `lo` to `hi` in `into`: blocks, and rows per layout.
+            func mark(_ lo: SIMD3<Int>, _ hi: SIMD3<Int>, _ into: inout [UInt64: BlockRows]) {
+                for x in lo.x...hi.x { for y in lo.y...hi.y { for z in lo.z...hi.z {
                     let key = TSDFVolume.key(x >> 3, y >> 3, z >> 3)!, l = SIMD3(x & 7, y & 7, z & 7)
                     into[key, default: BlockRows()] |= BlockRows(1 << UInt64(l.y + 8 * l.z), 1 << UInt64(l.z + 8 * l.x), 1 << UInt64(l.x + 8 * l.y), 0)
                 } } }
@@ -113,9 +121,12 @@ final class BlockReachTests: XCTestCase {
                 for u in stride(from: 0, to: w, by: 2) where depth[v * w + u] > 0 {
                     let d = Double(depth[v * w + u])
                     let q = (pose.rotation * Vec3((Double(u) - k.cx) / k.fx * d, -(Double(v) - k.cy) / k.fy * d, -d) + pose.translation) / Double(voxel)
-                    let lo = SIMD3((0..<3).map { Int((q[$0] - margin).rounded(.down)) }), hi = SIMD3((0..<3).map { Int((q[$0] + margin).rounded(.down)) })
-                    if lo == hi { mark(lo, &required) }
-                    for x in lo.x...hi.x { for y in lo.y...hi.y { for z in lo.z...hi.z { mark(SIMD3(x, y, z), &allowed) } } }
+                    // centres i + ½ within the truncation less the margin of q
+                    let r = voxels - margin
+                    mark(SIMD3((0..<3).map { Int((q[$0] - 0.5 - r).rounded(.up)) }), SIMD3((0..<3).map { Int((q[$0] - 0.5 + r).rounded(.down)) }), &required)
+                    // the rule for the voxel below q − ½, q moved by the margin either way
+                    let low = SIMD3((0..<3).map { Int((q[$0] - 0.5 - margin).rounded(.down)) }), high = SIMD3((0..<3).map { Int((q[$0] - 0.5 + margin).rounded(.down)) })
+                    mark(low &- (reach - 1), high &+ reach, &allowed)
                 }
             }
             XCTAssertGreaterThan(required.count, 100)

@@ -202,14 +202,13 @@ final class TSDFVolumeTests: XCTestCase {
 
     /// What the search finds is what the update needs: after a frame's search and fusion,
     /// every voxel whose centre projects into the image onto depth within half the
-    /// truncation of its own (|d − z| ≤ 3 cm) was updated. The bound: a sample's box reaches
-    /// 4 voxels (6 cm) on each axis from the sample's voxel, so at least 5.25 cm from the
-    /// sample; a voxel is |d − z| × 1.27 at most from the surface point on its own ray (the
-    /// ray's length per unit of depth at this image's corners), and that point at most a
-    /// pixel (1.4 cm at 1.4 m) on each axis from the nearest sample (every second pixel of
-    /// every second row): (5.25 − 1.4) / 1.27 ≈ 3 cm. (Measured: the nearest voxel missed
-    /// lies at 0.90 of the truncation; with a reach of 2 voxels, voxels within 3 cm are
-    /// missed.) Checked over every voxel near the plane, not only those of the blocks found.
+    /// truncation of its own (|d − z| ≤ 3 cm) was updated. The bound: a sample reaches the
+    /// voxels whose centres lie within 6 cm of it on each axis; a voxel is |d − z| × 1.27 at
+    /// most from the surface point on its own ray (the ray's length per unit of depth at
+    /// this image's corners), and that point at most a pixel (1.4 cm at 1.4 m) on each axis
+    /// from the nearest sample (every second pixel of every second row): (6 − 1.4) / 1.27 ≈
+    /// 3.6 cm. (With a reach of 2 voxels, voxels within 3 cm are missed.) Checked over every
+    /// voxel near the plane, not only those of the blocks found.
     func testTheSearchReachesTheBandAroundTheSurface() {
         let w = 128, h = 96, truncation: Float = 0.06, voxel: Float = 0.015
         let (depth, pose, k) = Self.planeFrame(width: w, height: h)
