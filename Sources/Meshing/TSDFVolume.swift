@@ -24,8 +24,9 @@ import Geometry
 /// Blocks are numbered in the order they were created; a frame creates its new blocks in
 /// key order, so numbering and every value are independent of thread count.
 ///
-/// A frame updates the voxels within the truncation distance of its depth samples, row by
-/// row (`BlockRows`), where Open3D updates every voxel of each block it reaches. A block
+/// A frame updates the voxels whose centres lie within the truncation of one of its depth
+/// samples on each axis, row by row (`BlockRows`, `touchedBlocks`), where Open3D updates
+/// every voxel of each block such a box overlaps. A block
 /// stores its voxels in rows along one axis (`layouts`): the one along which the frame that
 /// created it reached the fewest rows, i.e. the axis closest to the surface's plane, so
 /// that its rows lie wholly in the band around the surface or wholly out of it.
