@@ -66,7 +66,7 @@ public final class BlockMap<Value: BlockValue> {
 
         /// Adds `key` with `value`, or ORs `value` into the key's.
         @inline(__always) public mutating func insert(_ key: UInt64, _ value: Value) {
-            var i = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+            var i = TSDFVolume.slot(key, mask)
             while true {
                 let k = table[i]
                 if k == key { values[i] |= value; return }
@@ -168,7 +168,7 @@ enum RowReach {
 
     /// Along the axis within bytes: in each byte, the bits y of the block `k` blocks on that
     /// a set bit y′ of this block reaches: y′ − below ≤ y + 8k ≤ y′ + above.
-    static func within(_ m: Planes, block k: Int, reach: Reach) -> Planes {
+    @inline(__always) static func within(_ m: Planes, block k: Int, reach: Reach) -> Planes {
         if k == 0 {
             var d = m, up = 0, down = 0
             while up < min(reach.above, 7) || down < min(reach.below, 7) {
@@ -197,7 +197,7 @@ enum RowReach {
 
     /// Along the axis across bytes: byte c of the result is the OR of the bytes c′ of `m`
     /// that reach it in the block `k` blocks on: c′ − below ≤ c + 8k ≤ c′ + above.
-    static func across(_ m: Planes, block k: Int, reach: Reach) -> Planes {
+    @inline(__always) static func across(_ m: Planes, block k: Int, reach: Reach) -> Planes {
         if k == 0 {
             var d = m, up = 0, down = 0
             while up < min(reach.above, 7) || down < min(reach.below, 7) {
@@ -222,35 +222,6 @@ enum RowReach {
             if q < 0 { return g &<< UInt64(8 &* -q) }
             return (q >= 8 ? Planes() : g &>> UInt64(8 &* q)) | (broadcast(g &>> 56) & ~all(lowBytes(8 - q)))
         }
-    }
-
-    /// `within(m, block: k, reach:)` for k = −d...d, into `out[k + d]`: the fills shared.
-    @inline(__always) static func within(_ m: Planes, reach: Reach, blocks d: Int, into out: UnsafeMutablePointer<Planes>) {
-        let f = fillDown(m), g = fillUp(m), some = f & all(ones)
-        for k in 1...d {
-            let qa = reach.above - 8 * k, qb = reach.below - 8 * k
-            out[d + k] = qa <= -8 ? Planes() : qa < 0 ? (f &>> UInt64(-qa)) & all(down(-qa))
-                : qa >= 8 ? whole(some) : ((f &<< UInt64(qa)) & all(up(qa))) | low(qa, some)
-            out[d - k] = qb <= -8 ? Planes() : qb < 0 ? (g &<< UInt64(-qb)) & all(up(-qb))
-                : qb >= 8 ? whole(some) : ((g &>> UInt64(qb)) & all(down(qb))) | (whole(some) & ~all(down(qb)))
-        }
-        out[d] = within(m, block: 0, reach: reach)
-    }
-
-    /// `across(m, block: k, reach:)` for k = −d...d, into `out[k + d]`: the fills shared.
-    @inline(__always) static func across(_ m: Planes, reach: Reach, blocks d: Int, into out: UnsafeMutablePointer<Planes>) {
-        var f = m, g = m
-        f |= f &>> 8; f |= f &>> 16; f |= f &>> 32
-        g |= g &<< 8; g |= g &<< 16; g |= g &<< 32
-        let first = broadcast(f), last = broadcast(g &>> 56)
-        for k in 1...d {
-            let qa = reach.above - 8 * k, qb = reach.below - 8 * k
-            out[d + k] = qa <= -8 ? Planes() : qa < 0 ? f &>> UInt64(8 &* -qa)
-                : (qa >= 8 ? Planes() : f &<< UInt64(8 &* qa)) | (first & all(lowBytes(qa)))
-            out[d - k] = qb <= -8 ? Planes() : qb < 0 ? g &<< UInt64(8 &* -qb)
-                : (qb >= 8 ? Planes() : g &>> UInt64(8 &* qb)) | (last & ~all(lowBytes(8 - qb)))
-        }
-        out[d] = across(m, block: 0, reach: reach)
     }
 
     /// The places on an axis (8 bits) whose voxels reach some voxel of the block `k` blocks
@@ -345,10 +316,9 @@ extension TSDFVolume {
         // dc on c. Each is written once per sampled block; the blocks' rows are read out of
         // them afterwards, three lanes from three planes.
         let tiles = UnsafeMutablePointer<BlockRows>.allocate(capacity: count), slices = UnsafeMutablePointer<BlockRows>.allocate(capacity: 8)
-        let planes = UnsafeMutablePointer<BlockRows>.allocate(capacity: 2 * side)  // within, then across: one per block on
         let words = UnsafeMutablePointer<UInt64>.allocate(capacity: 8)
         tiles.initialize(repeating: BlockRows(), count: count)
-        defer { tiles.deallocate(); slices.deallocate(); planes.deallocate(); words.deallocate() }
+        defer { tiles.deallocate(); slices.deallocate(); words.deallocate() }
         // the places on an axis that reach the block −d...d on along it
         let along = (-d...d).map { RowReach.along(block: $0, reach: reach) }
         // per block at offset (x, y, z) (x fastest): its plane in layouts 1 and 2 (in layout
@@ -363,12 +333,10 @@ extension TSDFVolume {
             for da in -d...d {
                 let p = RowReach.project(slices, places: along[da + d])
                 if p == BlockRows() { continue }
-                RowReach.within(p, reach: reach, blocks: d, into: planes)
                 for db in -d...d {
-                    let q = planes[db + d]
+                    let q = RowReach.within(p, block: db, reach: reach)
                     if q == BlockRows() { continue }
-                    RowReach.across(q, reach: reach, blocks: d, into: planes + side)
-                    for dc in -d...d { tiles[(da + d) + side * ((db + d) + side * (dc + d))] = planes[side + dc + d] }
+                    for dc in -d...d { tiles[(da + d) + side * ((db + d) + side * (dc + d))] = RowReach.across(q, block: dc, reach: reach) }
                 }
             }
             let c = Self.coordinates(key), b = Self.bias

@@ -78,7 +78,11 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     public static let blockLimit = 1 << 16
 
     @inline(__always) private func slot(_ key: UInt64) -> Int { slot(key, tableMask) }
-    @inline(__always) private func slot(_ key: UInt64, _ mask: Int) -> Int { Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask }
+    @inline(__always) private func slot(_ key: UInt64, _ mask: Int) -> Int { Self.slot(key, mask) }
+
+    /// The first slot of a block key in an open-addressing table of `mask + 1` slots (a power
+    /// of two): a Fibonacci hash's high bits. The volume's table and the search's `BlockMap`.
+    @inline(__always) static func slot(_ key: UInt64, _ mask: Int) -> Int { Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask }
 
     /// The number of the block with `key`, or nil.
     public func block(_ key: UInt64) -> Int? {

@@ -10,12 +10,7 @@ final class MarchingCubesTests: XCTestCase {
         var keys: [UInt64] = []
         for x in lo...hi { for y in lo...hi { for z in lo...hi { keys.append(TSDFVolume.key(x, y, z)!) } } }
         keys.sort()
-        _ = v.blocks(keys, reaching: keys.indices.map { n in
-            var rows = BlockRows(repeating: ~0)
-            rows[mixed ? n % 3 : 0] = 1
-            return rows
-        })
-        if mixed { XCTAssertEqual(Set(v.layouts), [0, 1, 2]) }
+        _ = TSDFVolumeTests.blocks(v, keys, layouts: keys.indices.map { mixed ? $0 % 3 : 0 })
         for b in 0..<v.blockCount {
             let o = TSDFVolume.coordinates(v.keys[b]) &* TSDFVolume.blockSide
             for i in 0..<TSDFVolume.blockVoxels {
