@@ -76,8 +76,8 @@ public struct MeshSummary: Sendable, Codable, FrameAccounting {
 /// depth into a `TSDFVolume` (the cloud's frame selection, pose handling and pixel filters) —
 /// then `extract` — `MeshExtractor` streaming the mesh into a sink (a PLY file, or memory).
 /// Frames go in order; the blocks a frame touches are fused in runs by whichever thread is
-/// free, each block by one, while the next frame's blocks are searched, so `-j 1` and `-j 2`
-/// give the same bytes.
+/// free, each block by one, while the next frame's blocks are searched and created and the
+/// depth of the one after is filtered, so `-j 1` and `-j 2` give the same bytes.
 public enum MeshBuilder {
     /// The whole mesh in memory (tests, the benchmark).
     public static func build(scan path: String, options o: MeshOptions) throws -> (TriangleMesh, MeshSummary) {
@@ -90,7 +90,7 @@ public enum MeshBuilder {
     /// Marching cubes over `volume` into `sink`; the mesh's figures and time into `summary`.
     public static func extract(_ volume: TSDFVolume, options o: MeshOptions, into sink: MeshSink, summary: inout MeshSummary) throws {
         let start = ProcessStats.now()
-        let stats = try MeshExtractor.extract(volume, minWeight: Float(o.minWeight), into: sink)
+        let stats = try MeshExtractor.extract(volume, minWeight: Float(o.minWeight), threads: o.threads, into: sink)
         summary.vertices = stats.vertices
         summary.triangles = stats.triangles
         summary.area = stats.area
@@ -132,58 +132,73 @@ public enum MeshBuilder {
 
         let volume = TSDFVolume(voxelSize: Float(o.voxelSize), coloured: stream != nil)
         var cameras: [Pose] = []
-        // Two frames in flight: while the blocks of one are fused, the next one's blocks are
-        // searched (one queue of tasks: the search's bands of rows, then runs of
-        // `integrationRun` blocks, to whichever thread is free; one hand-over a frame).
-        // A block is fused by one task, frames one after another, so the volume does not
-        // depend on the threads; blocks are created between frames, never during fusion.
-        let projectors = (0..<2).map { _ in BackProjector(width: layout.width, height: layout.height) }
+        // Three frames in flight, one step each (one queue of tasks to whichever thread is
+        // free): the depth of the frame arriving is filtered; the blocks of the one before are
+        // searched, in bands of rows, and then created by the thread that finishes the last
+        // band while the others go on fusing; and the blocks of the one before that are fused,
+        // in runs of `integrationRun`. A block is fused by one task, frames one after another,
+        // so the volume does not depend on the threads; blocks are created only for the frame
+        // after the one being fused, which reaches its blocks through targets (`TSDFVolume.Target`)
+        // that creating blocks leaves alone.
+        let projectors = (0..<3).map { _ in BackProjector(width: layout.width, height: layout.height) }
         let sets = (0..<threads).map { _ in BlockMap<BlockRows>(capacity: 1 << 12) }, samples = (0..<threads).map { _ in BlockMap<BlockSamples>(capacity: 1 << 11) }
-        /// The frame whose blocks are known, waiting to be fused.
-        var pending: (frame: TSDFVolume.Frame, blocks: [Int], rows: [UInt64])?
-        var fused = 0  // frames handed to a projector (which alternates)
-        /// Fuses the pending frame while searching the blocks of `next` (if any; `index` its
-        /// depth frame, which names its video frame), then makes `next` the pending one.
-        func step(_ next: (frame: TSDFVolume.Frame, index: Int)?) throws {
-            let runs = pending.map { ($0.blocks.count + Self.integrationRun - 1) / Self.integrationRun } ?? 0
-            let searches = next == nil ? 0 : threads
-            parallelForDynamic(searches + runs, threads: o.threads) { task in
-                if task < searches, let next {
-                    sets[task].removeAll()
-                    volume.touchedBlocks(next.frame, truncation: truncation, rows: layout.height * task / threads ..< layout.height * (task + 1) / threads,
-                                         samples: samples[task], into: sets[task])
+        typealias Searching = (frame: TSDFVolume.Frame, index: Int)
+        typealias Pending = (frame: TSDFVolume.Frame, index: Int, targets: [TSDFVolume.Target], rows: [UInt64])
+        /// The frame filtered, its blocks to be searched (`index` its depth frame, which
+        /// names its video frame), and the frame whose blocks exist, waiting to be fused.
+        var searching: Searching?, pending: Pending?
+        var arrived = 0  // frames filtered (their projector alternates between three)
+        let searchesLeft = Locked(0), searched = Locked<Pending?>(nil), filtered = Locked<UnsafePointer<Float>?>(nil)
+        func step(_ arriving: (batch: DepthBatch, k: Int, pose: Pose, intrinsics: Intrinsics, index: Int)?) throws {
+            let filters = arriving == nil ? 0 : 1, searches = searching == nil ? 0 : threads
+            let runs = pending.map { ($0.targets.count + Self.integrationRun - 1) / Self.integrationRun } ?? 0
+            let projector = projectors[arrived % 3]
+            searchesLeft.with { $0 = searches }
+            parallelForDynamic(filters + searches + runs, threads: o.threads) { task in
+                if task < filters, let arriving {
+                    let depth = projector.depthImage(arriving.batch, arriving.k, filters: o.filters)
+                    filtered.with { $0 = depth }
+                } else if task < filters + searches, let searching {
+                    let band = task - filters
+                    sets[band].removeAll()
+                    volume.touchedBlocks(searching.frame, truncation: truncation, rows: layout.height * band / threads ..< layout.height * (band + 1) / threads,
+                                         samples: samples[band], into: sets[band])
+                    guard searchesLeft.with({ $0 -= 1; return $0 }) == 0 else { return }
+                    for t in 1..<threads { sets[0].formUnion(sets[t]) }
+                    let (numbers, rows) = volume.blocks(sets[0].keys, reaching: sets[0].values)
+                    let found = (searching.frame, searching.index, volume.targets(numbers), rows)
+                    searched.with { $0 = found }
                 } else if let pending {
-                    let r = task - searches, blocks = pending.blocks, run = r * Self.integrationRun ..< min(blocks.count, (r + 1) * Self.integrationRun)
-                    volume.integrate(pending.frame, blocks: blocks[run], rows: pending.rows[run], truncation: truncation)
+                    let r = task - filters - searches, run = r * Self.integrationRun ..< min(pending.targets.count, (r + 1) * Self.integrationRun)
+                    volume.integrate(pending.frame, targets: pending.targets[run], rows: pending.rows[run], truncation: truncation)
                 }
             }
             if pending?.frame.colours != nil { stream?.release() }
-            pending = nil
-            guard let next else { return }
-            var frame = next.frame
-            for t in 1..<threads { sets[0].formUnion(sets[t]) }
-            let (blocks, rows) = volume.blocks(sets[0].keys, reaching: sets[0].values)
-            if let stream {
+            pending = searched.with { found in defer { found = nil }; return found }
+            if let stream, let index = pending?.index {
                 // the colour image of the frame about to be fused (its slot is read until the next step)
-                let videoFrame = scan.videoFrame(forDepthFrame: next.index)
-                frame.colours = try stream.colours(of: videoFrame)
-                if frame.colours != nil { summary.framesColoured += 1 } else if stream.wasSkipped(videoFrame) { summary.framesColourSkipped += 1 }
+                let videoFrame = scan.videoFrame(forDepthFrame: index)
+                pending?.frame.colours = try stream.colours(of: videoFrame)
+                if pending?.frame.colours != nil { summary.framesColoured += 1 } else if stream.wasSkipped(videoFrame) { summary.framesColourSkipped += 1 }
             }
-            pending = (frame, blocks, rows)
+            searching = nil
+            if let arriving, let depth = filtered.with({ $0 }) {
+                searching = (TSDFVolume.Frame(depth: depth, width: layout.width, height: layout.height, pose: arriving.pose, intrinsics: arriving.intrinsics, colours: nil),
+                             arriving.index)
+                arrived += 1
+            }
         }
-        // The projectors own the depth images the pending frame points into: they must
+        // The projectors own the depth images the frames in flight point into: they must
         // outlive the last step, which comes after their last use in the loop.
         try withExtendedLifetime(projectors) {
             try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps, progress: o.progress) { fb in
                 for (k, info) in fb.infos.enumerated() {
                     guard let (pose, intrinsics) = try summary.take(info, stride: o.stride, scanPath: scan.path) else { continue }
                     cameras.append(pose)
-                    let depth = projectors[fused % 2].depthImage(fb.depth, k, filters: o.filters)
-                    fused += 1
-                    try step((TSDFVolume.Frame(depth: depth, width: layout.width, height: layout.height, pose: pose, intrinsics: intrinsics, colours: nil), info.index))
+                    try step((fb.depth, k, pose, intrinsics, info.index))
                 }
             }
-            try step(nil)
+            while searching != nil || pending != nil { try step(nil) }
         }
         stream?.stop()
         let withoutVideo = summary.framesUsed - summary.framesColoured - summary.framesColourSkipped

@@ -1,3 +1,5 @@
+import Execution
+
 /// An indexed triangle mesh: shared vertices, three vertex indices a triangle.
 public struct TriangleMesh: Sendable {
     /// x, y, z per vertex.
@@ -106,20 +108,39 @@ public struct MeshStatistics: Sendable, Equatable {
 /// triangles: they get their final numbers and go to the sink with every triangle whose
 /// three vertices are final. Only two slabs' vertices are held at a time, not the mesh.
 /// The output is the same whatever order the volume was filled in.
+///
+/// Threads: blocks are marched `batch` at a time on every thread, each into a `BlockPart`
+/// (its vertices and triangles, apart from the other blocks'), and the parts are then joined
+/// in key order on one, which numbers the vertices as one thread marching every block in turn
+/// would: the mesh is the same bytes for any thread count. The marching (reading and
+/// averaging every voxel of a block and its neighbours' faces) is most of the work; joining
+/// is a hash lookup a vertex.
 public enum MeshExtractor {
     /// The whole mesh in memory.
-    public static func extract(_ volume: TSDFVolume, minWeight: Float) -> TriangleMesh {
+    public static func extract(_ volume: TSDFVolume, minWeight: Float, threads: Int = 1) -> TriangleMesh {
+        extract(volume, minWeight: minWeight, threads: threads, batch: batch)
+    }
+
+    static func extract(_ volume: TSDFVolume, minWeight: Float, threads: Int, batch: Int) -> TriangleMesh {
         let collector = MeshCollector(coloured: volume.coloured)
-        _ = try! extract(volume, minWeight: minWeight, into: collector)  // the collector cannot throw
+        _ = try! extract(volume, minWeight: minWeight, threads: threads, batch: batch, into: collector)  // the collector cannot throw
         return collector.mesh
     }
 
     /// A reference in a pending triangle: a held vertex (`held | index`) or a final number.
     static let held: UInt32 = 1 << 31
 
+    /// Blocks marched at a time, on every thread, before they are joined in order.
+    static let batch = 512
+
+    /// The mesh into `sink`, part by part; blocks are marched on up to `threads` threads,
+    /// `batch` at a time (tests vary it), with the same result for any count.
     @discardableResult
-    public static func extract(_ volume: TSDFVolume, minWeight: Float, into sink: MeshSink) throws -> MeshStatistics {
-        let side = TSDFVolume.blockSide, n = side + 1
+    public static func extract(_ volume: TSDFVolume, minWeight: Float, threads: Int = 1, into sink: MeshSink) throws -> MeshStatistics {
+        try extract(volume, minWeight: minWeight, threads: threads, batch: Self.batch, into: sink)
+    }
+
+    static func extract(_ volume: TSDFVolume, minWeight: Float, threads: Int, batch: Int, into sink: MeshSink) throws -> MeshStatistics {
         let order = (0..<volume.blockCount).sorted { volume.keys[$0] < volume.keys[$1] }
         let coloured = volume.coloured
         var stats = MeshStatistics()
@@ -127,101 +148,36 @@ public enum MeshExtractor {
         // slab (block x of the edge's lower voxel), edge key, and whether a kept triangle uses it
         var position: [SIMD3<Float>] = [], colourOf: [SIMD3<Float>] = [], normalSum: [SIMD3<Float>] = []
         var owner: [Int] = [], edgeKey: [UInt64] = [], used: [Bool] = []
-        // held vertices by crossed edge: (global voxel of the edge's lower end, 20 bits an axis
-        // biased by 2^19 — the volume's blocks stay within ±2^16, `TSDFVolume.blockLimit` — and axis)
+        // held vertices by crossed edge (`BlockPart.edges`)
         let vertexOfEdge = EdgeTable()
         // kept triangles not yet given to the sink (three references each)
         var pending: [UInt32] = []
         // edges (final numbers) used by one triangle so far
         let onceUsed = EdgeTable()
         var finalCount: UInt32 = 0
-        // the block's voxels and the first layer of its +x, +y, +z neighbours: TSDF, whether
-        // the voxel counts (weight ≥ minWeight and > 0; none where there is no block), colour
-        let boxVoxels = n * n * n
-        let value = UnsafeMutablePointer<Float>.allocate(capacity: boxVoxels)
-        let counts = UnsafeMutablePointer<Bool>.allocate(capacity: boxVoxels)
-        let colour = UnsafeMutablePointer<SIMD3<Float>>.allocate(capacity: coloured ? boxVoxels : 1)
-        defer { value.deallocate(); counts.deallocate(); colour.deallocate() }
-        let vs = volume.voxelSize
-        let edges = MarchingCubes.edges, table = MarchingCubes.triangles, offsets = MarchingCubes.offsets
-        let cornerOffset = (0..<8).map { SIMD3<Int>($0 & 1, $0 >> 1 & 1, $0 >> 2 & 1) }
-        // a cube's corner k in the box, from its lowest corner
-        let cornerStep = SIMD8<Int>(0, 1, n, n + 1, n * n, n * n + 1, n * n + n, n * n + n + 1)
-        // a cube's vertex on each of its 12 edges, and which of them it has so far (bits)
-        var corner = [UInt32](repeating: 0, count: 12), made = 0
 
-        /// Fills the box from block `b` and its neighbours. False when no cube in it can cross
-        /// the surface (no voxel that counts is negative, or none is not): most blocks.
-        func gather(_ b: Int) -> Bool {
-            let c = TSDFVolume.coordinates(volume.keys[b])
-            var negative = false, positive = false
-            for k in 0..<8 {
-                // the part of the box block k covers: all 8 along an axis, or the 9th layer
-                let xs = k & 1 == 0 ? 0..<side : side..<n, ys = k & 2 == 0 ? 0..<side : side..<n, zs = k & 4 == 0 ? 0..<side : side..<n
-                guard let nb = TSDFVolume.key(c.x + (k & 1), c.y + (k >> 1 & 1), c.z + (k >> 2 & 1)).flatMap(volume.block) else {
-                    for z in zs { for y in ys { for x in xs { counts[x + n * (y + n * z)] = false } } }
-                    continue
-                }
-                let v = volume.blockVoxels(nb)
-                for z in zs { for y in ys { for x in xs {
-                    let i = x + n * (y + n * z), s = (x & 7) &* v.strides.x &+ (y & 7) &* v.strides.y &+ (z & 7) &* v.strides.z
-                    let w = Float(v.weight[s]), t = TSDFVolume.mean(v.tsdf[s], w), ok = !(w < minWeight || w == 0)
-                    counts[i] = ok; value[i] = t
-                    if ok { if t < 0 { negative = true } else { positive = true } }
-                    if coloured { colour[i] = TSDFVolume.meanColour(v.colour + 3 * s, w) }
-                } } }
+        /// Adds block `part`'s vertices that no earlier block made (in its order, so the
+        /// vertices are numbered as if one thread had marched every block in turn) and its
+        /// triangles.
+        func join(_ part: BlockPart) {
+            var local = [UInt32](repeating: 0, count: part.edges.count)
+            for (v, key) in part.edges.enumerated() {
+                if let existing = vertexOfEdge.value(key) { local[v] = existing; continue }
+                let g = UInt32(position.count)
+                position.append(part.positions[v])
+                if coloured { colourOf.append(part.colours[v]) }
+                normalSum.append(.zero); used.append(false)
+                owner.append(BlockPart.slab(key)); edgeKey.append(key)
+                vertexOfEdge.insert(key, g)
+                local[v] = g
             }
-            return negative && positive
-        }
-
-        func march(_ b: Int) {
-            guard gather(b) else { return }
-            let origin = TSDFVolume.coordinates(volume.keys[b]) &* side
-            for z in 0..<side { for y in 0..<side { for x in 0..<side {
-                let i0 = x + n * (y + n * z)
-                var index = 0, complete = true
-                for k in 0..<8 {
-                    let i = i0 + cornerStep[k]
-                    if !counts[i] { complete = false; break }
-                    if value[i] < 0 { index |= 1 << k }
-                }
-                guard complete, index != 0, index != 255 else { continue }
-                made = 0
-                for t in offsets[index] ..< offsets[index + 1] {
-                    let e = Int(table[t])
-                    if made & 1 << e != 0 { continue }
-                    made |= 1 << e
-                    let edge = edges[e]
-                    let a = cornerOffset[edge.from], g = origin &+ SIMD3(x, y, z) &+ a
-                    let key = UInt64(g.x + (1 << 19)) << 42 | UInt64(g.y + (1 << 19)) << 22 | UInt64(g.z + (1 << 19)) << 2 | UInt64(edge.axis)
-                    if let v = vertexOfEdge.value(key) { corner[e] = v; continue }
-                    let ia = i0 + a.x + n * (a.y + n * a.z)
-                    let bo = cornerOffset[edge.to], ib = i0 + bo.x + n * (bo.y + n * bo.z)
-                    let fa = value[ia], fb = value[ib], s = fa / (fa - fb)
-                    var p = (SIMD3<Float>(g) + 0.5) * vs
-                    p[edge.axis] += s * vs
-                    let v = UInt32(position.count)
-                    position.append(p)
-                    if coloured { colourOf.append(colour[ia] + (colour[ib] - colour[ia]) * s) }
-                    normalSum.append(.zero); used.append(false)
-                    owner.append(g.x >> 3)  // ⌊g.x / 8⌋: the block x of the lower voxel
-                    edgeKey.append(key)
-                    vertexOfEdge.insert(key, v)
-                    corner[e] = v
-                }
-                var t = offsets[index]
-                while t < offsets[index + 1] {
-                    let a = corner[Int(table[t])], b = corner[Int(table[t + 1])], c = corner[Int(table[t + 2])]
-                    t += 3
-                    let p = position[Int(a)], normal = cross(position[Int(b)] - p, position[Int(c)] - p)
-                    let doubleArea = length(normal)
-                    guard doubleArea > 0 else { continue }
-                    stats.area += Double(doubleArea) / 2
-                    normalSum[Int(a)] += normal; normalSum[Int(b)] += normal; normalSum[Int(c)] += normal
-                    used[Int(a)] = true; used[Int(b)] = true; used[Int(c)] = true
-                    pending.append(held | a); pending.append(held | b); pending.append(held | c)
-                }
-            } } }
+            for (t, corners) in part.triangles.enumerated() {
+                let a = Int(local[Int(corners.x)]), b = Int(local[Int(corners.y)]), c = Int(local[Int(corners.z)]), normal = part.normals[t]
+                stats.area += Double(part.doubleAreas[t]) / 2
+                normalSum[a] += normal; normalSum[b] += normal; normalSum[c] += normal
+                used[a] = true; used[b] = true; used[c] = true
+                pending.append(held | UInt32(a)); pending.append(held | UInt32(b)); pending.append(held | UInt32(c))
+            }
         }
 
         /// Gives the sink every held vertex owned by a slab before `next` that a kept triangle
@@ -276,16 +232,158 @@ public enum MeshExtractor {
             if part.vertexCount > 0 || part.triangleCount > 0 { try sink.append(part) }
         }
 
+        // blocks `batch` at a time: marched on every thread, then joined in order
+        var parts: [BlockPart?] = [], partsStart = 0
+        func part(_ j: Int) -> BlockPart? {
+            if j >= partsStart + parts.count {
+                partsStart = j
+                parts = parallelMap(min(batch, order.count - j), threads: threads, state: { BlockMarcher(volume, minWeight: minWeight) }) { marcher, i in
+                    marcher.march(order[j + i])
+                }
+            }
+            return parts[j - partsStart]
+        }
         var i = 0
         while i < order.count {
             let slab = TSDFVolume.coordinates(volume.keys[order[i]]).x
             var j = i
-            while j < order.count && TSDFVolume.coordinates(volume.keys[order[j]]).x == slab { march(order[j]); j += 1 }
+            while j < order.count && TSDFVolume.coordinates(volume.keys[order[j]]).x == slab {
+                if let p = part(j) { join(p) }
+                j += 1
+            }
             try flush(before: j < order.count ? TSDFVolume.coordinates(volume.keys[order[j]]).x : .max)
             i = j
         }
         stats.boundaryEdges = onceUsed.count
         return stats
+    }
+}
+
+/// One block's marching cubes, made apart from the other blocks' (on any thread) and joined
+/// in block order (`MeshExtractor`): the vertices its cubes made, in the order they made them
+/// (one per crossed edge), and its triangles of non-zero area by those vertices.
+struct BlockPart {
+    /// Per vertex: its edge, as the global voxel of the edge's lower end (20 bits an axis,
+    /// biased by 2^19: the volume's blocks stay within ±2^16, `TSDFVolume.blockLimit`) and
+    /// the axis.
+    var edges: [UInt64] = []
+    var positions: [SIMD3<Float>] = [], colours: [SIMD3<Float>] = []
+    /// Per triangle: its vertices (numbers in `edges`), the cross product of its edges
+    /// (twice its area along its normal) and that length.
+    var triangles: [SIMD3<UInt32>] = [], normals: [SIMD3<Float>] = [], doubleAreas: [Float] = []
+
+    static func edge(_ voxel: SIMD3<Int>, axis: Int) -> UInt64 {
+        UInt64(voxel.x + (1 << 19)) << 42 | UInt64(voxel.y + (1 << 19)) << 22 | UInt64(voxel.z + (1 << 19)) << 2 | UInt64(axis)
+    }
+
+    /// The slab (block x) of an edge's lower voxel.
+    static func slab(_ edge: UInt64) -> Int { (Int(edge >> 42) - (1 << 19)) >> 3 }
+}
+
+/// Marches blocks one at a time into `BlockPart`s, with its own scratch: one per thread.
+final class BlockMarcher {
+    let volume: TSDFVolume, minWeight: Float
+    static let side = TSDFVolume.blockSide, n = side + 1
+    /// A cube's corner k from its lowest corner.
+    static let cornerOffset = (0..<8).map { SIMD3<Int>($0 & 1, $0 >> 1 & 1, $0 >> 2 & 1) }
+    // the block's voxels and the first layer of its +x, +y, +z neighbours: TSDF, whether
+    // the voxel counts (weight ≥ minWeight and > 0; none where there is no block), colour
+    let value: UnsafeMutablePointer<Float>, counts: UnsafeMutablePointer<Bool>, colour: UnsafeMutablePointer<SIMD3<Float>>
+    /// The block's vertex on each edge of the box (lower voxel · 3 + axis), −1 for none yet.
+    let vertexAt: UnsafeMutablePointer<Int32>
+
+    init(_ volume: TSDFVolume, minWeight: Float) {
+        self.volume = volume; self.minWeight = minWeight
+        let voxels = Self.n * Self.n * Self.n
+        value = .allocate(capacity: voxels); counts = .allocate(capacity: voxels)
+        colour = .allocate(capacity: volume.coloured ? voxels : 1)
+        vertexAt = .allocate(capacity: 3 * voxels); vertexAt.initialize(repeating: -1, count: 3 * voxels)
+    }
+
+    deinit { value.deallocate(); counts.deallocate(); colour.deallocate(); vertexAt.deallocate() }
+
+    /// Fills the box from block `b` and its neighbours. False when no cube in it can cross
+    /// the surface (no voxel that counts is negative, or none is not): most blocks.
+    func gather(_ b: Int) -> Bool {
+        let side = Self.side, n = Self.n, coloured = volume.coloured, minWeight = minWeight
+        let c = TSDFVolume.coordinates(volume.keys[b])
+        var negative = false, positive = false
+        for k in 0..<8 {
+            // the part of the box block k covers: all 8 along an axis, or the 9th layer
+            let xs = k & 1 == 0 ? 0..<side : side..<n, ys = k & 2 == 0 ? 0..<side : side..<n, zs = k & 4 == 0 ? 0..<side : side..<n
+            guard let nb = TSDFVolume.key(c.x + (k & 1), c.y + (k >> 1 & 1), c.z + (k >> 2 & 1)).flatMap(volume.block) else {
+                for z in zs { for y in ys { for x in xs { counts[x + n * (y + n * z)] = false } } }
+                continue
+            }
+            let v = volume.blockVoxels(nb)
+            for z in zs { for y in ys { for x in xs {
+                let i = x + n * (y + n * z), s = (x & 7) &* v.strides.x &+ (y & 7) &* v.strides.y &+ (z & 7) &* v.strides.z
+                let w = Float(v.weight[s]), t = TSDFVolume.mean(v.tsdf[s], w), ok = !(w < minWeight || w == 0)
+                counts[i] = ok; value[i] = t
+                if ok { if t < 0 { negative = true } else { positive = true } }
+                if coloured { colour[i] = TSDFVolume.meanColour(v.colour + 3 * s, w) }
+            } } }
+        }
+        return negative && positive
+    }
+
+    /// Block `b`'s cubes, or nil when none crosses the surface.
+    func march(_ b: Int) -> BlockPart? {
+        guard gather(b) else { return nil }
+        let side = Self.side, n = Self.n, coloured = volume.coloured, vs = volume.voxelSize
+        let edges = MarchingCubes.edges, table = MarchingCubes.triangles, offsets = MarchingCubes.offsets
+        // a cube's corner k in the box, from its lowest corner
+        let cornerStep = SIMD8<Int>(0, 1, n, n + 1, n * n, n * n + 1, n * n + n, n * n + n + 1)
+        let origin = TSDFVolume.coordinates(volume.keys[b]) &* side
+        var part = BlockPart()
+        // a cube's vertex on each of its 12 edges, and which of them it has so far (bits)
+        var corner = SIMD16<UInt32>(), made = 0
+        for z in 0..<side { for y in 0..<side { for x in 0..<side {
+            let i0 = x + n * (y + n * z)
+            var index = 0, complete = true
+            for k in 0..<8 {
+                let i = i0 + cornerStep[k]
+                if !counts[i] { complete = false; break }
+                if value[i] < 0 { index |= 1 << k }
+            }
+            guard complete, index != 0, index != 255 else { continue }
+            made = 0
+            for t in offsets[index] ..< offsets[index + 1] {
+                let e = Int(table[t])
+                if made & 1 << e != 0 { continue }
+                made |= 1 << e
+                let edge = edges[e]
+                let a = Self.cornerOffset[edge.from], ia = i0 + a.x + n * (a.y + n * a.z)
+                let at = 3 * ia + edge.axis
+                if vertexAt[at] >= 0 { corner[e] = UInt32(vertexAt[at]); continue }
+                let bo = Self.cornerOffset[edge.to], ib = i0 + bo.x + n * (bo.y + n * bo.z)
+                let g = origin &+ SIMD3(x, y, z) &+ a
+                let fa = value[ia], fb = value[ib], s = fa / (fa - fb)
+                var p = (SIMD3<Float>(g) + 0.5) * vs
+                p[edge.axis] += s * vs
+                let v = UInt32(part.positions.count)
+                part.positions.append(p)
+                if coloured { part.colours.append(colour[ia] + (colour[ib] - colour[ia]) * s) }
+                part.edges.append(BlockPart.edge(g, axis: edge.axis))
+                vertexAt[at] = Int32(v)
+                corner[e] = v
+            }
+            var t = offsets[index]
+            while t < offsets[index + 1] {
+                let a = corner[Int(table[t])], b = corner[Int(table[t + 1])], c = corner[Int(table[t + 2])]
+                t += 3
+                let p = part.positions[Int(a)], normal = cross(part.positions[Int(b)] - p, part.positions[Int(c)] - p)
+                let doubleArea = length(normal)
+                guard doubleArea > 0 else { continue }
+                part.triangles.append(SIMD3(a, b, c)); part.normals.append(normal); part.doubleAreas.append(doubleArea)
+            }
+        } } }
+        // forget this block's vertices: only the edges they were made on were set
+        for key in part.edges {
+            let axis = Int(key & 3), g = SIMD3(Int(key >> 42 & 0xFFFFF), Int(key >> 22 & 0xFFFFF), Int(key >> 2 & 0xFFFFF)) &- (1 << 19) &- origin
+            vertexAt[3 * (g.x + n * (g.y + n * g.z)) + axis] = -1
+        }
+        return part
     }
 }
 

@@ -30,7 +30,7 @@ import Geometry
 /// stores its voxels in rows along one axis (`layouts`): the one along which the frame that
 /// created it reached the fewest rows, i.e. the axis closest to the surface's plane, so
 /// that its rows lie wholly in the band around the surface or wholly out of it.
-public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by one thread each per frame
+public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by one thread each per frame, and created only while fusion goes through targets
     public static let blockSide = 8, blockVoxels = 512
     public let voxelSize: Float
     public let coloured: Bool
@@ -241,6 +241,29 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     /// samples reach rather than on every row of their blocks (about half of them: ~100 M
     /// rows instead of 200 M on room-3000). Blocks are independent: threads may fuse disjoint
     /// sets of one frame at once.
+    public func integrate(_ frame: Frame, blocks: ArraySlice<Int>, rows rowMasks: ArraySlice<UInt64>? = nil, truncation: Float) {
+        integrate(frame, targets: targets(Array(blocks))[...], rows: rowMasks, truncation: truncation)
+    }
+
+    /// A block as `integrate` reaches it: its key, its layout and where its voxels are.
+    /// Chunks never move, so a frame's targets stay valid while blocks are created for the
+    /// next one (`MeshBuilder` does both at once): fusing through targets reads nothing that
+    /// creating blocks changes.
+    public struct Target: @unchecked Sendable {  // the pointers are into chunks, which never move or go before the volume
+        let key: UInt64
+        let layout: UInt8
+        let tsdf: UnsafeMutablePointer<Float>, weight: UnsafeMutablePointer<UInt16>, colour: UnsafeMutablePointer<Float>
+    }
+
+    /// The targets of blocks `numbers`, in that order.
+    public func targets(_ numbers: [Int]) -> [Target] {
+        numbers.map { b in
+            let v = storage(b)
+            return Target(key: keys[b], layout: layouts[b], tsdf: v.tsdf, weight: v.weight, colour: v.colour)
+        }
+    }
+
+    /// `integrate(_:blocks:rows:truncation:)` on the blocks `targets` name.
     ///
     /// A block goes in two passes over its rows of 8 voxels: each row's depths along the
     /// camera axis and pixels (rows wholly out of view are flagged and skipped after), then
@@ -259,7 +282,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     /// With only the rows reached, the first pass prefetches each row's sums and weights for
     /// the second: the rows are no longer one sweep through the block that the hardware
     /// prefetcher follows (0.94x the CPU).
-    public func integrate(_ frame: Frame, blocks: ArraySlice<Int>, rows rowMasks: ArraySlice<UInt64>? = nil, truncation: Float) {
+    public func integrate(_ frame: Frame, targets: ArraySlice<Target>, rows rowMasks: ArraySlice<UInt64>? = nil, truncation: Float) {
         let r = frame.pose.rotation, t = frame.pose.translation, k = frame.intrinsics
         // camera = Rᵀ (world − t): row i of Rᵀ is column i of R
         let c0 = SIMD3<Float>(Float(r.r0.x), Float(r.r1.x), Float(r.r2.x))
@@ -282,8 +305,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
             let a = steps[l], b = steps[(l + 1) % 3]
             return Axes(along: (lanes * a.x, lanes * a.y, -(lanes * a.z)), across: (lanes * b.x, lanes * b.y, lanes * b.z), up: steps[(l + 2) % 3])
         }
-        let layouts = self.layouts
-        let chunks = self.chunks, colours = coloured ? frame.colours : nil
+        let colours = coloured ? frame.colours : nil
         let width = F(repeating: Float(w)), height = F(repeating: Float(h)), zero = F(), one = F(repeating: 1)
         let magic = F(repeating: 8_388_608), minusTruncation = F(repeating: -truncation), infinity = F(repeating: .infinity)
         let keptAtFull = F(repeating: (Self.maxWeight - 1) / Self.maxWeight)
@@ -293,12 +315,12 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
             let pixels = scratch.baseAddress!.bindMemory(to: Int32.self, capacity: n)
             let zs = (scratch.baseAddress! + 4 * n).bindMemory(to: Float.self, capacity: n + 3 * 64)
             let rowX = zs + n, rowY = rowX + 64, rowZ = rowY + 64
-            for (nb, b) in blocks.enumerated() {
+            for (nb, target) in targets.enumerated() {
                 let rowMask = rowMasks.map { $0[$0.startIndex + nb] } ?? ~0
-                let origin = SIMD3<Float>(Self.coordinates(keys[b]) &* Self.blockSide) * vs + vs / 2 - tw
+                let origin = SIMD3<Float>(Self.coordinates(target.key) &* Self.blockSide) * vs + vs / 2 - tw
                 let o = SIMD3<Float>((c0 * origin).sum(), (c1 * origin).sum(), (c2 * origin).sum())
-                let (tsdf, weight, colour) = Self.storage(chunks[b / Self.chunkBlocks], b % Self.chunkBlocks, coloured: coloured)
-                let axis = axes[Int(layouts[b])], (camX, camY, minusCamZ) = axis.along, up = axis.up
+                let tsdf = target.tsdf, weight = target.weight, colour = target.colour
+                let axis = axes[Int(target.layout)], (camX, camY, minusCamZ) = axis.along, up = axis.up
                 // The 64 rows' first voxels in camera coordinates, (o + across) + up · c, eight
                 // rows (one c) at a time. Per row, this was a chain of scalar conversions,
                 // multiplies and adds in front of the division; the rows' chains were too long

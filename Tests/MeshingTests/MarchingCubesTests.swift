@@ -100,6 +100,27 @@ final class MarchingCubesTests: XCTestCase {
         for x in mesh.positions { XCTAssertTrue(x.isFinite) }
     }
 
+    /// Blocks are marched apart, on any thread, a batch at a time, and joined in key order:
+    /// the mesh must be the one of a single thread marching one block at a time, vertex for
+    /// vertex, whatever the threads and wherever the batches end (here in the middle of slabs
+    /// and of shared edges: 7 and 10 are not divisors of the 4 × 4 blocks of a slab).
+    func testAnyThreadCountAndBatchGiveTheSameMesh() {
+        var state: UInt64 = 0x2545F4914F6CDD1D
+        let v = Self.volume(voxel: 0.01, blocks: -2, 1, mixed: true) { p in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            // a wavy sphere with noise: many crossings in every block, some of them ambiguous
+            return length(p) - 0.1 + 0.02 * sin(40 * p.x) + (Float(Int(state >> 33 & 0xFF)) - 127.5) / 20_000
+        }
+        let one = MeshExtractor.extract(v, minWeight: 1, threads: 1, batch: 1)
+        XCTAssertGreaterThan(one.triangleCount, 5000)
+        XCTAssertEqual(Self.edgeUses(one), [2], "one vertex per crossed edge across the joins")
+        for (threads, batch) in [(2, 7), (3, 10), (2, 512)] {
+            let m = MeshExtractor.extract(v, minWeight: 1, threads: threads, batch: batch)
+            XCTAssertEqual(m.positions, one.positions, "\(threads) threads, \(batch) blocks a batch")
+            XCTAssertEqual(m.normals, one.normals); XCTAssertEqual(m.triangles, one.triangles)
+        }
+    }
+
     /// Records the parts a streaming extraction hands over.
     final class PartRecorder: MeshSink {
         var parts: [TriangleMesh] = [], vertices = 0
