@@ -132,6 +132,8 @@ public enum MeshExtractor {
 
     /// Blocks marched at a time, on every thread, before they are joined in order.
     static let batch = 512
+    /// Blocks a marching task takes.
+    static let marchRun = 32
 
     /// The mesh into `sink`, part by part; blocks are marched on up to `threads` threads,
     /// `batch` at a time (tests vary it), with the same result for any count.
@@ -232,28 +234,48 @@ public enum MeshExtractor {
             if part.vertexCount > 0 || part.triangleCount > 0 { try sink.append(part) }
         }
 
-        // blocks `batch` at a time: marched on every thread, then joined in order
-        var parts: [BlockPart?] = [], partsStart = 0
-        func part(_ j: Int) -> BlockPart? {
-            if j >= partsStart + parts.count {
-                partsStart = j
-                parts = parallelMap(min(batch, order.count - j), threads: threads, state: { BlockMarcher(volume, minWeight: minWeight) }) { marcher, i in
-                    marcher.march(order[j + i])
+        // Blocks `batch` at a time: while one thread joins a batch (flushing each slab as the
+        // next begins), the others march the next batch, `marchRun` blocks a task.
+        func slab(_ j: Int) -> Int { TSDFVolume.coordinates(volume.keys[order[j]]).x }
+        var slabOpen: Int?  // the slab of the last block joined
+        func joinBatch(_ parts: UnsafeMutableBufferPointer<BlockPart?>, from first: Int) throws {
+            for (n, part) in parts.enumerated() {
+                let s = slab(first + n)
+                if let open = slabOpen, open != s { try flush(before: s) }
+                slabOpen = s
+                if let part { join(part) }
+            }
+        }
+        func marchBatch(_ parts: UnsafeMutableBufferPointer<BlockPart?>, from first: Int, task: Int) {
+            let marcher = BlockMarcher(volume, minWeight: minWeight)
+            for n in task * Self.marchRun ..< min(parts.count, (task + 1) * Self.marchRun) { parts[n] = marcher.march(order[first + n]) }
+        }
+        var current = UnsafeMutableBufferPointer<BlockPart?>.allocate(capacity: batch), next = UnsafeMutableBufferPointer<BlockPart?>.allocate(capacity: batch)
+        current.initialize(repeating: nil); next.initialize(repeating: nil)
+        defer {
+            _ = current.deinitialize(); current.deallocate()
+            _ = next.deinitialize(); next.deallocate()
+        }
+        var first = 0, count = min(batch, order.count)
+        let runs = { (count: Int) in (count + Self.marchRun - 1) / Self.marchRun }
+        let firstBatch = UnsafeMutableBufferPointer(rebasing: current[0 ..< count])
+        parallelForDynamic(runs(count), threads: threads) { task in marchBatch(firstBatch, from: 0, task: task) }
+        while count > 0 {
+            let nextFirst = first + count, nextCount = min(batch, order.count - nextFirst)
+            var failure: Error?
+            let joining = UnsafeMutableBufferPointer(rebasing: current[0 ..< count]), marching = UnsafeMutableBufferPointer(rebasing: next[0 ..< nextCount])
+            parallelForDynamic(1 + runs(nextCount), threads: threads) { task in
+                if task == 0 {
+                    do { try joinBatch(joining, from: first) } catch { failure = error }
+                } else {
+                    marchBatch(marching, from: nextFirst, task: task - 1)
                 }
             }
-            return parts[j - partsStart]
+            if let failure { throw failure }
+            swap(&current, &next)
+            first = nextFirst; count = nextCount
         }
-        var i = 0
-        while i < order.count {
-            let slab = TSDFVolume.coordinates(volume.keys[order[i]]).x
-            var j = i
-            while j < order.count && TSDFVolume.coordinates(volume.keys[order[j]]).x == slab {
-                if let p = part(j) { join(p) }
-                j += 1
-            }
-            try flush(before: j < order.count ? TSDFVolume.coordinates(volume.keys[order[j]]).x : .max)
-            i = j
-        }
+        if slabOpen != nil { try flush(before: .max) }
         stats.boundaryEdges = onceUsed.count
         return stats
     }
