@@ -300,8 +300,13 @@ struct BlockPart {
         UInt64(voxel.x + (1 << 19)) << 42 | UInt64(voxel.y + (1 << 19)) << 22 | UInt64(voxel.z + (1 << 19)) << 2 | UInt64(axis)
     }
 
+    /// An edge's lower voxel and axis.
+    static func voxel(_ edge: UInt64) -> (voxel: SIMD3<Int>, axis: Int) {
+        (SIMD3(Int(edge >> 42 & 0xFFFFF), Int(edge >> 22 & 0xFFFFF), Int(edge >> 2 & 0xFFFFF)) &- (1 << 19), Int(edge & 3))
+    }
+
     /// The slab (block x) of an edge's lower voxel.
-    static func slab(_ edge: UInt64) -> Int { (Int(edge >> 42) - (1 << 19)) >> 3 }
+    static func slab(_ edge: UInt64) -> Int { voxel(edge).voxel.x >> 3 }
 }
 
 /// Marches blocks one at a time into `BlockPart`s, with its own scratch: one per thread.
@@ -404,7 +409,7 @@ final class BlockMarcher {
         } } }
         // forget this block's vertices: only the edges they were made on were set
         for key in part.edges {
-            let axis = Int(key & 3), g = SIMD3(Int(key >> 42 & 0xFFFFF), Int(key >> 22 & 0xFFFFF), Int(key >> 2 & 0xFFFFF)) &- (1 << 19) &- origin
+            let (voxel, axis) = BlockPart.voxel(key), g = voxel &- origin
             vertexAt[3 * (g.x + n * (g.y + n * g.z)) + axis] = -1
         }
         return part
