@@ -31,7 +31,10 @@ public enum MarchingCubes {
     /// offsets[case + 1]` is a case's slice.
     public static let (triangles, offsets): ([UInt8], [Int]) = build()
 
-    static func corner(_ i: Int) -> SIMD3<Double> { SIMD3(Double(i & 1), Double(i >> 1 & 1), Double(i >> 2 & 1)) }
+    /// Corner `i`'s offset from the cube's lowest corner.
+    static let corners = (0..<8).map { SIMD3<Int>($0 & 1, $0 >> 1 & 1, $0 >> 2 & 1) }
+
+    static func corner(_ i: Int) -> SIMD3<Double> { SIMD3<Double>(corners[i]) }
 
     static func edgeIndex(_ a: Int, _ b: Int) -> Int {
         edges.firstIndex { ($0.from == a && $0.to == b) || ($0.from == b && $0.to == a) }!

@@ -313,8 +313,6 @@ struct BlockPart {
 final class BlockMarcher {
     let volume: TSDFVolume, minWeight: Float
     static let side = TSDFVolume.blockSide, n = side + 1
-    /// A cube's corner k from its lowest corner.
-    static let cornerOffset = (0..<8).map { SIMD3<Int>($0 & 1, $0 >> 1 & 1, $0 >> 2 & 1) }
     // the block's voxels and the first layer of its +x, +y, +z neighbours: TSDF, whether
     // the voxel counts (weight ≥ minWeight and > 0; none where there is no block), colour
     let value: UnsafeMutablePointer<Float>, counts: UnsafeMutablePointer<Bool>, colour: UnsafeMutablePointer<SIMD3<Float>>
@@ -360,7 +358,7 @@ final class BlockMarcher {
     func march(_ b: Int) -> BlockPart? {
         guard gather(b) else { return nil }
         let side = Self.side, n = Self.n, coloured = volume.coloured, vs = volume.voxelSize
-        let edges = MarchingCubes.edges, table = MarchingCubes.triangles, offsets = MarchingCubes.offsets
+        let edges = MarchingCubes.edges, table = MarchingCubes.triangles, offsets = MarchingCubes.offsets, corners = MarchingCubes.corners
         // a cube's corner k in the box, from its lowest corner
         let cornerStep = SIMD8<Int>(0, 1, n, n + 1, n * n, n * n + 1, n * n + n, n * n + n + 1)
         let origin = TSDFVolume.coordinates(volume.keys[b]) &* side
@@ -382,10 +380,10 @@ final class BlockMarcher {
                 if made & 1 << e != 0 { continue }
                 made |= 1 << e
                 let edge = edges[e]
-                let a = Self.cornerOffset[edge.from], ia = i0 + a.x + n * (a.y + n * a.z)
+                let a = corners[edge.from], ia = i0 + a.x + n * (a.y + n * a.z)
                 let at = 3 * ia + edge.axis
                 if vertexAt[at] >= 0 { corner[e] = UInt32(vertexAt[at]); continue }
-                let bo = Self.cornerOffset[edge.to], ib = i0 + bo.x + n * (bo.y + n * bo.z)
+                let bo = corners[edge.to], ib = i0 + bo.x + n * (bo.y + n * bo.z)
                 let g = origin &+ SIMD3(x, y, z) &+ a
                 let fa = value[ia], fb = value[ib], s = fa / (fa - fb)
                 var p = (SIMD3<Float>(g) + 0.5) * vs
