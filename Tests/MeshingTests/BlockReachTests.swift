@@ -68,6 +68,47 @@ final class BlockReachTests: XCTestCase {
         }
     }
 
+    /// `Near.spread` (the reach within a block, shifts and masks fixed per reach) gives the
+    /// 27 planes that `project`, `within` and `across` give, for every reach of at most a
+    /// block either way (below 0 included: then nothing reaches the block before), on random
+    /// samples of several densities, a lone voxel at each corner, and a full block.
+    func testTheNearSpreadIsTheGeneralOne() {
+        var rng = SystemRandomNumberGenerator()
+        let slices = UnsafeMutablePointer<BlockRows>.allocate(capacity: 8), words = UnsafeMutablePointer<UInt64>.allocate(capacity: 8)
+        let tiles = UnsafeMutablePointer<BlockRows>.allocate(capacity: 27)
+        defer { slices.deallocate(); words.deallocate(); tiles.deallocate() }
+        var blocks: [BlockSamples] = []
+        for density in [0.003, 0.03, 0.3] {
+            for _ in 0..<12 {
+                var s = BlockSamples()
+                for z in 0..<8 { for bit in 0..<64 where Double.random(in: 0..<1, using: &rng) < density { s[z] |= 1 << UInt64(bit) } }
+                blocks.append(s)
+            }
+        }
+        for corner in [0, 7] { var s = BlockSamples(); s[corner] = corner == 0 ? 1 : 1 << 63; blocks.append(s) }
+        blocks.append(BlockSamples(repeating: ~0))
+        var reaches = 0
+        for below in 0...8 {
+            for above in 1...8 {
+                let reach = RowReach.Reach(below: below, above: above)
+                guard reach.blocks == 1 else { continue }
+                reaches += 1
+                let near = RowReach.Near(reach), along = (-1...1).map { RowReach.along(block: $0, reach: reach) }
+                for s in blocks {
+                    RowReach.slices(s, into: slices, scratch: words)
+                    near.spread(slices, into: tiles)
+                    for da in -1...1 { for db in -1...1 { for dc in -1...1 {
+                        let p = RowReach.project(slices, places: along[da + 1])
+                        let expected = RowReach.across(RowReach.within(p, block: db, reach: reach), block: dc, reach: reach)
+                        let got = tiles[(da + 1) + 3 * (db + 1) + 9 * (dc + 1)]
+                        XCTAssertEqual(got & BlockRows(~0, ~0, ~0, 0), expected & BlockRows(~0, ~0, ~0, 0), "reach \(reach), block (\(da), \(db), \(dc))")
+                    } } }
+                }
+            }
+        }
+        XCTAssertEqual(reaches, 8 * 8 + 8)  // below 0...7 with above 1...8, and below 8 with each
+    }
+
     /// `touchedBlocks` (eight samples at a time in single precision, then spread block by
     /// block) against the rule written out in double precision: every second pixel of every
     /// second row with depth, and the voxels whose centres lie within the truncation of it
