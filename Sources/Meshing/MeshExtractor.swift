@@ -146,34 +146,91 @@ public enum MeshExtractor {
 
     static func extract(_ volume: TSDFVolume, minWeight: Float, threads: Int, batch: Int, into sink: MeshSink) throws -> MeshStatistics {
         let order = (0..<volume.blockCount).sorted { volume.keys[$0] < volume.keys[$1] }
-        let coloured = volume.coloured
+        var joiner = Joiner(coloured: volume.coloured)
+
+        // Blocks `batch` at a time: while one thread joins a batch (flushing each slab as the
+        // next begins), the others march the next batch, `marchRun` blocks a task.
+        func slab(_ j: Int) -> Int { TSDFVolume.coordinates(volume.keys[order[j]]).x }
+        var slabOpen: Int?  // the slab of the last block joined
+        func joinBatch(_ parts: UnsafeMutableBufferPointer<BlockPart?>, from first: Int) throws {
+            for (n, part) in parts.enumerated() {
+                let s = slab(first + n)
+                if let open = slabOpen, open != s { try joiner.flush(before: s, into: sink) }
+                slabOpen = s
+                if let part { joiner.join(part) }
+            }
+        }
+        func marchBatch(_ parts: UnsafeMutableBufferPointer<BlockPart?>, from first: Int, task: Int) {
+            let marcher = BlockMarcher(volume, minWeight: minWeight)
+            for n in task * Self.marchRun ..< min(parts.count, (task + 1) * Self.marchRun) { parts[n] = marcher.march(order[first + n]) }
+        }
+        var current = UnsafeMutableBufferPointer<BlockPart?>.allocate(capacity: batch), next = UnsafeMutableBufferPointer<BlockPart?>.allocate(capacity: batch)
+        current.initialize(repeating: nil); next.initialize(repeating: nil)
+        defer {
+            _ = current.deinitialize(); current.deallocate()
+            _ = next.deinitialize(); next.deallocate()
+        }
+        var first = 0, count = min(batch, order.count)
+        let runs = { (count: Int) in (count + Self.marchRun - 1) / Self.marchRun }
+        let firstBatch = UnsafeMutableBufferPointer(rebasing: current[0 ..< count])
+        parallelForDynamic(runs(count), threads: threads) { task in marchBatch(firstBatch, from: 0, task: task) }
+        while count > 0 {
+            let nextFirst = first + count, nextCount = min(batch, order.count - nextFirst)
+            var failure: Error?
+            let joining = UnsafeMutableBufferPointer(rebasing: current[0 ..< count]), marching = UnsafeMutableBufferPointer(rebasing: next[0 ..< nextCount])
+            parallelForDynamic(1 + runs(nextCount), threads: threads) { task in
+                if task == 0 {
+                    do { try joinBatch(joining, from: first) } catch { failure = error }
+                } else {
+                    marchBatch(marching, from: nextFirst, task: task - 1)
+                }
+            }
+            if let failure { throw failure }
+            swap(&current, &next)
+            first = nextFirst; count = nextCount
+        }
+        if slabOpen != nil { try joiner.flush(before: .max, into: sink) }
+        joiner.stats.boundaryEdges = joiner.onceUsed.count
+        return joiner.stats
+    }
+
+    /// The joining half of `extract`: the vertices not yet final, the triangles not yet given
+    /// to the sink, and the figures. A struct whose methods take it whole (one exclusivity
+    /// check a call): as variables captured by nested functions, every access to these arrays
+    /// was checked at run time, a quarter of the joining thread's time.
+    struct Joiner {
+        let coloured: Bool
         var stats = MeshStatistics()
         // the vertices not yet final (held), by creation: position, colour, normal sum, owning
         // slab (block x of the edge's lower voxel), edge key, and whether a kept triangle uses it
         var position: [SIMD3<Float>] = [], colourOf: [SIMD3<Float>] = [], normalSum: [SIMD3<Float>] = []
         var owner: [Int] = [], edgeKey: [UInt64] = [], used: [Bool] = []
-        // held vertices by crossed edge (`BlockPart.edges`)
+        /// held vertices by crossed edge (`BlockPart.edges`)
         let vertexOfEdge = EdgeTable()
-        // kept triangles not yet given to the sink (three references each)
+        /// kept triangles not yet given to the sink (three references each)
         var pending: [UInt32] = []
-        // edges (final numbers) used by one triangle so far
+        /// edges (final numbers) used by one triangle so far
         let onceUsed = EdgeTable()
         var finalCount: UInt32 = 0
+        /// a part's vertices' numbers (scratch)
+        var local: [UInt32] = []
+
+        init(coloured: Bool) { self.coloured = coloured }
 
         /// Adds block `part`'s vertices that no earlier block made (in its order, so the
         /// vertices are numbered as if one thread had marched every block in turn) and its
         /// triangles.
-        func join(_ part: BlockPart) {
-            var local = [UInt32](repeating: 0, count: part.edges.count)
-            for (v, key) in part.edges.enumerated() {
-                if let existing = vertexOfEdge.value(key) { local[v] = existing; continue }
+        mutating func join(_ part: BlockPart) {
+            local.removeAll(keepingCapacity: true)
+            for key in part.edges {
+                if let existing = vertexOfEdge.value(key) { local.append(existing); continue }
                 let g = UInt32(position.count)
-                position.append(part.positions[v])
-                if coloured { colourOf.append(part.colours[v]) }
+                position.append(part.positions[local.count])
+                if coloured { colourOf.append(part.colours[local.count]) }
                 normalSum.append(.zero); used.append(false)
                 owner.append(BlockPart.slab(key)); edgeKey.append(key)
                 vertexOfEdge.insert(key, g)
-                local[v] = g
+                local.append(g)
             }
             for (t, corners) in part.triangles.enumerated() {
                 let a = Int(local[Int(corners.x)]), b = Int(local[Int(corners.y)]), c = Int(local[Int(corners.z)]), normal = part.normals[t]
@@ -184,9 +241,9 @@ public enum MeshExtractor {
             }
         }
 
-        /// Gives the sink every held vertex owned by a slab before `next` that a kept triangle
+        /// Gives `sink` every held vertex owned by a slab before `next` that a kept triangle
         /// uses (final numbers in creation order), and every pending triangle now all final.
-        func flush(before next: Int) throws {
+        mutating func flush(before next: Int, into sink: MeshSink) throws {
             stats.peakHeldVertices = max(stats.peakHeldVertices, position.count)
             var part = TriangleMesh()
             if coloured { part.colours = [] }
@@ -235,51 +292,6 @@ public enum MeshExtractor {
             stats.vertices += part.vertexCount; stats.triangles += part.triangleCount
             if part.vertexCount > 0 || part.triangleCount > 0 { try sink.append(part) }
         }
-
-        // Blocks `batch` at a time: while one thread joins a batch (flushing each slab as the
-        // next begins), the others march the next batch, `marchRun` blocks a task.
-        func slab(_ j: Int) -> Int { TSDFVolume.coordinates(volume.keys[order[j]]).x }
-        var slabOpen: Int?  // the slab of the last block joined
-        func joinBatch(_ parts: UnsafeMutableBufferPointer<BlockPart?>, from first: Int) throws {
-            for (n, part) in parts.enumerated() {
-                let s = slab(first + n)
-                if let open = slabOpen, open != s { try flush(before: s) }
-                slabOpen = s
-                if let part { join(part) }
-            }
-        }
-        func marchBatch(_ parts: UnsafeMutableBufferPointer<BlockPart?>, from first: Int, task: Int) {
-            let marcher = BlockMarcher(volume, minWeight: minWeight)
-            for n in task * Self.marchRun ..< min(parts.count, (task + 1) * Self.marchRun) { parts[n] = marcher.march(order[first + n]) }
-        }
-        var current = UnsafeMutableBufferPointer<BlockPart?>.allocate(capacity: batch), next = UnsafeMutableBufferPointer<BlockPart?>.allocate(capacity: batch)
-        current.initialize(repeating: nil); next.initialize(repeating: nil)
-        defer {
-            _ = current.deinitialize(); current.deallocate()
-            _ = next.deinitialize(); next.deallocate()
-        }
-        var first = 0, count = min(batch, order.count)
-        let runs = { (count: Int) in (count + Self.marchRun - 1) / Self.marchRun }
-        let firstBatch = UnsafeMutableBufferPointer(rebasing: current[0 ..< count])
-        parallelForDynamic(runs(count), threads: threads) { task in marchBatch(firstBatch, from: 0, task: task) }
-        while count > 0 {
-            let nextFirst = first + count, nextCount = min(batch, order.count - nextFirst)
-            var failure: Error?
-            let joining = UnsafeMutableBufferPointer(rebasing: current[0 ..< count]), marching = UnsafeMutableBufferPointer(rebasing: next[0 ..< nextCount])
-            parallelForDynamic(1 + runs(nextCount), threads: threads) { task in
-                if task == 0 {
-                    do { try joinBatch(joining, from: first) } catch { failure = error }
-                } else {
-                    marchBatch(marching, from: nextFirst, task: task - 1)
-                }
-            }
-            if let failure { throw failure }
-            swap(&current, &next)
-            first = nextFirst; count = nextCount
-        }
-        if slabOpen != nil { try flush(before: .max) }
-        stats.boundaryEdges = onceUsed.count
-        return stats
     }
 }
 
