@@ -475,22 +475,21 @@ extension TSDFVolume {
         let fx = Float(k.fx), fy = Float(k.fy), cx = Float(k.cx), cy = Float(k.cy)
         let lanes = F(0, 2, 4, 6, 8, 10, 12, 14)
         var inserter = samples.inserter()
-        // the block the last samples fell in, and its sampled voxels so far (`BlockSamples`);
-        // then each vector's lanes as scalars: block x, y, z and voxel (x + 8y + 64z, −1 for
-        // no sample), eight each (read back one by one: extracting lanes from the vectors
-        // had the compiler store them again for every lane)
-        var block = SIMD3<Int32>(repeating: .min)
+        // the key of the block the last samples fell in, and its sampled voxels so far
+        // (`BlockSamples`); then each vector's lanes as scalars: block x, y, z (biased, as in
+        // a key) and voxel (x + 8y + 64z), eight each (read back one by one: extracting lanes
+        // from the vectors had the compiler store them again for every lane)
+        var block = BlockMap<BlockSamples>.empty
         let scratch = UnsafeMutableRawPointer.allocate(byteCount: 64 + 128, alignment: 32)
         defer { scratch.deallocate() }
         let bits = scratch.bindMemory(to: UInt64.self, capacity: 8), lane = (scratch + 64).bindMemory(to: Int32.self, capacity: 32)
         bits.initialize(repeating: 0, count: 8)
+        let bias = I(repeating: Int32(Self.bias)), laneBits = I(1, 2, 4, 8, 16, 32, 64, 128)
         /// Hands the block's samples to the map.
-        func flush(_ inserter: inout BlockMap<BlockSamples>.Inserter) {
-            guard block.x != .min else { return }
-            let o = Int32(Self.bias)
+        @inline(__always) func flush(_ inserter: inout BlockMap<BlockSamples>.Inserter) {
+            guard block != BlockMap<BlockSamples>.empty else { return }
             inserter.reserve(1, in: samples)
-            inserter.insert(UInt64(UInt32(block.x &+ o)) << 42 | UInt64(UInt32(block.y &+ o)) << 21 | UInt64(UInt32(block.z &+ o)),
-                            UnsafeRawPointer(bits).load(as: BlockSamples.self))
+            inserter.insert(block, UnsafeRawPointer(bits).load(as: BlockSamples.self))
         }
         for v in rows where v & 1 == 0 {
             let ry = -(Float(v) - cy) / fy, row = frame.depth + v * frame.width
@@ -510,23 +509,25 @@ extension TSDFVolume {
                 let inX = (px .> -limit) .& (px .< limit), inY = (py .> -limit) .& (py .< limit), inZ = (pz .> -limit) .& (pz .< limit)
                 let inside = (d .> zero) .& inX .& inY .& inZ
                 u0 += 16
-                if !any(inside) { continue }
+                // the lanes with a sample, one bit each (a horizontal sum: `any` was a call here)
+                var taken = UInt32(truncatingIfNeeded: (inside.lanes & laneBits).wrappedSum())
+                if taken == 0 { continue }
                 let vx = floor(px), vy = floor(py), vz = floor(pz)
-                let voxel = ((vx & 7) | (vy & 7) &<< 3 | (vz & 7) &<< 6) | ~inside.lanes
                 let raw = UnsafeMutableRawPointer(lane)
-                raw.storeBytes(of: vx &>> 3, as: I.self)
-                raw.storeBytes(of: vy &>> 3, toByteOffset: 32, as: I.self)
-                raw.storeBytes(of: vz &>> 3, toByteOffset: 64, as: I.self)
-                raw.storeBytes(of: voxel, toByteOffset: 96, as: I.self)
-                for l in 0..<8 {
-                    let at = lane[24 &+ l]
-                    if at < 0 { continue }
-                    let b = SIMD3(lane[l], lane[8 &+ l], lane[16 &+ l])
-                    if b != block {
+                raw.storeBytes(of: (vx &>> 3) &+ bias, as: I.self)
+                raw.storeBytes(of: (vy &>> 3) &+ bias, toByteOffset: 32, as: I.self)
+                raw.storeBytes(of: (vz &>> 3) &+ bias, toByteOffset: 64, as: I.self)
+                raw.storeBytes(of: (vx & 7) | (vy & 7) &<< 3 | (vz & 7) &<< 6, toByteOffset: 96, as: I.self)
+                while taken != 0 {
+                    let l = taken.trailingZeroBitCount
+                    taken &= taken &- 1
+                    let key = UInt64(UInt32(bitPattern: lane[l])) << 42 | UInt64(UInt32(bitPattern: lane[8 &+ l])) << 21 | UInt64(UInt32(bitPattern: lane[16 &+ l]))
+                    if key != block {
                         flush(&inserter)
-                        block = b
+                        block = key
                         bits.update(repeating: 0, count: 8)
                     }
+                    let at = lane[24 &+ l]
                     bits[Int(at &>> 6)] |= 1 &<< UInt64(at & 63)
                 }
             }
