@@ -148,13 +148,15 @@ public enum MeshBuilder {
         /// names its video frame), and the frame whose blocks exist, waiting to be fused.
         var searching: Searching?, pending: Pending?
         var arrived = 0  // frames filtered (their projector alternates between three)
+        let team = SpinningTeam(threads: o.threads)
+        defer { team.stop() }
         let searchesLeft = Locked(0), searched = Locked<Pending?>(nil), filtered = Locked<UnsafePointer<Float>?>(nil)
         func step(_ arriving: (batch: DepthBatch, k: Int, pose: Pose, intrinsics: Intrinsics, index: Int)?) throws {
             let filters = arriving == nil ? 0 : 1, searches = searching == nil ? 0 : threads
             let runs = pending.map { ($0.targets.count + Self.integrationRun - 1) / Self.integrationRun } ?? 0
             let projector = projectors[arrived % 3]
             searchesLeft.with { $0 = searches }
-            parallelForDynamic(filters + searches + runs, threads: o.threads) { task in
+            team.run(filters + searches + runs) { task in
                 if task < filters, let arriving {
                     let depth = projector.depthImage(arriving.batch, arriving.k, filters: o.filters)
                     filtered.with { $0 = depth }

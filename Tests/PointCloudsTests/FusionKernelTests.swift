@@ -596,3 +596,44 @@ final class ParallelForDynamicTests: XCTestCase {
         }
     }
 }
+
+/// The team the mesh's frame steps run on: every index of every loop once, loops back to
+/// back and after the threads have gone to sleep (a pause well past the spin limit), any
+/// thread count, and one thread in order.
+final class SpinningTeamTests: XCTestCase {
+    func testEveryIndexOfEveryLoopRunsOnce() {
+        for threads in [1, 2, 3] {
+            let team = SpinningTeam(threads: threads)
+            defer { team.stop() }
+            for loop in 0..<400 {
+                let count = [0, 1, 2, 3, 17, 64][loop % 6]
+                let seen = Locked([Int]())
+                team.run(count) { i in seen.with { $0.append(i) } }
+                let order = seen.with { $0 }
+                XCTAssertEqual(order.sorted(), Array(0..<count), "\(threads) threads, loop \(loop)")
+                if threads == 1 { XCTAssertEqual(order, Array(0..<count)) }
+                if loop % 100 == 99 { Thread.sleep(forTimeInterval: 0.02) }  // the team's threads sleep meanwhile
+            }
+        }
+    }
+
+    /// Both threads take part: a loop whose two items wait for each other finishes in time
+    /// only if a second thread runs one while the caller runs the other, also when the team's
+    /// thread was asleep.
+    func testTheTeamsThreadWorksBesideTheCaller() {
+        let team = SpinningTeam(threads: 2)
+        defer { team.stop() }
+        func meet() -> Bool {
+            let arrived = Locked(0), late = Locked(false)
+            team.run(2) { _ in
+                arrived.with { $0 += 1 }
+                let deadline = Date().addingTimeInterval(2)
+                while arrived.with({ $0 }) < 2 { if Date() > deadline { late.with { $0 = true }; return } }
+            }
+            return !late.with { $0 }
+        }
+        for n in 0..<50 { XCTAssertTrue(meet(), "loop \(n): the items did not meet") }
+        Thread.sleep(forTimeInterval: 0.02)  // the team's thread is asleep now: woken by the next loop
+        XCTAssertTrue(meet(), "after a sleep: the items did not meet")
+    }
+}
