@@ -281,7 +281,9 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     /// back, 0.90x (that pass stored eight scalars a row for the next to load as a vector).
     /// With only the rows reached, the first pass prefetches each row's sums and weights for
     /// the second: the rows are no longer one sweep through the block that the hardware
-    /// prefetcher follows (0.94x the CPU).
+    /// prefetcher follows (0.94x the CPU). The pixel's coordinates and index and the sums'
+    /// update are fused multiply-adds (one instruction and one rounding each; 0.97x the CPU,
+    /// the mesh within 0.2 mm of the separate multiplies and adds, the same size).
     public func integrate(_ frame: Frame, targets: ArraySlice<Target>, rows rowMasks: ArraySlice<UInt64>? = nil, truncation: Float) {
         let r = frame.pose.rotation, t = frame.pose.translation, k = frame.intrinsics
         // camera = Rᵀ (world − t): row i of Rᵀ is column i of R
@@ -307,6 +309,8 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
         }
         let colours = coloured ? frame.colours : nil
         let width = F(repeating: Float(w)), height = F(repeating: Float(h)), zero = F(), one = F(repeating: 1)
+        // the pixel's centre offsets, for fused multiply-adds (one rounding, one instruction)
+        let uOffset = F(repeating: cx + 0.5), vOffset = F(repeating: cy + 0.5), minusFy = -fy
         let magic = F(repeating: 8_388_608), minusTruncation = F(repeating: -truncation), infinity = F(repeating: .infinity)
         let keptAtFull = F(repeating: (Self.maxWeight - 1) / Self.maxWeight)
         // per block: each voxel's pixel and depth along the camera axis, and the rows' first voxels
@@ -341,14 +345,14 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
                     let px = camX + rowX[zy], py = camY + rowY[zy], z = minusCamZ - rowZ[zy]
                     let inverseZ = 1 / z
                     // the nearest pixel; lanes behind the camera or off the image take pixel 0 and are masked
-                    let u = fx * px * inverseZ + (cx + 0.5), v = (cy + 0.5) - fy * py * inverseZ
+                    let u = uOffset.addingProduct(fx * px, inverseZ), v = vOffset.addingProduct(minusFy * py, inverseZ)
                     let seen = (z .> zero) .& (u .>= zero) .& (v .>= zero) .& (u .< width) .& (v .< height)
                     // The pixel's index ⌊v⌋·w + ⌊u⌋ in floats: an integer below 2^24, so exact, and
                     // adding 2^23 leaves it in the mantissa (no checked conversion, no integer
                     // multiply: a third of the instructions of flooring each in integers). Lanes not
                     // seen may hold anything there; they read pixel 0, and their depth along the
                     // axis is set to infinity, which fails the update's test.
-                    let index = v.rounded(.down) * width + u.rounded(.down) + magic
+                    let index = (u.rounded(.down) + magic).addingProduct(v.rounded(.down), width)
                     let pixel = (unsafeBitCast(index, to: I.self) &- 0x4B00_0000) & seen.lanes
                     UnsafeMutableRawPointer(pixels + zy &* 8).storeBytes(of: pixel, as: I.self)
                     UnsafeMutableRawPointer(zs + zy &* 8).storeBytes(of: z.replacing(with: infinity, where: .!seen), as: F.self)
@@ -375,7 +379,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
                     let full = storedW .== I(repeating: Int32(UInt16.max))
                     let kept = one.replacing(with: keptAtFull, where: full)
                     let value = (sdf * inverseTruncation).replacing(with: one, where: sdf * inverseTruncation .> one)
-                    UnsafeMutableRawPointer(tsdf + at).storeBytes(of: oldSum.replacing(with: oldSum * kept + value, where: update), as: F.self)
+                    UnsafeMutableRawPointer(tsdf + at).storeBytes(of: oldSum.replacing(with: value.addingProduct(oldSum, kept), where: update), as: F.self)
                     let grows = update.lanes & ~full.lanes  // −1 where the count grows
                     UnsafeMutableRawPointer(weight + at).storeBytes(of: SIMD8<UInt16>(truncatingIfNeeded: storedW &- grows), as: SIMD8<UInt16>.self)
                     if let colours {
