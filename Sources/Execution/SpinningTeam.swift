@@ -6,15 +6,16 @@ import Synchronization
 /// (`MeshBuilder` runs one per frame, ~1 ms each). With `parallelForDynamic` each loop woke a
 /// parked pool thread and, at its end, the caller: measured on room-3000, the second thread
 /// began a frame's tasks 13–14 µs after the first (median), and the threads stood idle about
-/// 70 µs of thread time a frame in all. Spinning bounds what it wastes: a thread that finds
-/// no loop within `spinLimit` sleeps until the next.
+/// 70 µs of thread time a frame in all. Spinning is bounded: a thread that finds no loop
+/// within `spinLimit` checks sleeps until the next.
 ///
 /// `run` hands out the indices `0..<count` one at a time, in increasing order, to whichever
 /// thread is free (the caller's included), like `parallelForDynamic`. One caller at a time;
 /// `stop` ends the threads.
 public final class SpinningTeam: @unchecked Sendable {  // the loop's body and count are published by `generation` (release/acquire)
     public let threads: Int
-    /// About 50 µs of checking before a thread sleeps (a check is a load and a pause).
+    /// Checks of the loop counter before a thread sleeps (two loads and a branch each: some
+    /// tens of microseconds here, more than the gap between two frames' steps).
     static let spinLimit = 20_000
 
     private let generation = Atomic<Int>(0), next = Atomic<Int>(0), busy = Atomic<Int>(0), sleepers = Atomic<Int>(0)
