@@ -14,8 +14,8 @@ import Synchronization
 /// `stop` ends the threads.
 public final class SpinningTeam: @unchecked Sendable {  // the loop's body and count are published by `generation` (release/acquire)
     public let threads: Int
-    /// Checks of the loop counter before a thread sleeps (two loads and a branch each: some
-    /// tens of microseconds here, more than the gap between two frames' steps).
+    /// Checks of the loop counter before a thread sleeps (two loads and a branch each), and
+    /// before a caller waiting for the team's last item starts yielding the CPU.
     static let spinLimit = 20_000
 
     private let generation = Atomic<Int>(0), next = Atomic<Int>(0), busy = Atomic<Int>(0), sleepers = Atomic<Int>(0)
