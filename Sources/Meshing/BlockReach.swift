@@ -477,13 +477,15 @@ extension TSDFVolume {
         let lanes = F(0, 2, 4, 6, 8, 10, 12, 14)
         var inserter = samples.inserter()
         // the key of the block the last samples fell in, and its sampled voxels so far
-        // (`BlockSamples`); then each vector's lanes as scalars: block x, y, z (biased, as in
-        // a key) and voxel (x + 8y + 64z), eight each (read back one by one: extracting lanes
-        // from the vectors had the compiler store them again for every lane)
+        // (`BlockSamples`); then each vector's lanes as scalars, read back one by one
+        // (extracting lanes from the vectors had the compiler store them again for every
+        // lane): the block's key, the voxel's word (z) and its bit (x + 8y) in the block's
+        // samples, each made for eight lanes at once by vector operations
         var block = BlockMap<BlockSamples>.empty
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: 64 + 128, alignment: 32)
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: 64 + 64 + 64 + 32, alignment: 32)
         defer { scratch.deallocate() }
-        let bits = scratch.bindMemory(to: UInt64.self, capacity: 8), lane = (scratch + 64).bindMemory(to: Int32.self, capacity: 32)
+        let bits = scratch.bindMemory(to: UInt64.self, capacity: 8), keys = (scratch + 64).bindMemory(to: UInt64.self, capacity: 8)
+        let voxelBits = (scratch + 128).bindMemory(to: UInt64.self, capacity: 8), words = (scratch + 192).bindMemory(to: Int32.self, capacity: 8)
         bits.initialize(repeating: 0, count: 8)
         let bias = I(repeating: Int32(Self.bias)), laneBits = I(1, 2, 4, 8, 16, 32, 64, 128)
         /// Hands the block's samples to the map.
@@ -492,6 +494,8 @@ extension TSDFVolume {
             inserter.reserve(1, in: samples)
             inserter.insert(block, UnsafeRawPointer(bits).load(as: BlockSamples.self))
         }
+        // the rays' x slopes of each step's columns, the same for every row of the frame
+        let rayX = stride(from: 0, to: frame.width, by: 16).map { u0 in (lanes + Float(u0) - cx) / fx }
         for v in rows where v & 1 == 0 {
             let ry = -(Float(v) - cy) / fy, row = frame.depth + v * frame.width
             let rowDirection = (c1 * ry - c2) * inverseVoxel, cx0 = c0 * inverseVoxel
@@ -504,7 +508,7 @@ extension TSDFVolume {
                 } else {
                     for l in 0..<n { d[l] = row[u0 + 2 * l] }
                 }
-                let rx = (lanes + Float(u0) - cx) / fx
+                let rx = rayX[u0 >> 4]
                 let px = (cx0.x * rx + rowDirection.x) * d + tw.x, py = (cx0.y * rx + rowDirection.y) * d + tw.y
                 let pz = (cx0.z * rx + rowDirection.z) * d + tw.z
                 let inX = (px .> -limit) .& (px .< limit), inY = (py .> -limit) .& (py .< limit), inZ = (pz .> -limit) .& (pz .< limit)
@@ -514,22 +518,22 @@ extension TSDFVolume {
                 var taken = UInt32(truncatingIfNeeded: (inside.lanes & laneBits).wrappedSum())
                 if taken == 0 { continue }
                 let vx = floor(px), vy = floor(py), vz = floor(pz)
-                let raw = UnsafeMutableRawPointer(lane)
-                raw.storeBytes(of: (vx &>> 3) &+ bias, as: I.self)
-                raw.storeBytes(of: (vy &>> 3) &+ bias, toByteOffset: 32, as: I.self)
-                raw.storeBytes(of: (vz &>> 3) &+ bias, toByteOffset: 64, as: I.self)
-                raw.storeBytes(of: (vx & 7) | (vy & 7) &<< 3 | (vz & 7) &<< 6, toByteOffset: 96, as: I.self)
+                typealias Wide = SIMD8<UInt64>
+                let key = Wide(truncatingIfNeeded: (vx &>> 3) &+ bias) &<< 42 | Wide(truncatingIfNeeded: (vy &>> 3) &+ bias) &<< 21
+                    | Wide(truncatingIfNeeded: (vz &>> 3) &+ bias)
+                UnsafeMutableRawPointer(keys).storeBytes(of: key, as: Wide.self)
+                UnsafeMutableRawPointer(voxelBits).storeBytes(of: Wide(repeating: 1) &<< Wide(truncatingIfNeeded: (vx & 7) | (vy & 7) &<< 3), as: Wide.self)
+                UnsafeMutableRawPointer(words).storeBytes(of: vz & 7, as: I.self)
                 while taken != 0 {
                     let l = taken.trailingZeroBitCount
                     taken &= taken &- 1
-                    let key = UInt64(UInt32(bitPattern: lane[l])) << 42 | UInt64(UInt32(bitPattern: lane[8 &+ l])) << 21 | UInt64(UInt32(bitPattern: lane[16 &+ l]))
+                    let key = keys[l]
                     if key != block {
                         flush(&inserter)
                         block = key
                         bits.update(repeating: 0, count: 8)
                     }
-                    let at = lane[24 &+ l]
-                    bits[Int(at &>> 6)] |= 1 &<< UInt64(at & 63)
+                    bits[Int(words[l])] |= voxelBits[l]
                 }
             }
         }

@@ -244,4 +244,57 @@ final class TSDFVolumeTests: XCTestCase {
         XCTAssertGreaterThan(checked, 20_000)
         XCTAssertEqual(missed, 0, "of \(checked)")
     }
+
+    /// The update against the rule written out in double precision, for blocks wholly in
+    /// view (the update tests no voxel against the image's edges there), blocks across the
+    /// image's edges and blocks across the plane of the camera: a camera looking along −z at
+    /// a sloping wall, blocks of 8 × 5 cm around it, wider than the view, and blocks around
+    /// the camera. Voxels projecting within 10⁻³ of a pixel's edge, or lying at the truncation
+    /// behind the wall within 10⁻⁵ m, are left out (single precision may round them either way).
+    func testBlocksInViewAcrossTheEdgesAndAroundTheCamera() {
+        let w = 32, h = 24, voxel: Float = 0.05, truncation: Float = 0.2
+        let k = Intrinsics(fx: 20, fy: 20, cx: 15.5, cy: 11.5, width: w, height: h)
+        let camera = Vec3(0.03, -0.02, 0.2)
+        var depth = [Float](repeating: 0, count: w * h)
+        for v in 0..<h { for u in 0..<w { depth[v * w + u] = 1 + 0.01 * Float(u) - 0.005 * Float(v) } }
+        depth[5 * w + 7] = 0  // a pixel without depth
+        var keys: [UInt64] = []
+        for x in -4...3 { for y in -3...2 { for z in -5...(-2) { keys.append(TSDFVolume.key(x, y, z)!) } } }  // the wall, and past the view
+        for x in -1...0 { for y in -1...0 { for z in -1...0 { keys.append(TSDFVolume.key(x, y, z)!) } } }  // around the camera
+        let volume = TSDFVolume(voxelSize: voxel, coloured: false), blocks = volume.blocks(keys)
+        depth.withUnsafeBufferPointer { d in
+            let frame = TSDFVolume.Frame(depth: d.baseAddress!, width: w, height: h, pose: Pose(rotation: .identity, translation: camera), intrinsics: k, colours: nil)
+            volume.integrate(frame, blocks: blocks[...], truncation: truncation)
+        }
+        /// Where a voxel centre projects: depth along the axis and pixel coordinates, unrounded.
+        func project(_ g: SIMD3<Int>) -> (z: Double, u: Double, v: Double) {
+            let world = (SIMD3<Double>(g) + 0.5) * Double(voxel), z = -(world.z - camera.z)
+            return (z, (world.x - camera.x) / z * k.fx + k.cx + 0.5, k.cy - (world.y - camera.y) / z * k.fy + 0.5)
+        }
+        var checked = 0, updated = 0, whole = 0, partial = 0
+        for (n, key) in keys.enumerated() {
+            let origin = TSDFVolume.coordinates(key) &* 8
+            let corners = (0..<8).map { project(origin &+ SIMD3($0 & 1, $0 >> 1 & 1, $0 >> 2) &* 7) }
+            if corners.allSatisfy({ $0.z > 0 && $0.u >= 0 && $0.v >= 0 && $0.u < Double(w) && $0.v < Double(h) }) { whole += 1 } else { partial += 1 }
+            for i in 0..<TSDFVolume.blockVoxels {
+                let p = project(origin &+ SIMD3(i & 7, i >> 3 & 7, i >> 6)), got = volume.voxel(blocks[n], i)
+                if p.z > 0 && (abs(p.u - p.u.rounded()) < 1e-3 || abs(p.v - p.v.rounded()) < 1e-3) { continue }
+                checked += 1
+                guard p.z > 0, p.u >= 0, p.v >= 0, p.u < Double(w), p.v < Double(h) else {
+                    XCTAssertEqual(got.weight, 0, "block \(n) voxel \(i): out of view"); continue
+                }
+                let d = Double(depth[Int(p.v) * w + Int(p.u)]), sdf = d - p.z
+                if abs(sdf + Double(truncation)) < 1e-5 { checked -= 1; continue }  // at the truncation: either side in single precision
+                if d > 0 && sdf >= -Double(truncation) {
+                    updated += 1
+                    XCTAssertEqual(got.weight, 1, "block \(n) voxel \(i)")
+                    XCTAssertEqual(Double(got.tsdf), min(1, sdf / Double(truncation)), accuracy: 1e-5, "block \(n) voxel \(i)")
+                } else {
+                    XCTAssertEqual(got.weight, 0, "block \(n) voxel \(i)")
+                }
+            }
+        }
+        XCTAssertGreaterThan(whole, 10); XCTAssertGreaterThan(partial, 10)
+        XCTAssertGreaterThan(updated, 5_000); XCTAssertGreaterThan(checked, 90_000)
+    }
 }
