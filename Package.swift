@@ -60,8 +60,9 @@ let package = Package(
         .target(name: "CCairo", dependencies: ["CLazyLoad"]),
         // One compiler builtin Swift lacks: the cache prefetch hint for the voxel tables.
         .target(name: "CPrefetch"),
-        // The 16-bit weight count of a row of voxels (16-bit lane compares and packs Swift's SIMD scalarises).
-        .target(name: "CVoxelWeights"),
+        // Vector operations on lanes Swift's SIMD types handle badly (16-bit compares and packs,
+        // widening 32-bit lanes to 64): the voxel weights' count and the search's block keys.
+        .target(name: "CVectorLanes"),
         // The vector left-pack of a row's pixels with depth (a lane permute Swift's SIMD lacks).
         .target(name: "CRowPack", cSettings: cpuLevelC),
         // prctl(PR_SET_PDEATHSIG) for nightly's child processes (prctl is variadic: Swift cannot call it).
@@ -91,7 +92,7 @@ let package = Package(
         .target(name: "PointClouds", dependencies: ["Diagnostics", "Execution", "FileIO", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion", "Video", algorithms],
                 swiftSettings: optimisedInDebug),
         // Meshes: TSDF fusion in a sparse block grid, marching cubes, PLY meshes.
-        .target(name: "Meshing", dependencies: ["CPrefetch", "CVoxelWeights", "Diagnostics", "Execution", "FileIO", "Geometry", "ScanFormats", "VoxelFusion", "Video"],
+        .target(name: "Meshing", dependencies: ["CPrefetch", "CVectorLanes", "Diagnostics", "Execution", "FileIO", "Geometry", "ScanFormats", "VoxelFusion", "Video"],
                 swiftSettings: optimisedInDebug),
         .target(name: "Gestures", dependencies: ["Execution", "Statistics", "FileIO", "Geometry", "ScanFormats"], swiftSettings: optimisedInDebug),
         .target(name: "Trajectories", dependencies: ["Diagnostics", "Statistics", "FileIO", "TextNumbers", "Geometry", "LinearAlgebra", algorithms], swiftSettings: optimisedInDebug),

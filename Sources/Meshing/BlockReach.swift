@@ -1,3 +1,5 @@
+import CVectorLanes
+
 /// Which blocks, and which rows of voxels in them, a frame's depth reaches: the search that
 /// precedes each frame's fusion (`TSDFVolume.touchedBlocks`), its maps (`BlockMap`) and its
 /// bit planes (`RowReach`).
@@ -480,14 +482,14 @@ extension TSDFVolume {
         // (`BlockSamples`); then each vector's lanes as scalars, read back one by one
         // (extracting lanes from the vectors had the compiler store them again for every
         // lane): the block's key, the voxel's word (z) and its bit (x + 8y) in the block's
-        // samples, each made for eight lanes at once by vector operations
+        // samples, made for eight lanes at once (`depthpose_sample_keys`)
         var block = BlockMap<BlockSamples>.empty
         let scratch = UnsafeMutableRawPointer.allocate(byteCount: 64 + 64 + 64 + 32, alignment: 32)
         defer { scratch.deallocate() }
         let bits = scratch.bindMemory(to: UInt64.self, capacity: 8), keys = (scratch + 64).bindMemory(to: UInt64.self, capacity: 8)
         let voxelBits = (scratch + 128).bindMemory(to: UInt64.self, capacity: 8), words = (scratch + 192).bindMemory(to: Int32.self, capacity: 8)
         bits.initialize(repeating: 0, count: 8)
-        let bias = I(repeating: Int32(Self.bias)), laneBits = I(1, 2, 4, 8, 16, 32, 64, 128)
+        let laneBits = I(1, 2, 4, 8, 16, 32, 64, 128)
         /// Hands the block's samples to the map.
         @inline(__always) func flush(_ inserter: inout BlockMap<BlockSamples>.Inserter) {
             guard block != BlockMap<BlockSamples>.empty else { return }
@@ -517,13 +519,7 @@ extension TSDFVolume {
                 // the lanes with a sample, one bit each (a horizontal sum: `any` was a call here)
                 var taken = UInt32(truncatingIfNeeded: (inside.lanes & laneBits).wrappedSum())
                 if taken == 0 { continue }
-                let vx = floor(px), vy = floor(py), vz = floor(pz)
-                typealias Wide = SIMD8<UInt64>
-                let key = Wide(truncatingIfNeeded: (vx &>> 3) &+ bias) &<< 42 | Wide(truncatingIfNeeded: (vy &>> 3) &+ bias) &<< 21
-                    | Wide(truncatingIfNeeded: (vz &>> 3) &+ bias)
-                UnsafeMutableRawPointer(keys).storeBytes(of: key, as: Wide.self)
-                UnsafeMutableRawPointer(voxelBits).storeBytes(of: Wide(repeating: 1) &<< Wide(truncatingIfNeeded: (vx & 7) | (vy & 7) &<< 3), as: Wide.self)
-                UnsafeMutableRawPointer(words).storeBytes(of: vz & 7, as: I.self)
+                depthpose_sample_keys(floor(px), floor(py), floor(pz), Int32(Self.bias), keys, voxelBits, words)
                 while taken != 0 {
                     let l = taken.trailingZeroBitCount
                     taken &= taken &- 1

@@ -1,5 +1,5 @@
 import CPrefetch
-import CVoxelWeights
+import CVectorLanes
 import Geometry
 
 /// A truncated signed distance field in a sparse grid of blocks (voxel hashing): blocks of
