@@ -316,7 +316,8 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
         let keptAtFull = F(repeating: (Self.maxWeight - 1) / Self.maxWeight)
         // The block's eight corner voxels from its first, in camera coordinates (x, y, and the
         // depth less the first's), and what a block wholly in view keeps from the image's edges
-        // and the camera: far more than the rounding of a pixel coordinate (~2^-15 of one).
+        // and the camera: far more than a pixel coordinate's rounding (an ulp at 256 pixels is
+        // 2^-15 of one).
         let cornerSteps = (F(0, 7, 0, 7, 0, 7, 0, 7), F(0, 0, 7, 7, 0, 0, 7, 7), F(0, 0, 0, 0, 7, 7, 7, 7))
         let corners = (cornerSteps.0 * steps[0].x + cornerSteps.1 * steps[1].x + cornerSteps.2 * steps[2].x,
                        cornerSteps.0 * steps[0].y + cornerSteps.1 * steps[1].y + cornerSteps.2 * steps[2].y,
@@ -349,8 +350,8 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
                 // Where the block's eight corner voxels lie in front of the camera and project
                 // inside the image (by a margin far above the rounding), so do all its voxels
                 // (the projection of the convex block is the convex hull of its corners'), and
-                // the row needs no test of its own (`pass1(checked: false)`, about a quarter
-                // fewer operations; most blocks of a frame).
+                // the row needs no test of its own (`pass1(checked: false)`: 30 instructions a
+                // row instead of 50; 76% of the rows on room-3000, 87% on stray-942).
                 @inline(__always) func pass1(checked: Bool) -> UInt64 {
                     var inView: UInt64 = 0, todo = rowMask
                     while todo != 0 {
