@@ -322,7 +322,19 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
         let corners = (cornerSteps.0 * steps[0].x + cornerSteps.1 * steps[1].x + cornerSteps.2 * steps[2].x,
                        cornerSteps.0 * steps[0].y + cornerSteps.1 * steps[1].y + cornerSteps.2 * steps[2].y,
                        -(cornerSteps.0 * steps[0].z + cornerSteps.1 * steps[1].z + cornerSteps.2 * steps[2].z))
-        let margin = F(repeating: 1.0 / 64), nearest = F(repeating: 1e-3)
+        typealias Bounds = (nearest: F, low: F, right: F, bottom: F)
+        let inImage: Bounds = (zero, zero, width, height)
+        let margin = F(repeating: 1.0 / 64), wellInImage: Bounds = (F(repeating: 1e-3), margin, width - margin, height - margin)
+        /// Pixel coordinates (a half added: flooring gives the nearest pixel) of camera
+        /// coordinates x, y at depth z along the axis.
+        @inline(__always) func project(_ x: F, _ y: F, _ z: F) -> (u: F, v: F) {
+            let inverseZ = 1 / z
+            return (uOffset.addingProduct(fx * x, inverseZ), vOffset.addingProduct(minusFy * y, inverseZ))
+        }
+        /// The lanes deeper than `b.nearest` whose pixel coordinates lie in [low, right) × [low, bottom).
+        @inline(__always) func within(_ u: F, _ v: F, _ z: F, _ b: Bounds) -> SIMDMask<I> {
+            (z .> b.nearest) .& (u .>= b.low) .& (v .>= b.low) .& (u .< b.right) .& (v .< b.bottom)
+        }
         // per block: each voxel's pixel and depth along the camera axis, and the rows' first voxels
         let n = Self.blockVoxels
         withUnsafeTemporaryAllocation(byteCount: 2 * n * 4 + 3 * 64 * 4, alignment: 32) { scratch in
@@ -358,10 +370,9 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
                         let zy = todo.trailingZeroBitCount
                         todo &= todo &- 1
                         depthpose_prefetch(tsdf + zy &* 8); depthpose_prefetch(weight + zy &* 8)
-                        let px = camX + rowX[zy], py = camY + rowY[zy], z = minusCamZ - rowZ[zy]
-                        let inverseZ = 1 / z
+                        let z = minusCamZ - rowZ[zy]
                         // the nearest pixel; lanes behind the camera or off the image take pixel 0 and are masked
-                        let u = uOffset.addingProduct(fx * px, inverseZ), v = vOffset.addingProduct(minusFy * py, inverseZ)
+                        let (u, v) = project(camX + rowX[zy], camY + rowY[zy], z)
                         // The pixel's index ⌊v⌋·w + ⌊u⌋ in floats: an integer below 2^24, so exact, and
                         // adding 2^23 leaves it in the mantissa (no checked conversion, no integer
                         // multiply: a third of the instructions of flooring each in integers). Lanes not
@@ -370,7 +381,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
                         let index = (u.rounded(.down) + magic).addingProduct(v.rounded(.down), width)
                         let pixel = unsafeBitCast(index, to: I.self) &- 0x4B00_0000
                         if checked {
-                            let seen = (z .> zero) .& (u .>= zero) .& (v .>= zero) .& (u .< width) .& (v .< height)
+                            let seen = within(u, v, z, inImage)
                             UnsafeMutableRawPointer(pixels + zy &* 8).storeBytes(of: pixel & seen.lanes, as: I.self)
                             UnsafeMutableRawPointer(zs + zy &* 8).storeBytes(of: z.replacing(with: infinity, where: .!seen), as: F.self)
                             // flagged after the stores, not branched on before them: a branch between
@@ -383,10 +394,8 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
                     }
                     return checked ? inView : rowMask
                 }
-                let cornerX = corners.0 + o.x, cornerY = corners.1 + o.y, cornerZ = corners.2 - o.z
-                let inverseCornerZ = 1 / cornerZ
-                let cornerU = uOffset.addingProduct(fx * cornerX, inverseCornerZ), cornerV = vOffset.addingProduct(minusFy * cornerY, inverseCornerZ)
-                let whollySeen = all((cornerZ .> nearest) .& (cornerU .>= margin) .& (cornerV .>= margin) .& (cornerU .< width - margin) .& (cornerV .< height - margin))
+                let cornerZ = corners.2 - o.z, corner = project(corners.0 + o.x, corners.1 + o.y, cornerZ)
+                let whollySeen = all(within(corner.u, corner.v, cornerZ, wellInImage))
                 let inView = whollySeen ? pass1(checked: false) : pass1(checked: true)
                 // Pass 2: the updates, with the depth under each voxel (eight scalar loads)
                 var rows = inView
