@@ -19,7 +19,7 @@ let cpuLevel: [SwiftSetting] = [], cpuCheck: [CSetting] = [], cpuLevelC: [CSetti
 #endif
 
 /// Hot-path modules are optimised even in debug builds, so `swift test` stays fast
-/// (SIMD and pointer loops are 50-1000x slower unoptimised; see shared/PLATFORM.md).
+/// (SIMD and pointer loops are 50-1000x slower unoptimised).
 let optimisedInDebug: [SwiftSetting] = cpuLevel + [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
 /// swift-algorithms' `Algorithms`: `partitioningIndex(where:)`, the binary search over sorted
@@ -122,14 +122,16 @@ let package = Package(
         .testTarget(name: "FileIOTests", dependencies: ["FileIO", "Diagnostics", "TestSupport"]),
         .testTarget(name: "TextNumbersTests", dependencies: ["TextNumbers", "Synthesis"]),
         .testTarget(name: "StatisticsTests", dependencies: ["Statistics"]),
-        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "CLibDeflate", "Synthesis", "TestSupport"]),
+        .testTarget(name: "ExecutionTests", dependencies: ["Execution"]),
+        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "CLibDeflate", "CPNGBridge", "Synthesis", "TestSupport"]),
         .testTarget(name: "PlotsTests", dependencies: ["Plots"]),
         .testTarget(name: "ResultFilesTests", dependencies: ["ResultFiles", "Codecs", "Plots", "TestSupport"]),
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "CLazyLoad"]),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry", "LinearAlgebra", "Synthesis"]),
         .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "Codecs", "TestSupport"]),
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
-        .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "VoxelFusion", "CRowPack", "Execution", "LinearAlgebra", "Synthesis", "ScanFormats", "Codecs", "Geometry", "Video", "TestSupport"]),
+        .testTarget(name: "VoxelFusionTests", dependencies: ["VoxelFusion", "CRowPack", "Execution", "Geometry", "ScanFormats", "Synthesis"]),
+        .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "VoxelFusion", "Execution", "LinearAlgebra", "Synthesis", "ScanFormats", "Codecs", "Geometry", "Video", "TestSupport"]),
         .testTarget(name: "MeshingTests", dependencies: ["Meshing", "VoxelFusion", "Synthesis", "ScanFormats", "Geometry", "Video", "TestSupport"]),
         .testTarget(name: "TrajectoriesTests", dependencies: ["Trajectories", "Geometry", "Synthesis", "TestSupport"]),
         .testTarget(name: "GesturesTests", dependencies: ["Gestures", "Synthesis", "ScanFormats", "Codecs", "TestSupport"]),

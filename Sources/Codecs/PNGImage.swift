@@ -57,24 +57,6 @@ public enum PNGImage {
         guard r == 0 else { throw .corrupt(codec: "PNG", detail: cString(err)) }
     }
 
-    /// The two routes `decodeGray` takes, for the tests: the hand-written libdeflate path
-    /// (false when it leaves the file to libpng) and libpng alone.
-    static func decodeGrayFast(_ data: Data, width: Int, height: Int, bitDepth: Int, into dst: UnsafeMutableRawBufferPointer) -> Bool {
-        data.withUnsafeBytes { b in
-            dp_png_decode_gray_fast(b.baseAddress?.assumingMemoryBound(to: UInt8.self), b.count, Int32(width), Int32(height), Int32(bitDepth),
-                                    dst.baseAddress, dst.count) == 0
-        }
-    }
-
-    static func decodeGrayLibPNG(_ data: Data, width: Int, height: Int, bitDepth: Int, into dst: UnsafeMutableRawBufferPointer) throws(CodecError) {
-        var err = [CChar](repeating: 0, count: 256)
-        let r = data.withUnsafeBytes { b in
-            dp_png_decode_gray_libpng(b.baseAddress?.assumingMemoryBound(to: UInt8.self), b.count, Int32(width), Int32(height),
-                                      Int32(bitDepth), dst.baseAddress, dst.count, &err, err.count)
-        }
-        guard r == 0 else { throw .corrupt(codec: "PNG", detail: cString(err)) }
-    }
-
     private static func cString(_ buf: [CChar]) -> String {
         String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }

@@ -163,7 +163,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     }
 
     /// Where block `b`'s voxels are: TSDF and weight (x + 8y + 64z), R, G, B (3 per voxel).
-    @inline(__always) private func storage(_ b: Int) -> (tsdf: UnsafeMutablePointer<Float>, weight: UnsafeMutablePointer<UInt16>, colour: UnsafeMutablePointer<Float>) {
+    @inline(__always) func storage(_ b: Int) -> (tsdf: UnsafeMutablePointer<Float>, weight: UnsafeMutablePointer<UInt16>, colour: UnsafeMutablePointer<Float>) {
         Self.storage(chunks[b / Self.chunkBlocks], b % Self.chunkBlocks, coloured: coloured)
     }
 
@@ -193,7 +193,7 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     }
 
     /// Where block `b` stores its voxel `i` (x + 8y + 64z).
-    @inline(__always) private func stored(_ b: Int, _ i: Int) -> Int {
+    @inline(__always) func stored(_ b: Int, _ i: Int) -> Int {
         (SIMD3(i & 7, i >> 3 & 7, i >> 6) &* Self.strides(layouts[b])).wrappedSum()
     }
 
@@ -211,12 +211,6 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
     public func voxel(_ b: Int, _ voxel: Int) -> (tsdf: Float, weight: Float, colour: SIMD3<Float>) {
         let v = storage(b), i = stored(b, voxel), w = Float(v.weight[i])
         return (Self.mean(v.tsdf[i], w), w, coloured ? Self.meanColour(v.colour + 3 * i, w) : .zero)
-    }
-
-    /// Sets block `b`'s voxel `i` (tests build fields this way).
-    func setVoxel(_ b: Int, _ voxel: Int, tsdf value: Float, weight w: UInt16) {
-        let v = storage(b), i = stored(b, voxel)
-        v.tsdf[i] = value * Float(w); v.weight[i] = w
     }
 
     /// One frame as the integration sees it: depth in metres (0 = none) on a `width` ×

@@ -86,10 +86,16 @@ public final class ARKitScanWriter {
     /// `[v0, v1, ...]` with round-trip precision.
     public static func list(_ v: [Double]) -> String { "[" + v.map { "\($0)" }.joined(separator: ", ") + "]" }
 
+    /// A flat JSON object of strings, one entry a line in the given order (the app's own
+    /// files keep their order; a dictionary would not). Every key and value goes through
+    /// `JSONEncoder`, so quotes, backslashes and control characters are escaped.
     private func writeMap(_ name: String, _ entries: [(String, String)]) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        func literal(_ text: String) throws -> String { String(decoding: try encoder.encode(text), as: UTF8.self) }
         var s = "{\n"
         for (i, (k, v)) in entries.enumerated() {
-            s += "  \"\(k)\": \"\(v)\"" + (i + 1 < entries.count ? ",\n" : "\n")
+            s += "  \(try literal(k)): \(try literal(v))" + (i + 1 < entries.count ? ",\n" : "\n")
         }
         s += "}\n"
         try Data(s.utf8).write(to: URL(fileURLWithPath: directory + "/" + name))

@@ -388,9 +388,4 @@ public final class ActiveVoxels {
 
     /// Records written back that no store has taken yet.
     public var pendingRecords: Int { outbox.pending }
-
-    /// Puts `records` in the outbox as if they had been written back (tests of the store).
-    func appendForTesting(_ records: [VoxelSums]) {
-        for r in records { outbox.appendLoose(r) }
-    }
 }

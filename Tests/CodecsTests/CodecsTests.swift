@@ -1,5 +1,6 @@
 @testable import Codecs
 import CLibDeflate
+import CPNGBridge
 import Foundation
 import TestSupport
 import XCTest
@@ -185,9 +186,9 @@ final class PNGFastPathTests: XCTestCase {
                 let pixels = (0 ..< width * height * bitDepth / 8).map { i in UInt8(truncatingIfNeeded: i / 3 + Int.random(in: 0 ... 3, using: &g)) }
                 let file = png(width: width, height: height, bitDepth: bitDepth, pixels: pixels, idats: idats, filter: { UInt8(($0 + first) % 5) })
                 var fast = [UInt8](repeating: 0, count: pixels.count), reference = fast
-                XCTAssertTrue(fast.withUnsafeMutableBytes { PNGImage.decodeGrayFast(file, width: width, height: height, bitDepth: bitDepth, into: $0) },
+                XCTAssertTrue(fast.withUnsafeMutableBytes { decodeGrayFast(file, width: width, height: height, bitDepth: bitDepth, into: $0) },
                               "\(width)x\(height) \(bitDepth)-bit: the fast path left it to libpng")
-                try reference.withUnsafeMutableBytes { try PNGImage.decodeGrayLibPNG(file, width: width, height: height, bitDepth: bitDepth, into: $0) }
+                try reference.withUnsafeMutableBytes { try decodeGrayLibPNG(file, width: width, height: height, bitDepth: bitDepth, into: $0) }
                 XCTAssertEqual(fast, reference, "\(width)x\(height) \(bitDepth)-bit, row 0 filter \(first)")
                 // and both are the pixels written (16-bit samples come back in host order)
                 let host = bitDepth == 16 ? Swift.stride(from: 0, to: pixels.count, by: 2).flatMap { [pixels[$0 + 1], pixels[$0]] } : pixels
@@ -203,7 +204,7 @@ final class PNGFastPathTests: XCTestCase {
         let pixels = (0 ..< 24 * 8).map { UInt8(truncatingIfNeeded: $0 * 7) }
         func fast(_ file: Data) -> Bool {
             var out = [UInt8](repeating: 0, count: pixels.count)
-            return out.withUnsafeMutableBytes { PNGImage.decodeGrayFast(file, width: 24, height: 8, bitDepth: 8, into: $0) }
+            return out.withUnsafeMutableBytes { decodeGrayFast(file, width: 24, height: 8, bitDepth: 8, into: $0) }
         }
         XCTAssertTrue(fast(png(width: 24, height: 8, bitDepth: 8, pixels: pixels)))
         var badCRC = [UInt8](png(width: 24, height: 8, bitDepth: 8, pixels: pixels))
@@ -238,4 +239,24 @@ final class NPYArrayTests: XCTestCase {
         XCTAssertEqual(f.count, h.dataOffset + 12)
         XCTAssertThrowsError(try NPYArray.parseHeader(Data([1, 2, 3])))
     }
+}
+
+// MARK: - The two routes `PNGImage.decodeGray` takes, called apart
+
+/// The hand-written libdeflate path alone: false when it leaves the file to libpng.
+private func decodeGrayFast(_ data: Data, width: Int, height: Int, bitDepth: Int, into dst: UnsafeMutableRawBufferPointer) -> Bool {
+    data.withUnsafeBytes { b in
+        dp_png_decode_gray_fast(b.baseAddress?.assumingMemoryBound(to: UInt8.self), b.count, Int32(width), Int32(height), Int32(bitDepth),
+                                dst.baseAddress, dst.count) == 0
+    }
+}
+
+/// libpng alone.
+private func decodeGrayLibPNG(_ data: Data, width: Int, height: Int, bitDepth: Int, into dst: UnsafeMutableRawBufferPointer) throws {
+    var err = [CChar](repeating: 0, count: 256)
+    let r = data.withUnsafeBytes { b in
+        dp_png_decode_gray_libpng(b.baseAddress?.assumingMemoryBound(to: UInt8.self), b.count, Int32(width), Int32(height),
+                                  Int32(bitDepth), dst.baseAddress, dst.count, &err, err.count)
+    }
+    guard r == 0 else { throw CodecError.corrupt(codec: "PNG", detail: String(decoding: err.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
 }

@@ -298,3 +298,11 @@ final class TSDFVolumeTests: XCTestCase {
         XCTAssertGreaterThan(updated, 5_000); XCTAssertGreaterThan(checked, 90_000)
     }
 }
+
+extension TSDFVolume {
+    /// Sets block `b`'s voxel `i` (x + 8y + 64z): the tests build fields this way.
+    func setVoxel(_ b: Int, _ voxel: Int, tsdf value: Float, weight w: UInt16) {
+        let v = storage(b), i = stored(b, voxel)
+        v.tsdf[i] = value * Float(w); v.weight[i] = w
+    }
+}

@@ -22,6 +22,21 @@ final class ARKitScanTests: XCTestCase {
         XCTAssertTrue(scan.problems.isEmpty, "\(scan.problems)")
     }
 
+    /// A folder name with a quote, a backslash and a tab becomes `scene_name` escaped, so
+    /// the written `metadata.json` reads back (it was written by hand and broke on `a"b`).
+    func testSceneNamesThatNeedEscapingRoundTrip() throws {
+        for name in ["a\"b", "back\\slash", "tab\tand/slash", "ünïcødé"] {
+            let dir = TestSupport.temporaryDirectory("escape") + "/" + name
+            var o = SynthOptions()
+            o.frames = 3; o.width = 16; o.height = 12
+            _ = try Synthesizer.write(o, to: dir)
+            let scan = try ARKitScan(path: dir, strict: true)
+            XCTAssertEqual(scan.name, name)
+            let meta = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/metadata.json"))) as? [String: String]
+            XCTAssertEqual(meta?["scene_name"], name)
+        }
+    }
+
     func testHandWrittenPoseAndIntrinsics() throws {
         // A hand-computed case: 90 degrees about y, translation (1, 2, 3), column-major.
         let dir = try TestSupport.synthScan(frames: 2)
