@@ -6,8 +6,41 @@
 # --bench: the benchmarks' peers (.venv-bench/); --mesh-peer: Open3D 0.18's TSDF mesh route
 # (.venv-mesh-peer/, scripts/requirements-mesh-peer.txt).
 # Idempotent: packages already present are not reinstalled. Prints the venv's python last.
+#
+# The venvs themselves live in a cache shared by every clone on the machine
+# (${DEPTHPOSE_CACHE:-~/.cache/depthpose}/NAME-KEY, KEY a hash of what it pins), and .venv,
+# .venv-bench and .venv-mesh-peer are links to them: a fresh clone (CI's) reuses them instead
+# of spending minutes reinstalling Open3D, SciPy and Snakemake. A real folder already at one of
+# those paths is used as it is; DEPTHPOSE_VENV, DEPTHPOSE_BENCH_VENV and
+# DEPTHPOSE_MESH_PEER_VENV name a venv to use instead.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+
+# venv_for LINK KEY...: prints the venv folder for LINK: LINK itself when it is a real folder,
+# else the cache's folder for KEY (made on first use), with LINK pointing at it.
+venv_for() {
+  local link=$1; shift
+  if [ -d "$link" ] && [ ! -L "$link" ]; then echo "$link"; return; fi
+  local cache=${DEPTHPOSE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/depthpose}
+  local key; key=$(printf '%s\n' "$@" "$(python3 --version 2>&1)" | sha256sum | cut -c1-12)
+  local dir=$cache/$(basename "$link" | sed 's/^\.//')-$key
+  mkdir -p "$cache"
+  ln -sfn "$dir" "$link"
+  echo "$dir"
+}
+
+# make_venv DIR CHECK PIP-ARGS...: a venv at DIR in which the Python statement CHECK runs,
+# pip-installing PIP-ARGS when it does not; one process at a time per venv (a lock beside it).
+make_venv() {
+  local dir=$1 check=$2; shift 2
+  apt_install python3 python3-venv
+  mkdir -p "$(dirname "$dir")"
+  (
+    flock 9
+    [ -x "$dir/bin/python" ] || python3 -m venv "$dir"
+    "$dir/bin/python" -c "$check" 2>/dev/null || "$dir/bin/pip" install -q "$@" >&2
+  ) 9>"$dir.lock"
+}
 
 # apt_install PACKAGE...: installs the packages not yet present (package lists refreshed first).
 apt_install() {
@@ -28,20 +61,18 @@ apt_install zlib1g-dev liblz4-dev libdeflate-dev libpng-dev libopenblas-dev libl
   libavformat-dev libavcodec-dev libturbojpeg0-dev
 
 if [ "${1:-}" = "--tests" ]; then
-  venv=${DEPTHPOSE_VENV:-$here/.venv}
   # Headless Chromium opens the HTML pages the way a person would (PlotPageTests).
   # python3: scripts/browser.py drives it over the DevTools protocol (standard library only).
   apt_install chromium python3 tar util-linux  # tar and flock: the archive and lock tests
   apt_install ffmpeg  # the ffmpeg command line: the reference the video decoding is checked against
-  if [ ! -x "$venv/bin/python" ]; then
-    apt_install python3 python3-venv
-    python3 -m venv "$venv"
-  fi
   # evo (pinned, with the scipy whose Rotation it measures angles with) regenerates
   # Notebooks-data/evo/expected.json: scripts/peers/evo_expected.py.
   # nbclient, nbformat, ipykernel, pandas, matplotlib: the notebook in Notebooks-data is executed by a test.
-  "$venv/bin/python" -c "import numpy, lz4.block, imageio, plyfile, snakemake, snakemake_executor_plugin_slurm, evo, scipy, open3d, nbclient, nbformat, ipykernel, pandas, matplotlib; assert evo.__version__ == 'v1.38.1' and scipy.__version__ == '1.17.1' and open3d.__version__ == '0.20.0'" 2>/dev/null ||
-    "$venv/bin/pip" install -q numpy lz4 imageio plyfile snakemake "snakemake-executor-plugin-slurm==2.8.0" "evo==1.38.1" "scipy==1.17.1" "open3d==0.20.0" nbclient nbformat ipykernel pandas matplotlib >&2
+  packages=(numpy lz4 imageio plyfile snakemake "snakemake-executor-plugin-slurm==2.8.0" "evo==1.38.1" "scipy==1.17.1" "open3d==0.20.0"
+            nbclient nbformat ipykernel pandas matplotlib)
+  venv=${DEPTHPOSE_VENV:-$(venv_for "$here/.venv" "${packages[@]}")}
+  make_venv "$venv" "import numpy, lz4.block, imageio, plyfile, snakemake, snakemake_executor_plugin_slurm, evo, scipy, open3d, nbclient, nbformat, ipykernel, pandas, matplotlib; assert evo.__version__ == 'v1.38.1' and scipy.__version__ == '1.17.1' and open3d.__version__ == '0.20.0'" \
+    "${packages[@]}"
   echo "$venv/bin/python"
 fi
 
@@ -50,10 +81,9 @@ if [ "${1:-}" = "--bench" ]; then
   # dependencies, Open3D and psutil in their own venv (Open3D is large; the tests do not
   # need it), a C compiler for the plain decode loops (scripts/peers/c), GNU time.
   apt_install gcc make python3 python3-venv time  # time: /usr/bin/time for peak RSS
-  venv=${DEPTHPOSE_BENCH_VENV:-$here/.venv-bench}
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  "$venv/bin/python" -c "import numpy, lz4.block, imageio, open3d, psutil; assert open3d.__version__ == '0.20.0'" 2>/dev/null ||
-    "$venv/bin/pip" install -q numpy lz4 imageio "open3d==0.20.0" psutil >&2
+  packages=(numpy lz4 imageio "open3d==0.20.0" psutil)
+  venv=${DEPTHPOSE_BENCH_VENV:-$(venv_for "$here/.venv-bench" "${packages[@]}")}
+  make_venv "$venv" "import numpy, lz4.block, imageio, open3d, psutil; assert open3d.__version__ == '0.20.0'" "${packages[@]}"
   echo "$venv/bin/python"
 fi
 
@@ -62,9 +92,8 @@ if [ "${1:-}" = "--mesh-peer" ]; then
   # NumPy 1.x in its own venv (0.20.0's ScalableTSDFVolume returns empty meshes), pinned in
   # scripts/requirements-mesh-peer.txt; the ffmpeg command line for the colour video.
   apt_install python3 python3-venv ffmpeg
-  venv=${DEPTHPOSE_MESH_PEER_VENV:-$here/.venv-mesh-peer}
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  "$venv/bin/python" -c "import numpy, lz4.block, open3d; assert open3d.__version__ == '0.18.0' and numpy.__version__ == '1.26.4'" 2>/dev/null ||
-    "$venv/bin/pip" install -q -r "$here/scripts/requirements-mesh-peer.txt" >&2
+  venv=${DEPTHPOSE_MESH_PEER_VENV:-$(venv_for "$here/.venv-mesh-peer" "$(cat "$here/scripts/requirements-mesh-peer.txt")")}
+  make_venv "$venv" "import numpy, lz4.block, open3d; assert open3d.__version__ == '0.18.0' and numpy.__version__ == '1.26.4'" \
+    -r "$here/scripts/requirements-mesh-peer.txt"
   echo "$venv/bin/python"
 fi
