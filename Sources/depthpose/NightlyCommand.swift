@@ -43,7 +43,7 @@ struct NightlyCommand: ParsableCommand {
         var o = NightlyRunner.Options()
         o.jobs = jobs; o.threadsPerScan = threadsPerScan; o.memoryLimitMB = memoryLimit
         o.force = force; o.keepExtracted = keepExtracted; o.scanTimeout = scanTimeout
-        o.run = try stageOptions.value(threads: 1)
+        o.run = try stageOptions.value()
         let quiet = quiet
         let runner = NightlyRunner(dataset: dataset, out: out, options: o) { if !quiet { FileHandle.standardError.write(Data($0.utf8)) } }
         let t0 = ProcessStats.now()

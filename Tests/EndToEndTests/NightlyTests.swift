@@ -235,11 +235,11 @@ final class NightlyTests: XCTestCase {
         XCTAssertTrue((dry.stdout + dry.stderr).contains("light_1"), dry.stdout + dry.stderr)
         XCTAssertTrue((dry.stdout + dry.stderr).contains("cloud_1"), dry.stdout + dry.stderr)
 
-        // The mesh stage on request: config `stages` and `options.mesh_voxel` in the workflow,
+        // The mesh stage on request: config `stages` and `options.mesh.voxel` in the workflow,
         // --stages and --mesh-voxel in nightly; the same mesh.ply and mesh.json.
         XCTAssertEqual(try nightly(base + "/dataset", "--out", base + "/nightly-mesh", "--stages", "inspect,mesh", "--mesh-voxel", "0.02").status, 3)
         // (options through a config file: `--config` passes nested values as text)
-        TestSupport.writeText("stages: [inspect, mesh]\noptions:\n  mesh_voxel: 0.02\n", base + "/mesh.yaml")
+        TestSupport.writeText("stages: [inspect, mesh]\noptions:\n  mesh:\n    voxel: 0.02\n", base + "/mesh.yaml")
         let m = try TestSupport.run(snakemake, ["-s", pipelines + "/Snakefile", "--profile", pipelines + "/profiles/local", "--cores", "2",
                                                 "--directory", base, "--configfile", base + "/mesh.yaml",
                                                 "--config", "dataset=\(base)/dataset", "out=\(base)/smk-mesh", "depthpose=\(TestSupport.productsDirectory)/depthpose"])
