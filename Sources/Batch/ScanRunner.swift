@@ -73,7 +73,7 @@ public enum ScanRunner {
         stage(.cloud) { r, output in
             var summary = try CloudStage.run(scan: scan, options: options.cloud, output: output, context: context).cloud
             summary.seconds = 0  // timings live in the run record; cloud.json stays comparable between runs
-            try AtomicOutput.write(try JSONOutput.encode(summary), to: dir + "/cloud.json")
+            try AtomicOutput.write(try JSONOutput.encode(summary), to: dir + "/" + StageName.cloud.summaryFile!)
             r.warnings = summary.notes
             r.metrics["points"] = Double(summary.points)
             r.metrics["frames_used"] = Double(summary.framesUsed)
@@ -92,7 +92,7 @@ public enum ScanRunner {
             var summary = try MeshStage.run(scan: scan, options: options.mesh, output: output, context: context).mesh
             r.metrics["mesh_seconds"] = summary.seconds
             summary.seconds = 0  // timings live in the run record; mesh.json stays comparable between runs
-            try AtomicOutput.write(try JSONOutput.encode(summary), to: dir + "/mesh.json")
+            try AtomicOutput.write(try JSONOutput.encode(summary), to: dir + "/" + StageName.mesh.summaryFile!)
             r.warnings = summary.notes
             r.metrics["mesh_vertices"] = Double(summary.vertices)
             r.metrics["mesh_triangles"] = Double(summary.triangles)

@@ -13,10 +13,31 @@ public enum StageName: String, Sendable, Codable, CaseIterable {
         switch self {
         case .inspect: return [("inspect", "inspect.json")]
         case .gestures: return [("gestures", "gestures.json"), ("gestures_csv", "gestures.csv")]
-        case .cloud: return [("cloud", "cloud.ply"), ("cloud_summary", "cloud.json"), ("cloud_preview", "cloud.png"), ("cloud_view", "cloud.html")]
+        case .cloud: return [("cloud", "cloud.ply"), ("cloud_summary", summaryFile!), ("cloud_preview", "cloud.png"), ("cloud_view", "cloud.html")]
         case .trajectory: return [("trajectory", "trajectory/report.json"), ("trajectory_html", "trajectory/report.html"), ("trajectory_view", "trajectory/view.html")]
         case .decode: return [("decode", "decode")]
-        case .mesh: return [("mesh", "mesh.ply"), ("mesh_summary", "mesh.json")]
+        case .mesh: return [("mesh", "mesh.ply"), ("mesh_summary", summaryFile!)]
+        }
+    }
+
+    /// Where `run` writes the stage's summary beside its main output, when the stage's
+    /// main output is not itself its summary (the cloud's and the mesh's figures).
+    public var summaryFile: String? {
+        switch self {
+        case .cloud: return "cloud.json"
+        case .mesh: return "mesh.json"
+        case .inspect, .gestures, .trajectory, .decode: return nil
+        }
+    }
+
+    /// How the batch layer schedules a stage: light ones (seconds a scan) share a workflow
+    /// job, heavy ones get a job each, with their own threads and memory.
+    public enum Weight: String, Sendable, Codable { case light, heavy }
+
+    public var weight: Weight {
+        switch self {
+        case .inspect, .gestures, .trajectory: return .light
+        case .cloud, .mesh, .decode: return .heavy
         }
     }
 

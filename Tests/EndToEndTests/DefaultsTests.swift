@@ -101,7 +101,7 @@ final class DefaultsTests: XCTestCase {
             var o = NightlyRunner.Options()
             o.jobs = 1; o.run = try command.stageOptions.value(); o.executable = TestSupport.productsDirectory + "/depthpose"
             let summary = try NightlyRunner(dataset: base + "/dataset", out: base + "/out", options: o) { _ in }.run()
-            XCTAssertEqual(summary.counts["ok"], 1)
+            XCTAssertEqual(summary.counts[.ok], 1)
             XCTAssertEqual(try RunOptions.read(json: Data(TestSupport.read(base + "/out/.nightly/run-options.json")), from: "run-options.json"), run)
             XCTAssertEqual(try RunRecord.read(base + "/out/a/run.json").options, run)
             // the workflow's config restates defaults: a changed default is caught there

@@ -105,7 +105,7 @@ final class NightlyTests: XCTestCase {
         // Five nights in the history, the last all ok.
         let history = History.load(out + "/history.jsonl")
         XCTAssertEqual(history.count, 5)
-        XCTAssertEqual(history.last?.counts["ok"], 3)
+        XCTAssertEqual(history.last?.counts[.ok], 3)
         XCTAssertTrue(TestSupport.readText(out + "/summary.html").contains("Over the nights"))
         // As a person sees it: drawn, no script error; histogram bars, the trend and the ok count drawn.
         let page = try TestSupport.openInChromium(out + "/summary.html", height: 3600, colours: ["#5d8aa8", "#2471a3", "#1e8449"])
