@@ -50,9 +50,7 @@ public final class NightlyRunner: Sendable {
     private let state: Locked<State>
 
     public init(dataset: String, out: String, options: Options, log: @escaping @Sendable (String) -> Void) {
-        var o = options
-        o.run.threads = o.threads
-        self.dataset = dataset; self.out = out; self.options = o
+        self.dataset = dataset; self.out = out; self.options = options
         state = Locked(State(progress: Progress(log: log)))
     }
 
@@ -218,7 +216,7 @@ public final class NightlyRunner: Sendable {
         p.executableURL = URL(fileURLWithPath: options.executable)
         // `--name=value` and `--` keep a scan named `-x` from reading as an option.
         p.arguments = ["run", "--out=\(dir)", "--name=\(scan.name)", "--memory-limit=\(options.memoryLimit)", "--exit-zero", "--parent-pid=\(getpid())",
-                       "--options=\(optionsPath)"] + (path == scan.path ? [] : ["--source=\(path)"]) + ["--", scan.path]
+                       "--options=\(optionsPath)", "--threads=\(options.threads)"] + (path == scan.path ? [] : ["--source=\(path)"]) + ["--", scan.path]
         var env = ProcessInfo.processInfo.environment
         env["OPENBLAS_NUM_THREADS"] = "1"
         p.environment = env

@@ -30,6 +30,8 @@ public struct RunRecord: Sendable, Codable {
     public var finished: String
     public var seconds: Double
     public var options: RunOptions
+    /// Worker threads the stages ran with (how it ran, not an option: no output changes with it).
+    public var threads: Int
     public var stages: [StageRecord]
 
     /// `ok` when every stage succeeded.
@@ -41,11 +43,12 @@ public struct RunRecord: Sendable, Codable {
     public var warnings: [String] { stages.flatMap { s in s.warnings.map { "\(s.name.rawValue): \($0)" } } }
     public var outputs: [String] { stages.flatMap(\.outputs) }
 
-    enum CodingKeys: String, CodingKey { case version, depthpose, scan, name, started, finished, seconds, options, stages, status, error, metrics, warnings }
+    enum CodingKeys: String, CodingKey { case version, depthpose, scan, name, started, finished, seconds, options, threads, stages, status, error, metrics, warnings }
 
-    public init(scan: String, name: String, started: String, finished: String, seconds: Double, options: RunOptions, stages: [StageRecord]) {
+    public init(scan: String, name: String, started: String, finished: String, seconds: Double, options: RunOptions, threads: Int,
+                stages: [StageRecord]) {
         self.scan = scan; self.name = name; self.started = started; self.finished = finished
-        self.seconds = seconds; self.options = options; self.stages = stages
+        self.seconds = seconds; self.options = options; self.threads = threads; self.stages = stages
     }
 
     public init(from d: Decoder) throws {
@@ -56,6 +59,7 @@ public struct RunRecord: Sendable, Codable {
         started = try c.decode(String.self, forKey: .started); finished = try c.decode(String.self, forKey: .finished)
         seconds = try c.decode(Double.self, forKey: .seconds)
         options = try c.decode(RunOptions.self, forKey: .options)
+        threads = try c.decode(Int.self, forKey: .threads)
         stages = try c.decode([StageRecord].self, forKey: .stages)
     }
 
@@ -64,7 +68,8 @@ public struct RunRecord: Sendable, Codable {
         try c.encode(version, forKey: .version); try c.encode(depthpose, forKey: .depthpose)
         try c.encode(scan, forKey: .scan); try c.encode(name, forKey: .name)
         try c.encode(started, forKey: .started); try c.encode(finished, forKey: .finished)
-        try c.encode(seconds, forKey: .seconds); try c.encode(options, forKey: .options); try c.encode(stages, forKey: .stages)
+        try c.encode(seconds, forKey: .seconds); try c.encode(options, forKey: .options)
+        try c.encode(threads, forKey: .threads); try c.encode(stages, forKey: .stages)
         try c.encode(status, forKey: .status); try c.encode(error, forKey: .error)
         try c.encode(metrics, forKey: .metrics); try c.encode(warnings, forKey: .warnings)
     }

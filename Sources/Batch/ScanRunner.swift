@@ -13,13 +13,14 @@ import FileIO
 /// `cloud.ply` + `cloud.json`; `trajectory/` (report.json/.md/.html, trajectory.tum);
 /// `decode/` on request; and the record (`run.json` by default).
 public enum ScanRunner {
-    /// Runs `options.stages` on `scan`, writes into `out`, and returns the record (also written as `out/recordName`).
+    /// Runs `options.stages` on `scan` with `threads` worker threads, writes into `out`, and
+    /// returns the record (also written as `out/recordName`).
     /// `source`, when given, is how outputs name the scan instead of its path (an archive
     /// member's `archive.tar:dir/scan` rather than its temporary extraction folder).
     public static func run(scan: String, name: String? = nil, source: String? = nil, out: String, options: RunOptions,
-                           recordName: String = RunRecord.fileName) throws -> RunRecord {
+                           threads: Int = ProcessStats.cores, recordName: String = RunRecord.fileName) throws -> RunRecord {
         try OutputGuard.check(output: out, scan: scan)
-        let context = StageContext(threads: options.threads, scanLabel: source)
+        let context = StageContext(threads: threads, scanLabel: source)
         let startDate = Date()
         let t0 = ProcessStats.now()
         let staged = try AtomicOutput.StagedDirectory(target: out)
@@ -72,7 +73,7 @@ public enum ScanRunner {
         stage(.cloud) { r, output in
             var summary = try CloudStage.run(scan: scan, options: options.cloud, output: output, context: context).cloud
             summary.seconds = 0  // timings live in the run record; cloud.json stays comparable between runs
-            try AtomicOutput.write(try JSONOutput.encode(summary), to: dir + "/cloud.json")
+            try AtomicOutput.write(try JSONOutput.encode(summary), to: dir + "/" + StageName.cloud.summaryFile!)
             r.warnings = summary.notes
             r.metrics["points"] = Double(summary.points)
             r.metrics["frames_used"] = Double(summary.framesUsed)
@@ -91,7 +92,7 @@ public enum ScanRunner {
             var summary = try MeshStage.run(scan: scan, options: options.mesh, output: output, context: context).mesh
             r.metrics["mesh_seconds"] = summary.seconds
             summary.seconds = 0  // timings live in the run record; mesh.json stays comparable between runs
-            try AtomicOutput.write(try JSONOutput.encode(summary), to: dir + "/mesh.json")
+            try AtomicOutput.write(try JSONOutput.encode(summary), to: dir + "/" + StageName.mesh.summaryFile!)
             r.warnings = summary.notes
             r.metrics["mesh_vertices"] = Double(summary.vertices)
             r.metrics["mesh_triangles"] = Double(summary.triangles)
@@ -107,7 +108,7 @@ public enum ScanRunner {
 
         let record = RunRecord(scan: context.shown(scan, scan: scan), name: name ?? URL(fileURLWithPath: scan).lastPathComponent,
                                started: Clock.iso(startDate), finished: Clock.iso(), seconds: ProcessStats.now() - t0,
-                               options: options, stages: stages)
+                               options: options, threads: context.threads, stages: stages)
         try AtomicOutput.write(try JSONOutput.encode(record), to: dir + "/" + recordName)
         try staged.commit()
         return record

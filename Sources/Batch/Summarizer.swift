@@ -20,7 +20,7 @@ public enum Summarizer {
                 .map { DiscoveredScan(name: $0, path: "", layout: "unknown", problem: nil) }
         }
         var scans: [ScanSummary] = []
-        var options: RunOptions?
+        var options: RunOptions?, threads: Int?
         for scan in expected {
             if let problem = scan.problem { scans.append(ScanSummary(failed: scan.name, path: scan.path, error: problem)); continue }
             let dir = out + "/" + scan.name
@@ -39,11 +39,12 @@ public enum Summarizer {
                 continue
             }
             options = options ?? merged.options
+            threads = threads ?? merged.threads
             if !parts.isEmpty { try AtomicOutput.write(try JSONOutput.encode(merged), to: dir + "/" + RunRecord.fileName) }
             scans.append(ScanSummary(record: merged, path: merged.scan, outputFolder: scan.name))
         }
         let summary = NightlySummary(dataset: dataset, started: started, finished: Clock.iso(),
-                                     options: .init(jobs: 0, threadsPerScan: options?.threads ?? 0, force: false, memoryLimitMB: 0, run: options ?? RunOptions()),
+                                     options: .init(jobs: 0, threadsPerScan: threads ?? 0, force: false, memoryLimitMB: 0, run: options ?? RunOptions()),
                                      scans: scans)
         try summary.write(to: out)
         return summary

@@ -4,7 +4,8 @@ import FileIO
 
 /// One scan's line in the nightly summary.
 public struct ScanSummary: Sendable, Codable, Equatable {
-    public enum Status: String, Sendable, Codable { case ok, failed, skipped }
+    /// A scan's outcome (JSON: its raw value; also the keys of `NightlySummary.counts`).
+    public enum Status: String, Sendable, Codable, CaseIterable, CodingKeyRepresentable { case ok, failed, skipped }
     public var name: String
     public var path: String
     public var status: Status
@@ -56,9 +57,10 @@ public struct NightlySummary: Sendable, Codable {
     /// Whether anything failed (the exit code then says "some failed").
     public var hasFailures: Bool { !problems.isEmpty || scans.contains { $0.status == .failed } }
 
-    public var counts: [String: Int] {
-        var c = ["ok": 0, "failed": 0, "skipped": 0]
-        for s in scans { c[s.status.rawValue, default: 0] += 1 }
+    /// Scans by outcome, every outcome present (0 when none).
+    public var counts: [ScanSummary.Status: Int] {
+        var c = Dictionary(uniqueKeysWithValues: ScanSummary.Status.allCases.map { ($0, 0) })
+        for s in scans { c[s.status, default: 0] += 1 }
         return c
     }
     enum CodingKeys: String, CodingKey { case version, depthpose, dataset, started, finished, options, scans, problems }
@@ -118,13 +120,13 @@ public struct NightlyOptionsRecord: Sendable, Codable {
 public enum History {
     public struct Night: Sendable, Codable {
         public var started: String, finished: String
-        public var counts: [String: Int]
+        public var counts: [ScanSummary.Status: Int]
         public var scans: [String: Entry]
-        public struct Entry: Sendable, Codable { public var status: String; public var metrics: [String: Double] }
+        public struct Entry: Sendable, Codable { public var status: ScanSummary.Status; public var metrics: [String: Double] }
 
         init(_ s: NightlySummary) {
             started = s.started; finished = s.finished; counts = s.counts
-            scans = Dictionary(uniqueKeysWithValues: s.scans.map { ($0.name, Entry(status: $0.status.rawValue, metrics: $0.metrics)) })
+            scans = Dictionary(uniqueKeysWithValues: s.scans.map { ($0.name, Entry(status: $0.status, metrics: $0.metrics)) })
         }
     }
 

@@ -24,7 +24,7 @@ enum SummaryPage {
         let previous = history.count >= 2 ? history[history.count - 2] : nil
         let c = s.counts
         var head = "<p>\(esc(s.started)) → \(esc(s.finished)) · depthpose \(esc(s.depthpose)) · \(s.options.jobs) jobs × \(s.options.threadsPerScan) threads</p>"
-        head += "<p class=\"counts\"><span class=\"ok\">\(c["ok"] ?? 0) ok</span> · <span class=\"failed\">\(c["failed"] ?? 0) failed</span> · <span class=\"skipped\">\(c["skipped"] ?? 0) skipped (unchanged)</span> of \(s.scans.count) scans</p>"
+        head += "<p class=\"counts\"><span class=\"ok\">\(c[.ok] ?? 0) ok</span> · <span class=\"failed\">\(c[.failed] ?? 0) failed</span> · <span class=\"skipped\">\(c[.skipped] ?? 0) skipped (unchanged)</span> of \(s.scans.count) scans</p>"
 
         let failed = s.scans.filter { $0.status == .failed }
         if !failed.isEmpty || !s.problems.isEmpty {
@@ -34,7 +34,7 @@ enum SummaryPage {
 
         head += "<h2>Scans</h2><table class=\"scans\"><tr><th>scan</th><th>status</th><th>preview</th>" + columns.map { "<th>\(esc($0.label))</th>" }.joined() + "<th>run (s)</th><th>reports</th></tr>"
         for r in s.scans {
-            let prev = previous?.scans[r.name].flatMap { $0.status == ScanSummary.Status.failed.rawValue ? nil : $0.metrics }
+            let prev = previous?.scans[r.name].flatMap { $0.status == .failed ? nil : $0.metrics }
             let shown = r.status == .failed ? [:] : r.metrics
             head += "<tr class=\"\(r.status.rawValue)\"><td>\(esc(r.name))</td><td>\(r.status.rawValue)</td><td>"
             // the cloud's preview (top and perspective views with the path), full size on click
@@ -70,15 +70,15 @@ enum SummaryPage {
             let names = nightNames(nights.map(\.started))
             let x = Figure.Axis(title: "night", names: names)
             let index = nights.indices.map(Double.init)
-            func count(_ key: String) -> [Double] { nights.map { Double($0.counts[key] ?? 0) } }
-            let counts = [("ok", "#1e8449"), ("failed", "#c0392b"), ("skipped", "#7f7f7f")].map { key, colour in
-                Figure.Series(label: key, x: index, y: count(key), style: .line, color: colour)
+            func count(_ key: ScanSummary.Status) -> [Double] { nights.map { Double($0.counts[key] ?? 0) } }
+            let counts = [(ScanSummary.Status.ok, "#1e8449"), (.failed, "#c0392b"), (.skipped, "#7f7f7f")].map { key, colour in
+                Figure.Series(label: key.rawValue, x: index, y: count(key), style: .line, color: colour)
             }
             var trends = [Figure(title: "Scans per night", x: x, y: .init(title: "scans", ticks: AxisTicks(low: 0, high: counts.flatMap(\.y).max() ?? 1, includeZero: true, integer: true)), series: counts)]
             for (key, label) in plotted where key != "duration_s" {
                 // the median over the night's scans that did not fail
                 let points = nights.indices.compactMap { i -> (Double, Double)? in
-                    let v = nights[i].scans.values.filter { $0.status != ScanSummary.Status.failed.rawValue }.compactMap { $0.metrics[key] }
+                    let v = nights[i].scans.values.filter { $0.status != .failed }.compactMap { $0.metrics[key] }
                     return v.isEmpty ? nil : (Double(i), Median.of(v))
                 }
                 guard points.count >= 2 else { continue }
@@ -88,7 +88,7 @@ enum SummaryPage {
             }
             var table = "<table><tr><th>night</th><th>started</th><th>ok</th><th>failed</th><th>skipped</th></tr>"
             for (i, n) in nights.enumerated().reversed() {
-                table += "<tr><td>\(esc(names[i]))</td><td>\(esc(n.started))</td><td>\(n.counts["ok"] ?? 0)</td><td>\(n.counts["failed"] ?? 0)</td><td>\(n.counts["skipped"] ?? 0)</td></tr>"
+                table += "<tr><td>\(esc(names[i]))</td><td>\(esc(n.started))</td><td>\(n.counts[.ok] ?? 0)</td><td>\(n.counts[.failed] ?? 0)</td><td>\(n.counts[.skipped] ?? 0)</td></tr>"
             }
             blocks += [.html("<h2>Over the nights</h2>"), .figures(trends, columns: 2), .html(table + "</table>")]
         }

@@ -6,36 +6,57 @@ import Video
 import Diagnostics
 import Execution
 
-/// Options of `mesh`, with their defaults.
-public struct MeshOptions: Sendable {
-    /// Voxel edge, metres: StrayVisualizer's 1.5 cm.
-    public var voxelSize = 0.015
+/// Options of `mesh`, with their defaults: the builder's and the stage's (`MeshStage.Options`)
+/// alike, one struct, read from the command line, `run --options` files and the workflow's
+/// config under the JSON names of `CodingKeys`. How it runs (threads, progress) is not an
+/// option: `MeshBuilder`'s functions take it as arguments.
+public struct MeshOptions: Sendable, Codable, Equatable {
+    /// Voxel edge, metres (`voxelRange`): StrayVisualizer's 1.5 cm.
+    public var voxel = 0.015
     /// Truncation distance in voxels (the TSDF saturates at ±this far from the surface):
     /// 4 voxels, 6 cm at the default size — a few times LiDAR's depth noise at 2–3 m.
-    public var truncationVoxels = 4.0
-    /// The cloud's pixel filters (range, flying pixels, confidence), the same defaults.
-    public var filters = PixelFilters()
+    public var truncation = 4.0
+    /// Depth range kept, metres (the cloud's pixel filters, the same defaults).
+    public var minDepth = PixelFilters().minDepth
+    public var maxDepth = PixelFilters().maxDepth
+    /// Lowest confidence level kept where confidence maps exist.
+    public var minConfidence = PixelFilters().minConfidence
+    /// Flying-pixel threshold (0 = off).
+    public var flyingPixel = PixelFilters().flyingPixelThreshold
     /// Use every `stride`-th frame.
     public var stride = 1
     /// A cube is meshed only where all eight voxels were updated by at least this many frames.
     public var minWeight = 1.0
     /// Colour the mesh from the scan's video when it has one.
-    public var colour = true
+    public var color = true
     /// Which video frames give colour (`VideoReader.Frames`: all, or reference frames only).
-    public var colourFrames = VideoReader.Frames.all
-    public var threads = ProcessStats.cores
-    /// Where the frames fused are counted (a terminal's progress bar), if anywhere.
-    public var progress: ProgressMeter?
+    public var colorFrames = VideoReader.Frames.all
+    /// ASCII PLY instead of binary little-endian.
+    public var ascii = false
+    /// Also a 3-D view beside the PLY (the mesh is then also held in memory for the page).
+    public var view = false
+
     public init() {}
+
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case voxel, truncation, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel"
+        case stride, minWeight = "min_weight", color, colorFrames = "color_frames", ascii, view
+    }
+
+    /// The pixel filters these options ask for.
+    public var filters: PixelFilters {
+        var f = PixelFilters()
+        f.minDepth = minDepth; f.maxDepth = maxDepth; f.minConfidence = minConfidence; f.flyingPixelThreshold = flyingPixel
+        return f
+    }
 
     public static let voxelRange = 0.002...0.5
     public static let truncationRange = 1.0...20.0
 
     /// Why these options cannot be used, or nil.
     public var problem: String? {
-        if !Self.voxelRange.contains(voxelSize) { return "voxel size \(voxelSize) m outside \(Self.voxelRange.lowerBound)...\(Self.voxelRange.upperBound) m" }
-        if !Self.truncationRange.contains(truncationVoxels) { return "truncation \(truncationVoxels) voxels outside \(Self.truncationRange.lowerBound)...\(Self.truncationRange.upperBound)" }
-        if !threadCountRange.contains(threads) { return "\(threads) threads outside \(threadCountRange.lowerBound)...\(threadCountRange.upperBound)" }
+        if !Self.voxelRange.contains(voxel) { return "voxel size \(voxel) m outside \(Self.voxelRange.lowerBound)...\(Self.voxelRange.upperBound) m" }
+        if !Self.truncationRange.contains(truncation) { return "truncation \(truncation) voxels outside \(Self.truncationRange.lowerBound)...\(Self.truncationRange.upperBound)" }
         if stride < 1 { return "stride must be at least 1" }
         if !(minWeight >= 1 && minWeight.isFinite) { return "minimum weight must be at least 1" }
         return filters.problem
@@ -51,7 +72,7 @@ public struct MeshSummary: Sendable, Codable, FrameAccounting {
     /// Frames fused with colour from their video frame.
     public var framesColoured = 0
     /// Frames fused without colour because their video frame, a non-reference one, was not
-    /// decoded (`MeshOptions.colourFrames` `.reference`).
+    /// decoded (`MeshOptions.colorFrames` `.reference`).
     public var framesColourSkipped = 0
     public var blocks = 0
     public var vertices = 0, triangles = 0
@@ -80,17 +101,18 @@ public struct MeshSummary: Sendable, Codable, FrameAccounting {
 /// depth of the one after is filtered, so `-j 1` and `-j 2` give the same bytes.
 public enum MeshBuilder {
     /// The whole mesh in memory (tests, the benchmark).
-    public static func build(scan path: String, options o: MeshOptions) throws -> (TriangleMesh, MeshSummary) {
-        var (volume, summary, _) = try fuse(scan: path, options: o)
+    public static func build(scan path: String, options o: MeshOptions, threads: Int = ProcessStats.cores) throws -> (TriangleMesh, MeshSummary) {
+        var (volume, summary, _) = try fuse(scan: path, options: o, threads: threads)
         let collector = MeshCollector(coloured: volume.coloured)
-        try extract(volume, options: o, into: collector, summary: &summary)
+        try extract(volume, options: o, threads: threads, into: collector, summary: &summary)
         return (collector.mesh, summary)
     }
 
-    /// Marching cubes over `volume` into `sink`; the mesh's figures and time into `summary`.
-    public static func extract(_ volume: TSDFVolume, options o: MeshOptions, into sink: MeshSink, summary: inout MeshSummary) throws {
+    /// Marching cubes over `volume` into `sink` on `threads` threads; the mesh's figures and time into `summary`.
+    public static func extract(_ volume: TSDFVolume, options o: MeshOptions, threads: Int = ProcessStats.cores, into sink: MeshSink,
+                               summary: inout MeshSummary) throws {
         let start = ProcessStats.now()
-        let stats = try MeshExtractor.extract(volume, minWeight: Float(o.minWeight), threads: o.threads, into: sink)
+        let stats = try MeshExtractor.extract(volume, minWeight: Float(o.minWeight), threads: max(1, threads), into: sink)
         summary.vertices = stats.vertices
         summary.triangles = stats.triangles
         summary.area = stats.area
@@ -102,20 +124,22 @@ public enum MeshBuilder {
     static let integrationRun = 32
 
     /// Every used frame fused into a TSDF volume; `summary` has the frames' accounting and
-    /// the time so far, `cameras` the poses of the frames fused, in order.
-    public static func fuse(scan path: String, options o: MeshOptions) throws -> (volume: TSDFVolume, summary: MeshSummary, cameras: [Pose]) {
+    /// the time so far, `cameras` the poses of the frames fused, in order. `threads` worker
+    /// threads (the bytes are the same for any number), the frames counted on `progress`.
+    public static func fuse(scan path: String, options o: MeshOptions, threads requested: Int = ProcessStats.cores,
+                            progress: ProgressMeter? = nil) throws -> (volume: TSDFVolume, summary: MeshSummary, cameras: [Pose]) {
         if let p = o.problem { throw MeshError.options(p) }
         let start = ProcessStats.now()
         // the IMU is not used here, and its file grows with the recording: not read
         let scan = try ScanOpener.open(path, strict: true, motion: false)
-        let truncation = Float(o.voxelSize * o.truncationVoxels)
-        var summary = MeshSummary(scan: path, voxelSize: o.voxelSize, truncation: o.voxelSize * o.truncationVoxels)
-        let threads = max(1, o.threads), layout = scan.depthLayout
+        let truncation = Float(o.voxel * o.truncation)
+        var summary = MeshSummary(scan: path, voxelSize: o.voxel, truncation: o.voxel * o.truncation)
+        let threads = max(1, requested), layout = scan.depthLayout
 
         // The video, decoded ahead on its own thread into depth-grid colour images.
         var stream: GridColourStream?
-        if o.colour, let video = scan.colourVideoPath {
-            let s = GridColourStream(video: video, threads: 2 * threads, decoding: o.colourFrames, gridWidth: layout.width, gridHeight: layout.height)
+        if o.color, let video = scan.colourVideoPath {
+            let s = GridColourStream(video: video, threads: 2 * threads, decoding: o.colorFrames, gridWidth: layout.width, gridHeight: layout.height)
             s.want(try scan.fusedVideoFrames(frames: scan.depthFrameCount(), stride: o.stride))
             s.wantNoMore()
             s.start()
@@ -125,12 +149,12 @@ public enum MeshBuilder {
                 s.stop()
                 summary.notes.append("\(video): \(reason): the mesh is grey")
             }
-        } else if o.colour {
+        } else if o.color {
             summary.notes.append("no colour video (\(scan.layout.colourVideoName)) in this scan: the mesh is grey")
         }
         defer { stream?.stop() }
 
-        let volume = TSDFVolume(voxelSize: Float(o.voxelSize), coloured: stream != nil)
+        let volume = TSDFVolume(voxelSize: Float(o.voxel), coloured: stream != nil)
         var cameras: [Pose] = []
         // Three frames in flight, one step each (one queue of tasks to whichever thread is
         // free): the depth of the frame arriving is filtered; the blocks of the one before are
@@ -148,7 +172,7 @@ public enum MeshBuilder {
         /// names its video frame), and the frame whose blocks exist, waiting to be fused.
         var searching: Searching?, pending: Pending?
         var arrived = 0  // frames filtered (their projector alternates between three)
-        let team = SpinningTeam(threads: o.threads)
+        let team = SpinningTeam(threads: threads)
         defer { team.stop() }
         let searchesLeft = Locked(0), searched = Locked<Pending?>(nil), filtered = Locked<UnsafePointer<Float>?>(nil)
         func step(_ arriving: (batch: DepthBatch, k: Int, pose: Pose, intrinsics: Intrinsics, index: Int)?) throws {
@@ -193,7 +217,7 @@ public enum MeshBuilder {
         // The projectors own the depth images the frames in flight point into: they must
         // outlive the last step, which comes after their last use in the loop.
         try withExtendedLifetime(projectors) {
-            try scan.forEachFrameBatch(threads: o.threads, confidence: scan.hasConfidenceMaps, progress: o.progress) { fb in
+            try scan.forEachFrameBatch(threads: threads, confidence: scan.hasConfidenceMaps, progress: progress) { fb in
                 for (k, info) in fb.infos.enumerated() {
                     guard let (pose, intrinsics) = try summary.take(info, stride: o.stride, scanPath: scan.path) else { continue }
                     cameras.append(pose)

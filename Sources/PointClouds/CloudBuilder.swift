@@ -14,28 +14,72 @@ public enum CloudFrame: String, Sendable, Codable, CaseIterable {
     case gravity
 }
 
-/// Options of `cloud`, with their defaults.
-public struct CloudOptions: Sendable {
-    /// Voxel edge, metres.
-    public var voxelSize = 0.01
-    public var filters = PixelFilters()
+/// Optional per-point properties of a cloud PLY beyond position and normal.
+public enum CloudExtra: String, Sendable, Codable, CaseIterable {
+    /// `uint count`: depth samples fused into the point.
+    case count
+    /// `float confidence`: mean confidence level (0...2) of its samples.
+    case confidence
+}
+
+/// Options of `cloud`, with their defaults: the builder's and the stage's (`CloudStage.Options`)
+/// alike, one struct, read from the command line, `run --options` files and the workflow's
+/// config under the JSON names of `CodingKeys`. How it runs (threads, progress) is not an
+/// option: `CloudBuilder.build` takes it as arguments.
+public struct CloudOptions: Sendable, Codable, Equatable {
+    /// Voxel edge, metres (`voxelRange`).
+    public var voxel = 0.01
+    /// Depth range kept, metres.
+    public var minDepth = PixelFilters().minDepth
+    public var maxDepth = PixelFilters().maxDepth
+    /// Lowest confidence level kept where confidence maps exist (0 low, 1 medium, 2 high).
+    public var minConfidence = PixelFilters().minConfidence
+    /// Flying-pixel threshold: drop pixels whose 4-neighbour depth differs by more than this fraction (0 = off).
+    public var flyingPixel = PixelFilters().flyingPixelThreshold
+    /// Voxels supported by fewer depth samples are dropped as outliers (1 = keep all).
+    public var minSupport = 2
+    /// All filters off: any valid depth, no flying-pixel test, any confidence, min support 1
+    /// (for comparing voxel counts with Open3D's `voxel_down_sample`).
+    public var noFilters = false
     /// Use every `stride`-th frame.
     public var stride = 1
-    /// Voxels supported by fewer depth samples are dropped as outliers.
-    public var minSupport = 2
+    /// Estimate normals (neighbourhood covariance), oriented toward the cameras.
     public var normals = false
-    /// Neighbourhood radius for normals, in voxels.
+    /// Neighbourhood radius for normals, in voxels (`normalRadiusRange`).
     public var normalRadius = 2
+    /// The recording's world, or levelled by IMU gravity (+z up).
     public var frame = CloudFrame.recording
-    /// Colour the points from the scan's video when it has one (`CloudColouring`).
-    public var colour = true
+    /// ASCII PLY instead of binary little-endian.
+    public var ascii = false
+    /// Extra per-point properties.
+    public var extras: [CloudExtra] = []
+    /// Colour the points from the scan's video when it has one (`CloudColouring`, `uchar red green blue`).
+    public var color = true
     /// Which video frames give colour: all, or only the reference frames (the cheaper route:
     /// the non-reference frames are not decoded).
-    public var colourFrames = VideoReader.Frames.all
-    public var threads = ProcessStats.cores
-    /// Where the frames done are counted (a terminal's progress bar), if anywhere.
-    public var progress: ProgressMeter?
+    public var colorFrames = VideoReader.Frames.all
+    /// Also a PNG preview beside the PLY: top and perspective views with the camera path.
+    public var preview = false
+    /// Also a 3-D view beside the PLY: one HTML page (three.js) with the camera path.
+    public var view = false
+
     public init() {}
+
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case voxel, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel"
+        case minSupport = "min_support", noFilters = "no_filters", stride, normals, normalRadius = "normal_radius", frame, ascii, extras, color, colorFrames = "color_frames", preview, view
+    }
+
+    /// The pixel filters these options ask for (`PixelFilters.none` with `noFilters`).
+    public var filters: PixelFilters {
+        if noFilters { return .none }
+        var f = PixelFilters()
+        f.minDepth = minDepth; f.maxDepth = maxDepth; f.minConfidence = minConfidence; f.flyingPixelThreshold = flyingPixel
+        return f
+    }
+
+    /// The support a voxel needs to be kept (1 with `noFilters`).
+    public var supportKept: Int { noFilters ? 1 : minSupport }
 
     /// Voxel edges accepted, metres: LiDAR depth is good to about a centimetre, and keys
     /// cover ±2^20 voxels per axis (±1 km at the smallest edge).
@@ -45,17 +89,19 @@ public struct CloudOptions: Sendable {
 
     /// Why these options cannot be used, or nil (the CLI reports it as a usage error).
     public var problem: String? {
-        if !Self.voxelRange.contains(voxelSize) { return "voxel size \(voxelSize) m outside \(Self.voxelRange.lowerBound)...\(Self.voxelRange.upperBound) m" }
+        if !Self.voxelRange.contains(voxel) { return "voxel size \(voxel) m outside \(Self.voxelRange.lowerBound)...\(Self.voxelRange.upperBound) m" }
         if !Self.normalRadiusRange.contains(normalRadius) { return "normal radius \(normalRadius) voxels outside \(Self.normalRadiusRange.lowerBound)...\(Self.normalRadiusRange.upperBound)" }
-        if !threadCountRange.contains(threads) { return "\(threads) threads outside \(threadCountRange.lowerBound)...\(threadCountRange.upperBound)" }
-        if stride < 1 || minSupport < 1 { return "stride and minimum support must be at least 1" }
+        if stride < 1 || supportKept < 1 { return "stride and minimum support must be at least 1" }
         return filters.problem
     }
 
-    /// All filters off (for comparing voxel counts with Open3D's `voxel_down_sample`).
-    public static func unfiltered(voxelSize: Double) -> CloudOptions {
+    /// All filters off, each stated (`PixelFilters.none`, support 1), so that a test can turn
+    /// one back on; `noFilters` is the same as one switch.
+    public static func unfiltered(voxel: Double) -> CloudOptions {
         var o = CloudOptions()
-        o.voxelSize = voxelSize; o.filters = .none; o.minSupport = 1
+        o.voxel = voxel; o.minSupport = 1
+        let none = PixelFilters.none
+        o.minDepth = none.minDepth; o.maxDepth = none.maxDepth; o.flyingPixel = none.flyingPixelThreshold; o.minConfidence = none.minConfidence
         return o
     }
 }
@@ -121,24 +167,27 @@ public struct CloudSummary: Sendable, Codable, FrameAccounting {
 /// video (fused in the same pass, `CloudColouring`, and kept as colour records in a store
 /// of their own).
 public enum CloudBuilder {
-    public static func build(scan path: String, options o: CloudOptions) throws -> (PointCloud, CloudSummary) {
+    /// Builds the cloud of the scan at `path` on `threads` worker threads, counting the
+    /// frames done on `progress` if given (neither changes a byte of the result).
+    public static func build(scan path: String, options o: CloudOptions, threads requested: Int = ProcessStats.cores,
+                             progress: ProgressMeter? = nil) throws -> (PointCloud, CloudSummary) {
         if let p = o.problem { throw CloudError.options(p) }
         let start = ProcessStats.now()
         let scan = try ScanOpener.open(path, strict: true)
-        var summary = CloudSummary(scan: path, voxelSize: o.voxelSize, frame: o.frame)
-        let threads = max(1, o.threads)
+        var summary = CloudSummary(scan: path, voxelSize: o.voxel, frame: o.frame)
+        let threads = max(1, requested)
         let layout = scan.depthLayout
-        let video = o.colour ? scan.colourVideoPath : nil
+        let video = o.color ? scan.colourVideoPath : nil
         // The video opens and decodes under the fusion, which takes each batch's images.
         let colouring = try video.map { v in
-            try CloudColouring(video: v, layout: layout, options: o, batchFrames: scan.depthBatchFrames,
+            try CloudColouring(video: v, layout: layout, options: o, threads: threads, batchFrames: scan.depthBatchFrames,
                                wanted: scan.depthFramesWithoutDecoding.map { try scan.fusedVideoFrames(frames: $0, stride: o.stride) })
         }
         defer { colouring?.stream.stop() }
         // A store per thread (each takes its own set's voxels), joined before the read-out;
         // with colour, a store of colour records per thread too.
-        let stores = (0..<threads).map { _ in VoxelStore(voxelSize: o.voxelSize, threads: 1) }
-        let colourStores = colouring == nil ? [] : (0..<threads).map { _ in VoxelStore(voxelSize: o.voxelSize, threads: 1) }
+        let stores = (0..<threads).map { _ in VoxelStore(voxelSize: o.voxel, threads: 1) }
+        let colourStores = colouring == nil ? [] : (0..<threads).map { _ in VoxelStore(voxelSize: o.voxel, threads: 1) }
         var actives = (0..<threads).map { _ in ActiveVoxels(firstFrames: o.normals, colours: colouring != nil) }
         /// Thread `t`'s stores take what its set wrote back.
         func absorb(_ t: Int) {
@@ -152,7 +201,7 @@ public enum CloudBuilder {
         /// Camera position of every frame (for normal orientation): 24 bytes a frame.
         var cameras: [Vec3] = []
         var used: [Pose] = []  // the poses of the frames fused
-        let inverseVoxel = Float(1 / o.voxelSize)
+        let inverseVoxel = Float(1 / o.voxel)
 
         let hasConfidence = scan.hasConfidenceMaps
         let sweep = Int(ActiveVoxels.sweepInterval)
@@ -194,15 +243,15 @@ public enum CloudBuilder {
                 do { if let f = try take(scan.frameInfo(i)) { selected.append(f) } } catch { stop = (i, error); break }
             }
             let frames = stop?.frame ?? direct.count
-            o.progress?.expect(direct.count)
+            progress?.expect(direct.count)
             let split = threads == 2 ? TwoBands(frames: frames, height: layout.height) : nil
             let last = threads - 1, rowBelow = o.filters.flyingPixelThreshold > 0 ? 1 : 0
-            let fused = parallelMap(threads, threads: o.threads) { t -> (samples: Int, failure: ScanFormatError?) in
+            let fused = parallelMap(threads, threads: threads) { t -> (samples: Int, failure: ScanFormatError?) in
                 let decoder = direct.decoder()
                 var n = 0, next = 0
                 defer { actives[t].flush(); absorb(t) }
                 for i in 0..<frames {
-                    if t == 0 { o.progress?.advance(to: i + 1) }
+                    if t == 0 { progress?.advance(to: i + 1) }
                     if let split, i % TwoBands.interval == 0 { split.report(t, done: i) }
                     let fusedHere = next < selected.count && selected[next].frame == i
                     // The last thread decodes every frame whole, fused or not: a corrupt one is
@@ -228,9 +277,9 @@ public enum CloudBuilder {
             if let failure = fused[last].failure { throw failure }
             if let stop { throw stop.error }
             for t in 0..<threads { samples[t] += fused[t].samples }
-            o.progress?.advance(to: frames)
+            progress?.advance(to: frames)
         } else {
-            try scan.forEachFrameBatch(threads: o.threads, confidence: hasConfidence, progress: o.progress) { fb in
+            try scan.forEachFrameBatch(threads: threads, confidence: hasConfidence, progress: progress) { fb in
                 let selected = try fb.infos.compactMap(take)
                 let images = try colouring?.images(for: selected.map { scan.videoFrame(forDepthFrame: $0.frame) })
                 defer { colouring?.release() }
@@ -239,7 +288,7 @@ public enum CloudBuilder {
                 // sweep's worth of frames at a time, after which its own store takes what its
                 // set wrote back: an outbox holds one sweep's voxels, not a batch's, and the
                 // threads meet once a batch, not twice a sweep.
-                let fused = parallelMap(threads, threads: o.threads) { t -> Int in
+                let fused = parallelMap(threads, threads: threads) { t -> Int in
                     var n = 0
                     for part in stride(from: 0, to: selected.count, by: sweep) {
                         for i in part ..< min(part + sweep, selected.count) {
@@ -252,7 +301,7 @@ public enum CloudBuilder {
                 }
                 for t in 0..<threads { samples[t] += fused[t] }
             }
-            parallelFor(threads, threads: o.threads) { t in
+            parallelFor(threads, threads: threads) { t in
                 actives[t].flush()
                 absorb(t)
             }
@@ -265,7 +314,7 @@ public enum CloudBuilder {
 
         // The voxels in key order (deterministic output), those with enough support kept;
         // each point is its voxel's centre plus the mean offset.
-        let fused = VoxelStore.joined(stores, threads: threads).readOut(minSupport: UInt32(o.minSupport), confidence: hasConfidence, keys: o.normals || video != nil, firstFrames: o.normals)
+        let fused = VoxelStore.joined(stores, threads: threads).readOut(minSupport: UInt32(o.supportKept), confidence: hasConfidence, keys: o.normals || video != nil, firstFrames: o.normals)
         summary.voxels = fused.occupied
         summary.voxelsRemovedLowSupport = fused.occupied - fused.kept
         var cloud = PointCloud()
@@ -287,13 +336,13 @@ public enum CloudBuilder {
                 if report.pointsWithoutColour > 0 { summary.notes.append("\(report.pointsWithoutColour) points had no coloured sample: written black") }
             case let .grey(because): summary.notes.append(because)
             }
-        } else if o.colour {
+        } else if o.color {
             summary.notes.append("no colour video (\(scan.layout.colourVideoName)) in this scan: the cloud is grey")
         }
         if o.normals, let keys = fused.keys, let firstFrames = fused.firstFrames {
             cloud.normals = NormalEstimator.estimate(keys: keys, positions: cloud.positions,
                                                      viewpoints: cameras.map { SIMD3(Float($0.x), Float($0.y), Float($0.z)) },
-                                                     firstFrames: firstFrames, radius: o.normalRadius, voxelSize: o.voxelSize, threads: o.threads)
+                                                     firstFrames: firstFrames, radius: o.normalRadius, voxelSize: o.voxel, threads: threads)
         }
         if o.frame == .gravity, let g = summary.gravity {
             let r = GravityEstimate.levellingRotation(down: Vec3(g.down[0], g.down[1], g.down[2]))

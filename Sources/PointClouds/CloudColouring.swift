@@ -18,7 +18,7 @@ public struct ColourReport: Sendable, Codable {
     public var framesColoured = 0
     /// Frames the cloud used whose video frame does not exist (the video ends early).
     public var framesWithoutVideo = 0
-    /// Which video frames were decoded (`CloudOptions.colourFrames`).
+    /// Which video frames were decoded (`CloudOptions.colorFrames`).
     public var videoFrames = VideoReader.Frames.all
     /// Frames the cloud used whose video frame was not decoded, being a non-reference frame
     /// (with `videoFrames` `.reference`).
@@ -64,15 +64,15 @@ final class CloudColouring {
     /// Starts `video`'s colour stream for a cloud of `layout` with options `o`, whose fusion
     /// takes up to `batchFrames` images at once; `wanted`: the video frames of every frame the
     /// fusion will use, in order, when known.
-    init(video: String, layout: DepthFrameLayout, options o: CloudOptions, batchFrames: Int, wanted: [Int]?) {
+    init(video: String, layout: DepthFrameLayout, options o: CloudOptions, threads: Int, batchFrames: Int, wanted: [Int]?) {
         // Twice the threads for FFmpeg: its frame threads wait on the thread that feeds them
         // (GridColourStream's, which also samples), so more frames in flight keep the cores
         // busy (measured on 2 cores, apartment 942 frames: 4.9 s with 2, 4.5 s with 4).
         // A ring of 128 frames (25 MB at 256×192) holds a depth batch (at most 32 frames: the
         // fusion holds a batch's images at once) with room for FFmpeg to decode ahead.
-        stream = GridColourStream(video: video, threads: 2 * max(1, o.threads), decoding: o.colourFrames,
+        stream = GridColourStream(video: video, threads: 2 * max(1, threads), decoding: o.colorFrames,
                                   gridWidth: layout.width, gridHeight: layout.height, capacity: max(128, 2 * batchFrames))
-        colourFrames = o.colourFrames
+        colourFrames = o.colorFrames
         wantedUpFront = wanted != nil
         if let wanted {
             stream.want(wanted)

@@ -121,15 +121,15 @@ public enum Benchmark {
     }
 
     /// `cloud` end to end (open, decode, back-project, fuse, filter; no file written) at
-    /// the given options; MB/s counts decoded depth.
-    public static func cloud(scan path: String, options: CloudOptions, runs: Int) throws -> BenchResult {
-        try endToEnd(.cloud, scan: path, threads: options.threads, runs: runs) { try CloudBuilder.build(scan: path, options: options).1.frames }
+    /// the given options on `threads` threads; MB/s counts decoded depth.
+    public static func cloud(scan path: String, options: CloudOptions, threads: Int, runs: Int) throws -> BenchResult {
+        try endToEnd(.cloud, scan: path, threads: threads, runs: runs) { try CloudBuilder.build(scan: path, options: options, threads: threads).1.frames }
     }
 
     /// `mesh` end to end (open, decode, TSDF fusion, marching cubes, normals, colour; no file
-    /// written) at the given options; MB/s counts decoded depth.
-    public static func mesh(scan path: String, options: MeshOptions, runs: Int) throws -> BenchResult {
-        try endToEnd(.mesh, scan: path, threads: options.threads, runs: runs) { try MeshBuilder.build(scan: path, options: options).1.frames }
+    /// written) at the given options on `threads` threads; MB/s counts decoded depth.
+    public static func mesh(scan path: String, options: MeshOptions, threads: Int, runs: Int) throws -> BenchResult {
+        try endToEnd(.mesh, scan: path, threads: threads, runs: runs) { try MeshBuilder.build(scan: path, options: options, threads: threads).1.frames }
     }
 
     /// A whole stage timed: `build` runs it and returns the frames it read.
@@ -145,11 +145,11 @@ public enum Benchmark {
     /// the work `scripts/peers/open3d_normals.py` times for Open3D's `estimate_normals` on
     /// the same points. "frames" counts points; orientation is timed toward one viewpoint
     /// (the same arithmetic as toward each voxel's first camera).
-    public static func normals(scan path: String, options: CloudOptions, runs: Int) throws -> BenchResult {
+    public static func normals(scan path: String, options: CloudOptions, threads: Int, runs: Int) throws -> BenchResult {
         var o = options
         o.normals = false; o.frame = .recording
-        let cloud = try CloudBuilder.build(scan: path, options: o).0
-        let keys = NormalEstimator.keys(of: cloud.positions, voxelSize: o.voxelSize)
+        let cloud = try CloudBuilder.build(scan: path, options: o, threads: threads).0
+        let keys = NormalEstimator.keys(of: cloud.positions, voxelSize: o.voxel)
         // The cloud is in key order; a mean that rounds onto its cell's far face would get
         // the next key, so order the points by the recomputed keys to be sure.
         let order = keys.indices.sorted { keys[$0] < keys[$1] }
@@ -157,9 +157,9 @@ public enum Benchmark {
         let firstFrames = [UInt32](repeating: 0, count: keys.count)
         let times = timed(runs: runs) {
             _ = NormalEstimator.estimate(keys: sortedKeys, positions: positions, viewpoints: [.zero], firstFrames: firstFrames,
-                                         radius: o.normalRadius, voxelSize: o.voxelSize, threads: o.threads)
+                                         radius: o.normalRadius, voxelSize: o.voxel, threads: threads)
         }
-        return BenchResult(stage: .normals, scan: path, frames: keys.count, threads: o.threads, runSeconds: times, bytes: 0)
+        return BenchResult(stage: .normals, scan: path, frames: keys.count, threads: threads, runSeconds: times, bytes: 0)
     }
 
     /// Back-projection + pose transform alone: up to `frames` frames are decoded into

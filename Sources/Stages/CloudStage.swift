@@ -6,75 +6,11 @@ import VoxelFusion
 import FileIO
 import Plots
 
-/// Optional per-point properties of a cloud PLY beyond position and normal.
-public enum CloudExtra: String, Sendable, Codable, CaseIterable {
-    /// `uint count`: depth samples fused into the point.
-    case count
-    /// `float confidence`: mean confidence level (0...2) of its samples.
-    case confidence
-}
-
 /// `cloud`: back-project every frame, transform by its pose, fuse into a voxel grid,
 /// filter, optionally estimate normals; writes a PLY (see `CloudBuilder`, `PLYWriter`).
 public enum CloudStage: Stage {
-    public struct Options: StageOptions {
-        /// Voxel edge, metres (`CloudOptions.voxelRange`).
-        public var voxel = 0.01
-        /// Depth range kept, metres.
-        public var minDepth = PixelFilters().minDepth
-        public var maxDepth = PixelFilters().maxDepth
-        /// Lowest confidence level kept where confidence maps exist (0 low, 1 medium, 2 high).
-        public var minConfidence = PixelFilters().minConfidence
-        /// Flying-pixel threshold: drop pixels whose 4-neighbour depth differs by more than this fraction (0 = off).
-        public var flyingPixel = PixelFilters().flyingPixelThreshold
-        /// Drop voxels supported by fewer depth samples (1 = keep all).
-        public var minSupport = CloudOptions().minSupport
-        /// All filters off: any valid depth, no flying-pixel test, any confidence, min support 1.
-        public var noFilters = false
-        /// Every N-th frame.
-        public var stride = 1
-        /// Estimate normals (neighbourhood covariance), oriented toward the cameras.
-        public var normals = false
-        /// Normal neighbourhood radius, voxels.
-        public var normalRadius = CloudOptions().normalRadius
-        /// The recording's world, or levelled by IMU gravity (+z up).
-        public var frame = CloudFrame.recording
-        /// ASCII PLY instead of binary little-endian.
-        public var ascii = false
-        /// Extra per-point properties.
-        public var extras: [CloudExtra] = []
-        /// Colour the points from the scan's video when it has one (`uchar red green blue`).
-        public var color = CloudOptions().colour
-        /// Which video frames colour the points: all, or only reference frames (faster, colour from fewer frames).
-        public var colorFrames = CloudOptions().colourFrames
-        /// Also a PNG preview beside the PLY (`SideOutput.preview`): top and perspective views with the camera path.
-        public var preview = false
-        /// Also a 3-D view beside the PLY (`SideOutput.view`): one HTML page (three.js) with the camera path.
-        public var view = false
-
-        public init() {}
-        public enum CodingKeys: String, CodingKey, CaseIterable {
-            case voxel, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel"
-            case minSupport = "min_support", noFilters = "no_filters", stride, normals, normalRadius = "normal_radius", frame, ascii, extras, color, colorFrames = "color_frames", preview, view
-        }
-        public typealias Keys = CodingKeys
-
-        /// The builder's options for `threads` worker threads.
-        public func builder(threads: Int) -> CloudOptions {
-            var o = noFilters ? CloudOptions.unfiltered(voxelSize: voxel) : CloudOptions()
-            o.voxelSize = voxel
-            if !noFilters {
-                o.filters.minDepth = minDepth; o.filters.maxDepth = maxDepth
-                o.filters.minConfidence = minConfidence; o.filters.flyingPixelThreshold = flyingPixel
-                o.minSupport = minSupport
-            }
-            o.stride = stride; o.normals = normals; o.normalRadius = normalRadius
-            o.frame = frame; o.colour = color; o.colourFrames = colorFrames; o.threads = threads
-            return o
-        }
-
-        public var problem: String? { builder(threads: 1).problem }
-    }
+    /// The builder's options are the stage's: one struct, one set of defaults.
+    public typealias Options = CloudOptions
 
     public static let name = StageName.cloud
     public static let abstract = "Fuse a scan into a point cloud (back-project, transform by pose, voxel fusion, filters, normals) and write PLY."
@@ -95,7 +31,7 @@ public enum CloudStage: Stage {
             let c = cloud
             var s = "wrote \(c.points) points to \(output) (voxel \(c.voxelSize) m, \(c.frame.rawValue) frame) in \(String(format: "%.2f", c.seconds)) s\n"
             s += c.frameAccountText + "\n"
-            s += "samples fused: \(c.samples); voxels: \(c.voxels), \(c.voxelsRemovedLowSupport) removed with support < \(options.builder(threads: 1).minSupport)\n"
+            s += "samples fused: \(c.samples); voxels: \(c.voxels), \(c.voxelsRemovedLowSupport) removed with support < \(options.supportKept)\n"
             if let g = c.gravity {
                 s += String(format: "gravity: %d frames, down (%.4f, %.4f, %.4f), %.3f deg from world -y\n", g.framesUsed, g.down[0], g.down[1], g.down[2], g.angleToMinusYDegrees)
             } else { s += "gravity: no IMU gravity in this scan\n" }
@@ -112,9 +48,7 @@ public enum CloudStage: Stage {
         try OutputGuard.check(output: output, scan: scan)
         if options.preview { try OutputGuard.check(output: SideOutput.preview.path(beside: output), scan: scan) }
         if options.view { try OutputGuard.check(output: SideOutput.view.path(beside: output), scan: scan) }
-        var builder = options.builder(threads: context.threads)
-        builder.progress = context.progress
-        let (cloud, built) = try CloudBuilder.build(scan: scan, options: builder)
+        let (cloud, built) = try CloudBuilder.build(scan: scan, options: options, threads: context.threads, progress: context.progress)
         var summary = built
         summary.scan = context.shown(summary.scan, scan: scan)
         var w = PLYWriter.Options()
@@ -147,4 +81,8 @@ public enum CloudStage: Stage {
         }
         return Summary(cloud: summary, output: output, options: options)
     }
+}
+
+extension CloudOptions: StageOptions {
+    public typealias Keys = CodingKeys
 }

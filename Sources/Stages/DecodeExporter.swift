@@ -10,22 +10,47 @@ import FileIO
 /// `frames.csv` (which pose and IMU sample each frame was paired with).
 /// Everything is staged in a hidden folder and moved into place at the end.
 public enum DecodeExporter {
-    public struct Options: Sendable {
+    /// Options of `decode`, with their defaults: the exporter's and the stage's
+    /// (`DecodeStage.Options`) alike, one struct, under the JSON names of `CodingKeys`.
+    /// Threads and progress are `export`'s arguments, not options.
+    public struct Options: Sendable, Codable, Equatable {
         public var format = DepthImageFormat.png
-        /// How float metres become millimetres (uint16 LZ4 depth is written unchanged).
-        public var rounding = DepthConversion.Rounding.nearest
-        public var threads = ProcessStats.cores
-        /// Where the frames written are counted (a terminal's progress bar), if anywhere.
-        public var progress: ProgressMeter?
-        /// zlib level for PNG (0-9). 6 (the default) gives files byte-identical to the
-        /// ScanNet++ toolkit's; 1 is several times faster and about 10% larger.
+        /// Convert float depth like the ScanNet++ toolkit (`(d * 1000).astype(uint16)`:
+        /// truncate, wrap NaN and negative values) instead of rounding to nearest
+        /// (uint16 LZ4 depth is written unchanged either way).
+        public var truncate = false
+        /// PNG zlib level 0-9: 6 gives files byte-identical to the toolkit's, 1 is several
+        /// times faster and about 10% larger.
         public var pngLevel: Int32 = 6
-        /// Also the video frames as JPEG (`rgb/`), with these options.
-        public var rgb: RGBExporter.Options?
-        /// Write the depth frames, trajectory, IMU and frame table (off: the JPEG frames alone,
-        /// like the toolkit's `extract_rgb`).
-        public var depth = true
+        /// Also export the video frames as JPEG (`rgb/frame_000000.jpg`).
+        public var rgb = false
+        /// JPEG quality of `rgb`, and which frames (every N-th, only posed).
+        public var rgbQuality = RGBExporter.Options().quality
+        public var rgbEvery = RGBExporter.Options().every
+        public var rgbPosedOnly = RGBExporter.Options().posedOnly
+        /// Only the JPEG frames (no depth, trajectory, IMU or frame table), like the toolkit's `extract_rgb`.
+        public var rgbOnly = false
+
         public init() {}
+
+        public enum CodingKeys: String, CodingKey, CaseIterable {
+            case format, truncate, pngLevel = "png_level", rgb, rgbQuality = "rgb_quality", rgbEvery = "rgb_every", rgbPosedOnly = "rgb_posed_only", rgbOnly = "rgb_only"
+        }
+
+        public var problem: String? { (0...9).contains(pngLevel) ? rgbOptions.problem : "PNG level \(pngLevel) outside 0...9" }
+
+        /// How float metres become millimetres.
+        public var rounding: DepthConversion.Rounding { truncate ? .truncateLikeToolkit : .nearest }
+        /// Whether depth, trajectory, IMU and the frame table are written.
+        public var depth: Bool { !rgbOnly }
+        /// The JPEG export's options, when the video frames are exported.
+        public var rgbExport: RGBExporter.Options? { rgb || rgbOnly ? rgbOptions : nil }
+
+        var rgbOptions: RGBExporter.Options {
+            var r = RGBExporter.Options()
+            r.quality = rgbQuality; r.every = rgbEvery; r.posedOnly = rgbPosedOnly
+            return r
+        }
     }
 
     public struct Summary: Sendable, Codable {
@@ -42,17 +67,20 @@ public enum DecodeExporter {
     /// The folder of the JPEG frames (the toolkit's name).
     public static let rgbFolder = "rgb"
 
-    public static func export(scan path: String, to out: String, options: Options) throws -> Summary {
+    /// Exports the scan at `path` into the folder `out` on `threads` threads, counting the
+    /// frames written on `progress` if given.
+    public static func export(scan path: String, to out: String, options: Options, threads: Int = ProcessStats.cores,
+                              progress: ProgressMeter? = nil) throws -> Summary {
         try OutputGuard.check(output: out, scan: path)
         let scan = try ScanOpener.open(path, strict: true)
-        if options.rgb != nil { _ = try RGBExporter.video(of: scan) }
+        if options.rgbExport != nil { _ = try RGBExporter.video(of: scan) }
         let staged = try AtomicOutput.StagedDirectory(target: out)
         var frames = 0
         if options.depth {
             let depthDir = staged.staging + "/depth"
             try AtomicOutput.makeDirectory(depthDir)
-            try scan.forEachDepthBatch(threads: options.threads, progress: options.progress) { batch in
-                let failures = parallelMap(batch.count, threads: options.threads,
+            try scan.forEachDepthBatch(threads: threads, progress: progress) { batch in
+                let failures = parallelMap(batch.count, threads: threads,
                                            state: { [UInt16](repeating: 0, count: batch.format == .float32Metres ? batch.layout.pixels : 0) }) { mm, k -> (any Error)? in
                     do { try write(batch, k, into: depthDir, options, scratch: &mm); return nil } catch { return error }
                 }
@@ -67,10 +95,10 @@ public enum DecodeExporter {
             frames = try scan.depthFramesWithoutDecoding ?? scan.depthFrameCount()
         }
         var rgb: RGBExporter.Summary?
-        if let r = options.rgb {
+        if let r = options.rgbExport {
             let rgbDir = staged.staging + "/" + rgbFolder
             try AtomicOutput.makeDirectory(rgbDir)
-            rgb = try RGBExporter.export(scan, depthFrames: frames, to: rgbDir, options: r, threads: options.threads, progress: options.progress)
+            rgb = try RGBExporter.export(scan, depthFrames: frames, to: rgbDir, options: r, threads: threads, progress: progress)
         }
         try staged.commit()
         return Summary(output: out, frames: frames, poses: scan.poses.filter(\.isUsable).count, imuSamples: scan.imu.count, rgb: rgb,

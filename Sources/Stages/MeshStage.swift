@@ -9,51 +9,8 @@ import Plots
 /// `mesh`: fuse every used frame's depth into a TSDF (sparse blocks), extract a triangle
 /// mesh by marching cubes streamed into PLY (`MeshBuilder`, `MeshPLYStream`).
 public enum MeshStage: Stage {
-    public struct Options: StageOptions {
-        /// Voxel edge, metres (`MeshOptions.voxelRange`): StrayVisualizer's 1.5 cm.
-        public var voxel = MeshOptions().voxelSize
-        /// Truncation distance, voxels.
-        public var truncation = MeshOptions().truncationVoxels
-        /// Depth range kept, metres (the cloud's filters).
-        public var minDepth = PixelFilters().minDepth
-        public var maxDepth = PixelFilters().maxDepth
-        /// Lowest confidence level kept where confidence maps exist.
-        public var minConfidence = PixelFilters().minConfidence
-        /// Flying-pixel threshold (0 = off).
-        public var flyingPixel = PixelFilters().flyingPixelThreshold
-        /// Every N-th frame.
-        public var stride = 1
-        /// Mesh a cube only where its eight voxels were updated by at least this many frames.
-        public var minWeight = MeshOptions().minWeight
-        /// Colour the vertices from the scan's video when it has one.
-        public var color = MeshOptions().colour
-        /// Which video frames colour the vertices: all, or only reference frames (faster, colour from fewer frames).
-        public var colorFrames = MeshOptions().colourFrames
-        /// ASCII PLY instead of binary little-endian.
-        public var ascii = false
-        /// Also a 3-D view beside the PLY (`SideOutput.view`; the mesh is
-        /// then also held in memory for the page).
-        public var view = false
-
-        public init() {}
-        public enum CodingKeys: String, CodingKey, CaseIterable {
-            case voxel, truncation, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel"
-            case stride, minWeight = "min_weight", color, colorFrames = "color_frames", ascii, view
-        }
-        public typealias Keys = CodingKeys
-
-        /// The builder's options for `threads` worker threads.
-        public func builder(threads: Int) -> MeshOptions {
-            var o = MeshOptions()
-            o.voxelSize = voxel; o.truncationVoxels = truncation
-            o.filters.minDepth = minDepth; o.filters.maxDepth = maxDepth
-            o.filters.minConfidence = minConfidence; o.filters.flyingPixelThreshold = flyingPixel
-            o.stride = stride; o.minWeight = minWeight; o.colour = color; o.colourFrames = colorFrames; o.threads = threads
-            return o
-        }
-
-        public var problem: String? { builder(threads: 1).problem }
-    }
+    /// The builder's options are the stage's: one struct, one set of defaults.
+    public typealias Options = MeshOptions
 
     public static let name = StageName.mesh
     public static let abstract = "Fuse a scan into a TSDF and extract a triangle mesh (marching cubes, shared vertices, normals, colour); write PLY."
@@ -83,9 +40,7 @@ public enum MeshStage: Stage {
     public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary {
         try OutputGuard.check(output: output, scan: scan)
         if options.view { try OutputGuard.check(output: SideOutput.view.path(beside: output), scan: scan) }
-        var builder = options.builder(threads: context.threads)
-        builder.progress = context.progress
-        var (volume, summary, cameras) = try MeshBuilder.fuse(scan: scan, options: builder)
+        var (volume, summary, cameras) = try MeshBuilder.fuse(scan: scan, options: options, threads: context.threads, progress: context.progress)
         summary.scan = context.shown(summary.scan, scan: scan)
         let comments = ["made by depthpose \(DepthPoseVersion.current) mesh", "scan \(summary.scan)",
                         "voxel_size \(summary.voxelSize) m", "truncation \(summary.truncation) m"]
@@ -94,7 +49,7 @@ public enum MeshStage: Stage {
         try AtomicOutput.withTemporary(for: output) { tmp in
             let ply = try MeshPLYStream(path: tmp, coloured: volume.coloured, ascii: options.ascii, comments: comments)
             defer { ply.discard() }
-            try MeshBuilder.extract(volume, options: builder, into: collector.map { MeshTee(ply, $0) } ?? ply, summary: &summary)
+            try MeshBuilder.extract(volume, options: options, threads: context.threads, into: collector.map { MeshTee(ply, $0) } ?? ply, summary: &summary)
             try ply.finish()
         }
         if let mesh = collector?.mesh {
@@ -109,4 +64,8 @@ public enum MeshStage: Stage {
         }
         return Summary(mesh: summary, output: output, options: options)
     }
+}
+
+extension MeshOptions: StageOptions {
+    public typealias Keys = CodingKeys
 }

@@ -13,10 +13,31 @@ public enum StageName: String, Sendable, Codable, CaseIterable {
         switch self {
         case .inspect: return [("inspect", "inspect.json")]
         case .gestures: return [("gestures", "gestures.json"), ("gestures_csv", "gestures.csv")]
-        case .cloud: return [("cloud", "cloud.ply"), ("cloud_summary", "cloud.json"), ("cloud_preview", "cloud.png"), ("cloud_view", "cloud.html")]
+        case .cloud: return [("cloud", "cloud.ply"), ("cloud_summary", summaryFile!), ("cloud_preview", "cloud.png"), ("cloud_view", "cloud.html")]
         case .trajectory: return [("trajectory", "trajectory/report.json"), ("trajectory_html", "trajectory/report.html"), ("trajectory_view", "trajectory/view.html")]
         case .decode: return [("decode", "decode")]
-        case .mesh: return [("mesh", "mesh.ply"), ("mesh_summary", "mesh.json")]
+        case .mesh: return [("mesh", "mesh.ply"), ("mesh_summary", summaryFile!)]
+        }
+    }
+
+    /// Where `run` writes the stage's summary beside its main output, when the stage's
+    /// main output is not itself its summary (the cloud's and the mesh's figures).
+    public var summaryFile: String? {
+        switch self {
+        case .cloud: return "cloud.json"
+        case .mesh: return "mesh.json"
+        case .inspect, .gestures, .trajectory, .decode: return nil
+        }
+    }
+
+    /// How the batch layer schedules a stage: light ones (seconds a scan) share a workflow
+    /// job, heavy ones get a job each, with their own threads and memory.
+    public enum Weight: String, Sendable, Codable { case light, heavy }
+
+    public var weight: Weight {
+        switch self {
+        case .inspect, .gestures, .trajectory: return .light
+        case .cloud, .mesh, .decode: return .heavy
         }
     }
 
@@ -104,34 +125,58 @@ extension CloudStage.Options: DepthFilterOptions {}
 extension MeshStage.Options: DepthFilterOptions {}
 
 /// A stage's options: `init()` is the defaults; `problem` says why a value is out of range.
-/// `Keys` lists every option's JSON name (a misspelt one is refused, not ignored).
+/// `Keys` lists every option's JSON name (a misspelt one is refused, not ignored); `nested`
+/// names the keys that hold options of their own (`run`'s `cloud`, `mesh`, ...), whose
+/// keys are checked as well.
 public protocol StageOptions: Codable, Sendable, Equatable {
     associatedtype Keys: CodingKey & CaseIterable
     init()
     var problem: String? { get }
+    static var nested: [String: any StageOptions.Type] { get }
 }
 
 extension StageOptions {
     public var problem: String? { nil }
+    public static var nested: [String: any StageOptions.Type] { [:] }
+
+    /// The first key of `given`, at any depth of the nested options, that these options do
+    /// not have: its dotted path and the keys expected there.
+    static func unknownKey(in given: [String: Any]) -> (path: String, expected: [String])? {
+        let known = Set(Keys.allCases.map(\.stringValue))
+        for key in given.keys.sorted() {
+            if !known.contains(key) { return (key, known.sorted()) }
+            if let inner = nested[key], let object = given[key] as? [String: Any], let bad = inner.unknownKey(in: object) {
+                return (key + "." + bad.path, bad.expected)
+            }
+        }
+        return nil
+    }
 
     /// Options from a JSON object (a `run --options` file, the Snakemake config): keys that
-    /// are missing keep their defaults; unknown keys and values out of range are errors
-    /// naming the file.
+    /// are missing keep their defaults (in nested objects too); unknown keys, at any depth,
+    /// and values out of range are errors naming the file.
     public static func read(json data: Data, from file: String) throws(IOError) -> Self {
         func fail(_ reason: String) -> IOError { .unreadable(path: file, reason: "not valid \(Self.self) options: \(reason)") }
         guard let given = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { throw fail("expected a JSON object") }
-        let known = Set(Keys.allCases.map(\.stringValue))
-        if let bad = given.keys.sorted().first(where: { !known.contains($0) }) {
-            throw fail("unknown option '\(quoted(bad))'; expected \(known.sorted().joined(separator: ", "))")
+        if let bad = unknownKey(in: given) {
+            throw fail("unknown option '\(quoted(bad.path))'; expected \(bad.expected.joined(separator: ", "))")
         }
         let options: Self
         do {
             let defaults = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(Self())) as? [String: Any] ?? [:]
-            let merged = try JSONSerialization.data(withJSONObject: defaults.merging(given) { _, new in new })
+            let merged = try JSONSerialization.data(withJSONObject: deepMerged(defaults, given))
             options = try JSONDecoder().decode(Self.self, from: merged)
         } catch { throw fail(describe(error)) }
         if let p = options.problem { throw fail(p) }
         return options
+    }
+}
+
+/// `base` with `top`'s values on top; objects in both are merged the same way.
+func deepMerged(_ base: [String: Any], _ top: [String: Any]) -> [String: Any] {
+    base.merging(top) { old, new in
+        if let o = old as? [String: Any], let n = new as? [String: Any] { return deepMerged(o, n) }
+        return new
     }
 }
 

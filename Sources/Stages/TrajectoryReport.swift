@@ -46,20 +46,47 @@ public struct TrajectoryReport: Sendable, Codable {
 
 /// Builds and writes trajectory reports.
 public enum TrajectoryReporter {
-    public struct Options: Sendable {
+    /// Options of `trajectory`, with their defaults: the reporter's and the stage's
+    /// (`TrajectoryStage.Options`) alike, one struct, under the JSON names of `CodingKeys`.
+    /// What changes no result (threads) and what an earlier pass already found (gesture
+    /// counts) are `report`'s arguments, not options.
+    public struct Options: Sendable, Codable, Equatable {
+        /// Reference trajectory file (ground truth), if any.
         public var reference: String?
         public var referenceFormat = TrajectoryFormat.tum
+        /// How the poses are aligned to the reference before APE.
         public var alignment = ReferenceAlignment.se3
-        /// A pose file's format (nil: detected), and the rate of poses without timestamps.
+        /// When the input is a pose file: its format (nil: told from its first line).
         public var format: TrajectoryFormat?
+        /// When the poses carry no timestamps (KITTI, Open3D `.log`, frame-numbered scans):
+        /// their rate (poses per second).
         public var frameRate = ScanTrajectory.assumedFrameRate
-        public var analytics = TrajectoryAnalytics.Options()
-        /// Gesture counts already computed from this scan's depth, or the depth error that
-        /// stopped that pass (either way, no decoding pass here).
-        public var gestureCounts: Result<GestureCounts, any Error>?
-        /// Worker threads of the gestures' decoding pass, when there is one.
-        public var threads = ProcessStats.cores
+        /// Stationary: speed over a `stationaryWindow`-second window below this (m/s) for at
+        /// least `stationaryMinimum` seconds.
+        public var stationarySpeed = TrajectoryAnalytics.Options().stationarySpeed
+        public var stationaryWindow = TrajectoryAnalytics.Options().stationaryWindow
+        public var stationaryMinimum = TrajectoryAnalytics.Options().stationaryMinimum
+        /// A step faster than this (m/s, and 10x the median) is a jump.
+        public var jumpSpeed = TrajectoryAnalytics.Options().jumpSpeed
+
         public init() {}
+
+        public enum CodingKeys: String, CodingKey, CaseIterable {
+            case reference, referenceFormat = "reference_format", alignment, format, frameRate = "frame_rate"
+            case stationarySpeed = "stationary_speed", stationaryWindow = "stationary_window", stationaryMinimum = "stationary_minimum", jumpSpeed = "jump_speed"
+        }
+
+        /// The analytics' options these ask for.
+        public var analytics: TrajectoryAnalytics.Options {
+            var a = TrajectoryAnalytics.Options()
+            a.stationarySpeed = stationarySpeed; a.stationaryWindow = stationaryWindow; a.stationaryMinimum = stationaryMinimum; a.jumpSpeed = jumpSpeed
+            return a
+        }
+
+        public var problem: String? {
+            [frameRate, stationarySpeed, stationaryWindow, stationaryMinimum, jumpSpeed].allSatisfy { $0 > 0 && $0.isFinite } ? nil
+                : "frame_rate, stationary_speed, stationary_window, stationary_minimum and jump_speed must be finite and > 0"
+        }
     }
 
     /// Series behind the plots (what `write` renders besides the report).
@@ -126,7 +153,11 @@ public enum TrajectoryReporter {
                      tum: ScanTrajectory.tumText(scan, traj, notes: poseNotes), scan: scan)
     }
 
-    public static func report(scan path: String, options o: Options) throws -> (TrajectoryReport, Series) {
+    /// The report of the scan or pose file at `path`. `gestureCounts`: the counts of a decoding
+    /// pass that already ran over this scan's depth (or the depth error that stopped it), so
+    /// none runs here; without them, one runs on `threads` threads.
+    public static func report(scan path: String, options o: Options, gestureCounts: Result<GestureCounts, any Error>? = nil,
+                              threads: Int = ProcessStats.cores) throws -> (TrajectoryReport, Series) {
         let input = try input(path, options: o)
         let traj = input.trajectory, gravity = input.gravity
         var notes = input.notes
@@ -178,7 +209,7 @@ public enum TrajectoryReporter {
         }
         var gestures: GestureCounts?
         if let scan = input.scan {
-            switch o.gestureCounts ?? Result(catching: { try GestureAnalysis.run(scan: scan, threads: o.threads).counts }) {
+            switch gestureCounts ?? Result(catching: { try GestureAnalysis.run(scan: scan, threads: threads).counts }) {
             case .success(let counts): gestures = counts
             case .failure(let error): notes.append("no gesture counts: \(error)")
             }

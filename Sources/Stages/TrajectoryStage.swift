@@ -8,37 +8,8 @@ import FileIO
 /// gravity tilt, loop gap) and, with a reference, APE/RPE, the time offset and drift per
 /// metre (see `TrajectoryReporter`). Writes a folder.
 public enum TrajectoryStage: Stage {
-    public struct Options: StageOptions {
-        /// Reference trajectory file (ground truth), if any.
-        public var reference: String?
-        public var referenceFormat = TrajectoryFormat.tum
-        /// How the poses are aligned to the reference before APE.
-        public var alignment = ReferenceAlignment.se3
-        /// When the input is a pose file: its format (nil: told from its first line).
-        public var format: TrajectoryFormat?
-        /// When the poses carry no timestamps (KITTI, Open3D `.log`, frame-numbered scans):
-        /// their rate (poses per second).
-        public var frameRate = ScanTrajectory.assumedFrameRate
-        /// Stationary: speed over a `stationaryWindow`-second window below this (m/s) for at
-        /// least `stationaryMinimum` seconds.
-        public var stationarySpeed = TrajectoryAnalytics.Options().stationarySpeed
-        public var stationaryWindow = TrajectoryAnalytics.Options().stationaryWindow
-        public var stationaryMinimum = TrajectoryAnalytics.Options().stationaryMinimum
-        /// A step faster than this (m/s, and 10x the median) is a jump.
-        public var jumpSpeed = TrajectoryAnalytics.Options().jumpSpeed
-
-        public init() {}
-        public enum CodingKeys: String, CodingKey, CaseIterable {
-            case reference, referenceFormat = "reference_format", alignment, format, frameRate = "frame_rate"
-            case stationarySpeed = "stationary_speed", stationaryWindow = "stationary_window", stationaryMinimum = "stationary_minimum", jumpSpeed = "jump_speed"
-        }
-        public typealias Keys = CodingKeys
-
-        public var problem: String? {
-            [frameRate, stationarySpeed, stationaryWindow, stationaryMinimum, jumpSpeed].allSatisfy { $0 > 0 && $0.isFinite } ? nil
-                : "frame_rate, stationary_speed, stationary_window, stationary_minimum and jump_speed must be finite and > 0"
-        }
-    }
+    /// The reporter's options are the stage's: one struct, one set of defaults.
+    public typealias Options = TrajectoryReporter.Options
 
     public static let name = StageName.trajectory
     public static let abstract = "Trajectory report of a scan or a pose file: path, speed, stationary segments, jumps, gravity tilt vs IMU, loop gap; with a reference, APE/RPE, time offset and drift per metre."
@@ -70,18 +41,14 @@ public enum TrajectoryStage: Stage {
                            gestureCounts: Result<GestureCounts, any Error>?) throws -> Summary {
         try OutputGuard.check(output: output, scan: scan)
         if let reference = options.reference { try OutputGuard.check(output: output, inputs: [reference]) }
-        var o = TrajectoryReporter.Options()
-        o.reference = options.reference; o.referenceFormat = options.referenceFormat; o.alignment = options.alignment
-        o.format = options.format; o.frameRate = options.frameRate
-        o.analytics.stationarySpeed = options.stationarySpeed; o.analytics.stationaryWindow = options.stationaryWindow
-        o.analytics.stationaryMinimum = options.stationaryMinimum
-        o.analytics.jumpSpeed = options.jumpSpeed
-        o.gestureCounts = gestureCounts
-        o.threads = context.threads
-        var (report, series) = try TrajectoryReporter.report(scan: scan, options: o)
+        var (report, series) = try TrajectoryReporter.report(scan: scan, options: options, gestureCounts: gestureCounts, threads: context.threads)
         report.scan = context.shown(report.scan, scan: scan)
         if let f = report.reference?.file { report.reference?.file = context.shown(f, scan: scan) }
         try TrajectoryReporter.write(report, series: series, to: output)
         return Summary(report: report, output: output)
     }
+}
+
+extension TrajectoryReporter.Options: StageOptions {
+    public typealias Keys = CodingKeys
 }

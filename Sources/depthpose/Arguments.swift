@@ -10,6 +10,8 @@ import ResultFiles
 import ScanFormats
 import VoxelFusion
 import Video
+import Batch
+import Gestures
 
 // The library's domain values as command-line values: each enum's raw values are its
 // spellings, and `--help` lists them.
@@ -20,12 +22,23 @@ extension CloudExtra: ExpressibleByArgument {}
 extension VideoReader.Frames: ExpressibleByArgument {}
 
 /// `--color-frames`, shared by `cloud`, `mesh`, `run` and `nightly` (the last two override
-/// their options file only when it is given, hence `given`).
+/// their options file only when it is given, hence `given`; the default is each command's).
 struct ColourFramesArgument: ParsableArguments {
     @Option(name: .customLong("color-frames"),
-            help: "Which video frames give colour: all, or reference (only the frames other frames are predicted from are decoded: faster on videos with B-frames, colour from fewer frames; default: \(CloudOptions().colourFrames.rawValue)).")
+            help: "Which video frames give colour: all, or reference (only the frames other frames are predicted from are decoded: faster on videos with B-frames, colour from fewer frames; default: \(CommandDefaults.cloud.colorFrames.rawValue)).")
     var given: VideoReader.Frames?
-    var value: VideoReader.Frames { given ?? CloudOptions().colourFrames }
+}
+
+/// The defaults the command line shows and starts from: the library's own (each options
+/// struct's `init()`, `RunOptions()` for `run` and `nightly`), read here once. Task-local so
+/// that a test can change one and follow it to `--help`, `run --options` and `nightly`.
+enum CommandDefaults {
+    @TaskLocal static var cloud = CloudStage.Options()
+    @TaskLocal static var mesh = MeshStage.Options()
+    @TaskLocal static var decode = DecodeStage.Options()
+    @TaskLocal static var trajectory = TrajectoryStage.Options()
+    @TaskLocal static var gestures = GesturesStage.Options()
+    @TaskLocal static var run = RunOptions()
 }
 extension TrajectoryFormat: ExpressibleByArgument {}
 extension ReferenceAlignment: ExpressibleByArgument {}
@@ -69,14 +82,15 @@ struct ThreadOptions: ParsableArguments {
 
 /// The frame selection and pixel-filter flags of `cloud` and `mesh` (`DepthFilterOptions`):
 /// one spelling, help text and default for both.
+/// (The defaults are the cloud's; `DefaultsTests` checks that the mesh's are the same.)
 struct DepthFilterArguments: ParsableArguments {
-    private static let defaults = PixelFilters()
+    private static var defaults: CloudStage.Options { CommandDefaults.cloud }
     @Option(help: "Nearest depth kept, metres.") var minDepth = defaults.minDepth
     @Option(help: "Farthest depth kept, metres.") var maxDepth = defaults.maxDepth
-    @Option(help: "Use every N-th frame.") var stride = 1
+    @Option(help: "Use every N-th frame.") var stride = defaults.stride
     @Option(help: "Lowest confidence level kept where confidence maps exist (0 low, 1 medium, 2 high).") var minConfidence = defaults.minConfidence
     @Option(help: "Flying-pixel threshold: drop pixels whose 4-neighbour depth differs by more than this fraction (0 = off).")
-    var flyingPixel = defaults.flyingPixelThreshold
+    var flyingPixel = defaults.flyingPixel
 
     func apply<O: DepthFilterOptions>(to o: inout O) {
         o.minDepth = minDepth; o.maxDepth = maxDepth; o.stride = stride; o.minConfidence = minConfidence; o.flyingPixel = flyingPixel

@@ -48,12 +48,12 @@ struct BenchCommand: ParsableCommand {
     struct Cloud: ScanBenchTarget {
         @OptionGroup var input: ScanInput
         static let configuration = CommandConfiguration(abstract: "The whole cloud stage at --voxel, no file written (like Open3D's whole-scan route).")
-        @Option(help: "Voxel size in metres.") var voxel = RunOptions().voxel
+        @Option(help: "Voxel size in metres (default: run's).") var voxel = CommandDefaults.run.cloud.voxel
         @Flag(help: "All filters off (compare with Open3D's voxel_down_sample).") var noFilters = false
         func measure() throws -> any BenchFigures {
-            var o = CloudStage.Options()
+            var o = CommandDefaults.cloud
             o.voxel = voxel; o.noFilters = noFilters
-            return try Benchmark.cloud(scan: input.scan, options: try validated(o).builder(threads: input.threads), runs: common.runs)
+            return try Benchmark.cloud(scan: input.scan, options: try validated(o), threads: input.threads, runs: common.runs)
         }
     }
 
@@ -61,25 +61,25 @@ struct BenchCommand: ParsableCommand {
         @OptionGroup var input: ScanInput
         static let configuration = CommandConfiguration(
             abstract: "Normals alone on the points of the scan's cloud (default filters), built once untimed (like Open3D's estimate_normals on a loaded cloud); frames/s counts points.")
-        @Option(help: "Voxel size in metres.") var voxel = RunOptions().voxel
-        @Option(help: "Neighbourhood radius in voxels.") var normalRadius = CloudStage.Options().normalRadius
+        @Option(help: "Voxel size in metres (default: run's).") var voxel = CommandDefaults.run.cloud.voxel
+        @Option(help: "Neighbourhood radius in voxels.") var normalRadius = CommandDefaults.cloud.normalRadius
         func measure() throws -> any BenchFigures {
-            var o = CloudStage.Options()
+            var o = CommandDefaults.cloud
             o.voxel = voxel; o.normalRadius = normalRadius
-            return try Benchmark.normals(scan: input.scan, options: try validated(o).builder(threads: input.threads), runs: common.runs)
+            return try Benchmark.normals(scan: input.scan, options: try validated(o), threads: input.threads, runs: common.runs)
         }
     }
 
     struct Mesh: ScanBenchTarget {
         @OptionGroup var input: ScanInput
         static let configuration = CommandConfiguration(abstract: "The whole mesh stage at --voxel, no file written (like Open3D's ScalableTSDFVolume route).")
-        @Option(help: "Voxel size in metres.") var voxel = MeshStage.Options().voxel
+        @Option(help: "Voxel size in metres.") var voxel = CommandDefaults.mesh.voxel
         @Flag(help: "Only the depth range as a filter (compare with Open3D's route).") var noFilters = false
         func measure() throws -> any BenchFigures {
-            var o = MeshStage.Options()
+            var o = CommandDefaults.mesh
             o.voxel = voxel
             if noFilters { o.minDepth = 0; o.flyingPixel = 0; o.minConfidence = 0 }
-            return try Benchmark.mesh(scan: input.scan, options: try validated(o).builder(threads: input.threads), runs: common.runs)
+            return try Benchmark.mesh(scan: input.scan, options: try validated(o), threads: input.threads, runs: common.runs)
         }
     }
 

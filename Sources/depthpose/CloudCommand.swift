@@ -6,7 +6,7 @@ typealias CloudCommand = StageCommand<CloudArguments>
 
 struct CloudArguments: StageArguments {
     typealias S = CloudStage
-    private static let defaults = CloudStage.Options()
+    private static var defaults: CloudStage.Options { CommandDefaults.cloud }
     @Option(help: "Voxel size in metres (\(CloudOptions.voxelRange.lowerBound)...\(CloudOptions.voxelRange.upperBound)).") var voxel = defaults.voxel
     @OptionGroup var filters: DepthFilterArguments
     @Option(help: "Drop voxels supported by fewer depth samples (1 = keep all).") var minSupport = defaults.minSupport
@@ -26,10 +26,10 @@ struct CloudArguments: StageArguments {
     var view = defaults.view
 
     var value: CloudStage.Options {
-        var o = CloudStage.Options()
+        var o = Self.defaults
         o.voxel = voxel; filters.apply(to: &o)
         o.minSupport = minSupport; o.noFilters = noFilters; o.normals = normals
-        o.normalRadius = normalRadius; o.frame = frame; o.ascii = ascii; o.extras = extras; o.color = color; o.colorFrames = colorFrames.value; o.preview = preview; o.view = view
+        o.normalRadius = normalRadius; o.frame = frame; o.ascii = ascii; o.extras = extras; o.color = color; o.colorFrames = colorFrames.given ?? Self.defaults.colorFrames; o.preview = preview; o.view = view
         return o
     }
 

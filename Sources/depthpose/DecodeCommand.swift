@@ -5,7 +5,7 @@ typealias DecodeCommand = StageCommand<DecodeArguments>
 
 struct DecodeArguments: StageArguments {
     typealias S = DecodeStage
-    private static let defaults = DecodeStage.Options()
+    private static var defaults: DecodeStage.Options { CommandDefaults.decode }
     @Option(help: "Depth image format (uint16 millimetres).") var format = defaults.format
     @Option(help: "PNG zlib level 0-9; 6 gives files byte-identical to the ScanNet++ toolkit's, 1 is faster.") var pngLevel = defaults.pngLevel
     @Flag(help: "Convert float depth like the ScanNet++ toolkit: truncate, wrap NaN/negative values.") var truncate = defaults.truncate
@@ -18,7 +18,7 @@ struct DecodeArguments: StageArguments {
     var rgbOnly = defaults.rgbOnly
 
     var value: DecodeStage.Options {
-        var o = DecodeStage.Options()
+        var o = Self.defaults
         o.format = format; o.pngLevel = pngLevel; o.truncate = truncate
         o.rgb = rgb; o.rgbQuality = rgbQuality; o.rgbEvery = rgbEvery; o.rgbPosedOnly = rgbPosedOnly; o.rgbOnly = rgbOnly
         return o

@@ -17,7 +17,7 @@ struct DepthPose: ParsableCommand {
         """,
         version: version,
         subcommands: [InspectCommand.self, DecodeCommand.self, CloudCommand.self, MeshCommand.self, TrajectoryCommand.self, GesturesCommand.self, EvalCommand.self, ResCommand.self, TrajCommand.self,
-                      RunCommand.self, NightlyCommand.self, ScansCommand.self, SummarizeCommand.self, SynthCommand.self, BenchCommand.self])
+                      RunCommand.self, NightlyCommand.self, ScansCommand.self, StagesCommand.self, SummarizeCommand.self, SynthCommand.self, BenchCommand.self])
 
     /// Runs the command; known failures print one line and exit with their documented code.
     static func main() {

@@ -8,7 +8,7 @@ typealias GesturesCommand = StageCommand<GestureArguments>
 /// their defaults); every default is the library's.
 struct GestureArguments: StageArguments {
     typealias S = GesturesStage
-    private static let defaults = GestureOptions()
+    private static var defaults: GestureOptions { CommandDefaults.gestures }
     @Option(help: "Region of interest: central fraction of width and height.") var roi = defaults.roi
     @Option(help: "Near when closer than this (m)...") var nearAbsolute = defaults.nearAbsolute
     @Option(help: "...and than this fraction of the far baseline.") var nearRelative = defaults.nearRelative
@@ -19,7 +19,7 @@ struct GestureArguments: StageArguments {
     @Option(help: "Refractory period after an event (s).") var refractory = defaults.refractory
 
     var value: GestureOptions {
-        var o = GestureOptions()
+        var o = Self.defaults
         o.roi = roi; o.nearAbsolute = nearAbsolute; o.nearRelative = nearRelative
         o.enterCoverage = enterCoverage; o.exitCoverage = exitCoverage
         o.minimumDuration = minDuration; o.pushMaximum = pushMaximum; o.refractory = refractory

@@ -6,7 +6,7 @@ typealias MeshCommand = StageCommand<MeshArguments>
 
 struct MeshArguments: StageArguments {
     typealias S = MeshStage
-    private static let defaults = MeshStage.Options()
+    private static var defaults: MeshStage.Options { CommandDefaults.mesh }
     @Option(help: "Voxel size in metres (\(MeshOptions.voxelRange.lowerBound)...\(MeshOptions.voxelRange.upperBound)).") var voxel = defaults.voxel
     @Option(help: "Truncation distance in voxels (\(MeshOptions.truncationRange.lowerBound)...\(MeshOptions.truncationRange.upperBound)).") var truncation = defaults.truncation
     @OptionGroup var filters: DepthFilterArguments
@@ -19,9 +19,9 @@ struct MeshArguments: StageArguments {
     var view = defaults.view
 
     var value: MeshStage.Options {
-        var o = MeshStage.Options()
+        var o = Self.defaults
         o.voxel = voxel; o.truncation = truncation; filters.apply(to: &o)
-        o.minWeight = minWeight; o.color = color; o.colorFrames = colorFrames.value; o.ascii = ascii; o.view = view
+        o.minWeight = minWeight; o.color = color; o.colorFrames = colorFrames.given ?? Self.defaults.colorFrames; o.ascii = ascii; o.view = view
         return o
     }
 }

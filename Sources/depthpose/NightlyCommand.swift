@@ -1,5 +1,6 @@
 import ArgumentParser
 import Batch
+import Stages
 import Foundation
 import Diagnostics
 import Execution
@@ -43,13 +44,13 @@ struct NightlyCommand: ParsableCommand {
         var o = NightlyRunner.Options()
         o.jobs = jobs; o.threadsPerScan = threadsPerScan; o.memoryLimitMB = memoryLimit
         o.force = force; o.keepExtracted = keepExtracted; o.scanTimeout = scanTimeout
-        o.run = try stageOptions.value(threads: 1)
+        o.run = try stageOptions.value()
         let quiet = quiet
         let runner = NightlyRunner(dataset: dataset, out: out, options: o) { if !quiet { FileHandle.standardError.write(Data($0.utf8)) } }
         let t0 = ProcessStats.now()
         let s = try runner.run()
         let c = s.counts
-        emit("nightly: \(s.scans.count) scans: \(c["ok"] ?? 0) ok, \(c["failed"] ?? 0) failed, \(c["skipped"] ?? 0) skipped"
+        emit("nightly: \(s.scans.count) scans: \(c[.ok] ?? 0) ok, \(c[.failed] ?? 0) failed, \(c[.skipped] ?? 0) skipped"
              + (s.problems.isEmpty ? "" : ", \(s.problems.count) archive problems") + " in \(String(format: "%.1f", ProcessStats.now() - t0)) s → \(out)/summary.html")
         if s.hasFailures { throw ExitCode(ExitStatus.partialFailure.rawValue) }
     }
@@ -90,6 +91,27 @@ struct ScansCommand: ParsableCommand {
     }
 }
 
+struct StagesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stages",
+        abstract: "List the stages `run` can run, in order: name, weight (light or heavy), whether it runs by default, outputs.",
+        discussion: """
+        --json prints a list of {name, weight, standard, outputs}; the Snakemake workflow reads it for its stage list         and its light/heavy jobs (light stages share a job, each heavy one gets its own).
+        """)
+
+    @Flag(help: "Print JSON.") var json = false
+
+    struct Listed: Encodable {
+        let name: StageName, weight: StageName.Weight, standard: Bool, outputs: [String]
+    }
+
+    func run() throws {
+        let stages = StageName.allCases.map { Listed(name: $0, weight: $0.weight, standard: StageName.standard.contains($0), outputs: $0.outputs) }
+        emit(json ? try JSONOutput.text(stages)
+             : stages.map { "\($0.name.rawValue)\t\($0.weight.rawValue)\t\($0.standard ? "standard" : "on request")\t\($0.outputs.joined(separator: " "))" }.joined(separator: "\n"))
+    }
+}
+
 struct SummarizeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "summarize",
@@ -107,7 +129,7 @@ struct SummarizeCommand: ParsableCommand {
     func run() throws {
         let s = try Summarizer.summarize(out: out, dataset: dataset)
         let c = s.counts
-        emit("summary: \(s.scans.count) scans: \(c["ok"] ?? 0) ok, \(c["failed"] ?? 0) failed → \(out)/summary.html")
+        emit("summary: \(s.scans.count) scans: \(c[.ok] ?? 0) ok, \(c[.failed] ?? 0) failed → \(out)/summary.html")
         if s.hasFailures { throw ExitCode(ExitStatus.partialFailure.rawValue) }
     }
 }

@@ -10,42 +10,42 @@ import FileIO
 
 /// What each scan's stages do under `run` and `nightly`: `RunOptions`, from a JSON file
 /// (`--options`, as `nightly` hands them to its children and the Snakemake workflow writes
-/// them) and/or flags, which override the file. Every default is the library's.
+/// them) and/or flags, which override the file and set the nested stage options. Every
+/// default is the library's (`RunOptions()`).
 struct RunArguments: ParsableArguments {
-    private static let defaults = RunOptions()
-    @Option(help: "A JSON file of run options (the keys of run.json's \"options\"); flags given here override it.")
+    private static var defaults: RunOptions { CommandDefaults.run }
+    @Option(help: "A JSON file of run options (the keys of run.json's \"options\": stages, cloud, mesh, trajectory, reference_name, decode); flags given here override it.")
     var options: String?
     @Option(help: "Stages, comma-separated: \(StageName.allCases.map(\.rawValue).joined(separator: ", ")) (default: \(defaults.stages.map(\.rawValue).joined(separator: ","))).",
             transform: commaList) var stages: [StageName]?
     @Flag(help: "Also run decode (depth images, trajectory, IMU) into DIR/decode.") var decode = false
-    @Option(help: "Depth image format of decode (default: \(defaults.decodeFormat.rawValue)).") var decodeFormat: DepthImageFormat?
-    @Option(help: "Cloud voxel size in metres (default: \(defaults.voxel)).") var voxel: Double?
-    @Flag(help: "Estimate cloud normals.") var normals = false
-    @Flag(help: "Grey clouds even where a scan has a colour video.") var noColor = false
+    @Option(help: "Depth image format of decode (default: \(defaults.decode.format.rawValue)).") var decodeFormat: DepthImageFormat?
+    @Option(help: "Cloud voxel size in metres (default: \(defaults.cloud.voxel)).") var voxel: Double?
+    @Flag(help: "Estimate cloud normals (default: \(defaults.cloud.normals ? "on" : "off")).") var normals = false
+    @Flag(help: "Grey clouds and meshes even where a scan has a colour video.") var noColor = false
     @OptionGroup var colorFrames: ColourFramesArgument
-    @Option(help: "Use every N-th frame for the cloud and the mesh (default: \(defaults.stride)).") var stride: Int?
-    @Option(help: "Mesh voxel size in metres, for --stages ...,mesh (default: \(defaults.meshVoxel)).") var meshVoxel: Double?
+    @Option(help: "Use every N-th frame for the cloud and the mesh (default: \(defaults.cloud.stride)).") var stride: Int?
+    @Option(help: "Mesh voxel size in metres, for --stages ...,mesh (default: \(defaults.mesh.voxel)).") var meshVoxel: Double?
     @Option(help: "A reference trajectory (TUM) with this name inside a scan folder is used for APE/RPE (\"\" = none; default: \(defaults.referenceName)).")
     var referenceName: String?
 
     /// The options: the file's (or the defaults), with the flags given on top.
-    func value(threads: Int?) throws -> RunOptions {
-        var o = RunOptions()
+    func value() throws -> RunOptions {
+        var o = Self.defaults
         if let options { o = try RunOptions.read(json: Data(try InputFile.read(options, what: "run options")), from: options) }
         if let stages { o.stages = StageName.allCases.filter { stages.contains($0) || (decode && $0 == .decode) } } else if decode, !o.stages.contains(.decode) { o.stages.append(.decode) }
-        if let decodeFormat { o.decodeFormat = decodeFormat }
-        if let voxel { o.voxel = voxel }
-        if normals { o.normals = true }
-        if noColor { o.color = false }
-        if let frames = colorFrames.given { o.colorFrames = frames }
-        if let stride { o.stride = stride }
-        if let meshVoxel { o.meshVoxel = meshVoxel }
+        if let decodeFormat { o.decode.format = decodeFormat }
+        if let voxel { o.cloud.voxel = voxel }
+        if normals { o.cloud.normals = true }
+        if noColor { o.setColor(false) }
+        if let frames = colorFrames.given { o.cloud.colorFrames = frames; o.mesh.colorFrames = frames }
+        if let stride { o.cloud.stride = stride; o.mesh.stride = stride }
+        if let meshVoxel { o.mesh.voxel = meshVoxel }
         if let referenceName { o.referenceName = referenceName }
-        if let threads { o.threads = threads }
         return try validated(o)
     }
 
-    func validate() throws { if options == nil { _ = try value(threads: nil) } }
+    func validate() throws { if options == nil { _ = try value() } }
 }
 
 struct RunCommand: ParsableCommand {
@@ -70,7 +70,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: .hidden) var parentPid: Int32?  // nightly's pid: this run dies with it
     @Flag(help: "Print the record as JSON.") var json = false
     @OptionGroup var stageOptions: RunArguments
-    @Option(name: [.customShort("j"), .long], help: "Worker threads (default: the options file's, else all cores).") var threads: Int?
+    @OptionGroup var threads: ThreadOptions
 
     func validate() throws {
         guard memoryLimit >= 0 else { throw ValidationError("--memory-limit must be >= 0") }
@@ -81,7 +81,8 @@ struct RunCommand: ParsableCommand {
         if let parentPid, depthpose_exit_with_parent(parentPid) != 0 { throw ExitCode(ExitStatus.temporaryFailure.rawValue) }
         if memoryLimit > 0 { ProcessStats.limitAddressSpace(megabytes: memoryLimit) }
         guard FileManager.default.fileExists(atPath: scan) else { throw IOError.missing(path: scan, what: "scan folder") }
-        let r = try ScanRunner.run(scan: scan, name: name, source: source, out: out, options: try stageOptions.value(threads: threads), recordName: record)
+        let r = try ScanRunner.run(scan: scan, name: name, source: source, out: out, options: try stageOptions.value(),
+                                    threads: threads.threads, recordName: record)
         if json { emit(try JSONOutput.text(r)) } else {
             var s = "\(r.name): \(r.status.rawValue) in \(String(format: "%.2f", r.seconds)) s → \(out)\n"
             for st in r.stages {

@@ -6,7 +6,7 @@ typealias TrajectoryCommand = StageCommand<TrajectoryArguments>
 
 struct TrajectoryArguments: StageArguments {
     typealias S = TrajectoryStage
-    private static let defaults = TrajectoryStage.Options()
+    private static var defaults: TrajectoryStage.Options { CommandDefaults.trajectory }
     @Option(help: "Reference trajectory file (ground truth; default: none).") var reference: String?
     @Option(help: "Reference format.") var referenceFormat = defaults.referenceFormat
     @Option(help: "Alignment to the reference before APE: none, se3, sim3 (scale too), origin.") var alignment = defaults.alignment
@@ -18,7 +18,7 @@ struct TrajectoryArguments: StageArguments {
     @Option(help: "A step faster than this (m/s, and 10x the median) is a jump.") var jumpSpeed = defaults.jumpSpeed
 
     var value: TrajectoryStage.Options {
-        var o = TrajectoryStage.Options()
+        var o = Self.defaults
         o.reference = reference; o.referenceFormat = referenceFormat; o.alignment = alignment; o.format = format; o.frameRate = frameRate
         o.stationarySpeed = stationarySpeed; o.stationaryWindow = stationaryWindow; o.stationaryMinimum = stationaryMinimum; o.jumpSpeed = jumpSpeed
         return o

@@ -70,7 +70,7 @@ final class DiscoveryTests: XCTestCase {
 final class RecordTests: XCTestCase {
     func record(_ stage: StageName, started: String, ok: Bool, metrics: [String: Double]) -> RunRecord {
         var o = RunOptions(); o.stages = [stage]
-        return RunRecord(scan: "/s", name: "s", started: started, finished: started, seconds: 1, options: o,
+        return RunRecord(scan: "/s", name: "s", started: started, finished: started, seconds: 1, options: o, threads: 1,
                          stages: [StageRecord(name: stage, status: ok ? .ok : .failed, seconds: 1, error: ok ? nil : "broken", metrics: metrics)])
     }
 

@@ -12,8 +12,8 @@ final class ScanRunnerTests: XCTestCase {
     func testOutputsEqualTheStandaloneStagesAndTheRecordSaysWhatRan() throws {
         let scan = try TestSupport.synthScan(frames: 30, seed: 3) { $0.gestures = 1 }
         let out = TestSupport.temporaryDirectory("run")
-        var o = RunOptions(); o.threads = 2
-        let r = try ScanRunner.run(scan: scan, out: out, options: o)
+        let o = RunOptions()
+        let r = try ScanRunner.run(scan: scan, out: out, options: o, threads: 2)
         XCTAssertEqual(r.status, .ok, "\(r.stages)")
         XCTAssertEqual(r.stages.map(\.name), StageName.standard)
         XCTAssertEqual(try RunRecord.read(out + "/run.json").stages, r.stages)
@@ -41,16 +41,16 @@ final class ScanRunnerTests: XCTestCase {
 
     func testCloudsAreColouredWhereTheScanHasAVideoUnlessAskedNot() throws {
         let scan = try TestSupport.synthScan(frames: 8, seed: 4) { $0.colour = true }
-        var o = RunOptions(); o.threads = 2; o.stages = [.cloud]
+        var o = RunOptions(); o.stages = [.cloud]
         let out = TestSupport.temporaryDirectory("run")
-        XCTAssertEqual(try ScanRunner.run(scan: scan, out: out, options: o).status, .ok)
+        XCTAssertEqual(try ScanRunner.run(scan: scan, out: out, options: o, threads: 2).status, .ok)
         XCTAssertEqual(try PLYReader.read(out + "/cloud.ply").properties, ["x", "y", "z", "red", "green", "blue"])
         let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(TestSupport.read(out + "/cloud.json"))) as? [String: Any])
         XCTAssertEqual((summary["colour"] as? [String: Any])?["frames_coloured"] as? Int, 8)
         // colour from the reference frames only: the cloud and the mesh skip the others
-        o.colorFrames = .reference; o.stages = [.cloud, .mesh]
+        o.cloud.colorFrames = .reference; o.mesh.colorFrames = .reference; o.stages = [.cloud, .mesh]
         let cheap = TestSupport.temporaryDirectory("run")
-        XCTAssertEqual(try ScanRunner.run(scan: scan, out: cheap, options: o).status, .ok)
+        XCTAssertEqual(try ScanRunner.run(scan: scan, out: cheap, options: o, threads: 2).status, .ok)
         let cheapCloud = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(TestSupport.read(cheap + "/cloud.json"))) as? [String: Any])
         let colour = try XCTUnwrap(cheapCloud["colour"] as? [String: Any])
         XCTAssertEqual(colour["video_frames"] as? String, "reference")
@@ -59,22 +59,22 @@ final class ScanRunnerTests: XCTestCase {
         XCTAssertEqual(colour["frames_coloured"] as? Int, 8 - skipped)
         let mesh = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(TestSupport.read(cheap + "/mesh.json"))) as? [String: Any])
         XCTAssertEqual(mesh["frames_colour_skipped"] as? Int, skipped)
-        o.colorFrames = .all; o.stages = [.cloud]
-        o.color = false
+        o.cloud.colorFrames = .all; o.stages = [.cloud]
+        o.setColor(false)
         let grey = TestSupport.temporaryDirectory("run")
-        XCTAssertEqual(try ScanRunner.run(scan: scan, out: grey, options: o).status, .ok)
+        XCTAssertEqual(try ScanRunner.run(scan: scan, out: grey, options: o, threads: 2).status, .ok)
         XCTAssertEqual(try PLYReader.read(grey + "/cloud.ply").properties, ["x", "y", "z"])
     }
 
     func testAFailingStageIsRecordedAndLeavesNoOutputsWhileTheOthersRun() throws {
         let scan = TestSupport.copy(try TestSupport.synthScan(frames: 12, seed: 4))
         let out = TestSupport.temporaryDirectory("runfail")
-        var o = RunOptions(); o.threads = 1
-        XCTAssertEqual(try ScanRunner.run(scan: scan, out: out, options: o).status, .ok)
+        let o = RunOptions()
+        XCTAssertEqual(try ScanRunner.run(scan: scan, out: out, options: o, threads: 1).status, .ok)
         // Every pose NaN: inspect names the poses, cloud and trajectory fail; the old cloud and report go.
         let keys = try JSONSerialization.jsonObject(with: Data(TestSupport.read(scan + "/trans.json"))) as! [String: String]
         TestSupport.writeText("{" + keys.keys.map { "\"\($0)\": \"[" + Array(repeating: "nan", count: 16).joined(separator: ",") + "]\"" }.joined(separator: ",") + "}", scan + "/trans.json")
-        let r = try ScanRunner.run(scan: scan, out: out, options: o)
+        let r = try ScanRunner.run(scan: scan, out: out, options: o, threads: 1)
         let status = Dictionary(uniqueKeysWithValues: r.stages.map { ($0.name, $0.status) })
         XCTAssertEqual(status, [.inspect: .failed, .gestures: .ok, .cloud: .failed, .trajectory: .failed])
         XCTAssertTrue(r.error!.hasPrefix("inspect: error: trans.json"), r.error!)
@@ -95,8 +95,8 @@ final class ScanRunnerTests: XCTestCase {
         var bin = TestSupport.read(scan + "/depth.bin")
         bin.removeLast(bin.count / 3)
         TestSupport.write(bin, scan + "/depth.bin")
-        var o = RunOptions(); o.threads = 1
-        let r = try ScanRunner.run(scan: scan, out: TestSupport.temporaryDirectory("broken"), options: o)
+        let o = RunOptions()
+        let r = try ScanRunner.run(scan: scan, out: TestSupport.temporaryDirectory("broken"), options: o, threads: 1)
         let stages = Dictionary(uniqueKeysWithValues: r.stages.map { ($0.name, $0) })
         let depthError = try XCTUnwrap(stages[.gestures]?.error)
         XCTAssertEqual(stages[.gestures]?.status, .failed)
@@ -109,12 +109,12 @@ final class ScanRunnerTests: XCTestCase {
     func testSingleStageJobsMergeIntoTheFullRun() throws {
         let scan = try TestSupport.synthScan(frames: 12, seed: 5)
         let full = TestSupport.temporaryDirectory("full"), split = TestSupport.temporaryDirectory("split")
-        var o = RunOptions(); o.threads = 1
-        _ = try ScanRunner.run(scan: scan, out: full, options: o)
+        let o = RunOptions()
+        _ = try ScanRunner.run(scan: scan, out: full, options: o, threads: 1)
         var merged: [RunRecord] = []
         for s in StageName.standard.reversed() {
             var one = o; one.stages = [s]
-            merged.append(try ScanRunner.run(scan: scan, out: split, options: one, recordName: "run-\(s.rawValue).json"))
+            merged.append(try ScanRunner.run(scan: scan, out: split, options: one, threads: 1, recordName: "run-\(s.rawValue).json"))
         }
         let m = RunRecord.merge(merged)!
         XCTAssertEqual(m.stages.map(\.name), StageName.standard)

@@ -5,6 +5,8 @@ import Gestures
 import Stages
 import Trajectories
 import TestSupport
+import FileIO
+import Foundation
 
 /// Every stage's options are stated once, in the library: the command line's defaults are
 /// read from the options structs, and this test fails if they ever drift apart.
@@ -15,7 +17,7 @@ final class DefaultsTests: XCTestCase {
         XCTAssertEqual(try DecodeArguments.parse([]).value, DecodeStage.Options())
         XCTAssertEqual(try GestureArguments.parse([]).value, GestureOptions())
         XCTAssertEqual(try TrajectoryArguments.parse([]).value, TrajectoryStage.Options())
-        XCTAssertEqual(try RunArguments.parse([]).value(threads: nil), RunOptions())
+        XCTAssertEqual(try RunArguments.parse([]).value(), RunOptions())
         XCTAssertEqual(try EvalArguments.parse(["tum", "ref.txt", "est.txt"]).options(.ape), Evaluation.Options())
     }
 
@@ -30,21 +32,21 @@ final class DefaultsTests: XCTestCase {
         XCTAssertEqual(c.frame, .gravity)
         XCTAssertEqual(c.extras, [.confidence, .count])
         XCTAssertEqual(c.colorFrames, .reference)
-        XCTAssertEqual(c.builder(threads: 1).colourFrames, .reference)
         XCTAssertThrowsError(try CloudArguments.parse(["--color-frames", "some"]))
         let m = try MeshArguments.parse(["--color-frames", "reference", "--no-color"]).value
         XCTAssertEqual(m.colorFrames, .reference); XCTAssertFalse(m.color)
-        XCTAssertEqual(m.builder(threads: 1).colourFrames, .reference)
         XCTAssertThrowsError(try CloudArguments.parse(["--extras", "colour"]))
         XCTAssertThrowsError(try CloudArguments.parse(["--frame", "up"]))
 
-        let r = try RunArguments.parse(["--stages", "cloud,inspect", "--decode", "--voxel", "0.05", "--decode-format", "npy"]).value(threads: 3)
+        let r = try RunArguments.parse(["--stages", "cloud,inspect", "--decode", "--voxel", "0.05", "--decode-format", "npy", "--normals",
+                                        "--stride", "3", "--mesh-voxel", "0.03", "--reference-name", "gt.tum", "--no-color"]).value()
         XCTAssertEqual(r.stages, [.inspect, .cloud, .decode])
-        XCTAssertEqual(r.voxel, 0.05); XCTAssertEqual(r.decodeFormat, .npy); XCTAssertEqual(r.threads, 3)
-        let rc = try RunArguments.parse(["--color-frames", "reference", "--stages", "cloud,mesh"]).value(threads: 1)
-        XCTAssertEqual(rc.colorFrames, .reference)
+        XCTAssertEqual(r.cloud.voxel, 0.05); XCTAssertEqual(r.decode.format, .npy); XCTAssertTrue(r.cloud.normals)
+        XCTAssertEqual([r.cloud.stride, r.mesh.stride], [3, 3]); XCTAssertEqual(r.mesh.voxel, 0.03); XCTAssertEqual(r.referenceName, "gt.tum")
+        XCTAssertFalse(r.cloud.color || r.mesh.color)
+        let rc = try RunArguments.parse(["--color-frames", "reference", "--stages", "cloud,mesh"]).value()
         XCTAssertEqual(rc.cloud.colorFrames, .reference); XCTAssertEqual(rc.mesh.colorFrames, .reference)
-        XCTAssertEqual(rc.cloud.builder(threads: 1).colourFrames, .reference); XCTAssertEqual(rc.mesh.builder(threads: 1).colourFrames, .reference)
+        XCTAssertEqual(try RunCommand.parse(["s", "--out", "o", "-j", "3"]).threads.threads, 3)  // context, not options
         XCTAssertThrowsError(try RunArguments.parse(["--stages", "inspect,colour"]))
     }
 
@@ -52,21 +54,98 @@ final class DefaultsTests: XCTestCase {
     /// a misspelt key or a value out of range is an error naming the file.
     func testRunOptionsFromAFile() throws {
         let dir = TestSupport.temporaryDirectory("options")
-        try #"{"voxel": 0.05, "stages": ["inspect", "cloud"], "normals": true}"#.write(toFile: dir + "/o.json", atomically: true, encoding: .utf8)
-        let r = try RunArguments.parse(["--options", dir + "/o.json", "--stride", "2"]).value(threads: nil)
+        try #"{"cloud": {"voxel": 0.05, "normals": true}, "stages": ["inspect", "cloud"]}"#.write(toFile: dir + "/o.json", atomically: true, encoding: .utf8)
+        let r = try RunArguments.parse(["--options", dir + "/o.json", "--stride", "2"]).value()
         var expected = RunOptions()
-        expected.voxel = 0.05; expected.stages = [.inspect, .cloud]; expected.normals = true; expected.stride = 2
+        expected.cloud.voxel = 0.05; expected.stages = [.inspect, .cloud]; expected.cloud.normals = true; expected.cloud.stride = 2; expected.mesh.stride = 2
         XCTAssertEqual(r, expected)
+        XCTAssertTrue(r.cloud.preview && r.cloud.view, "a nested object keeps the defaults of the keys it leaves out")
         // the file's colour frames stand unless the flag is given
-        try #"{"color_frames": "reference"}"#.write(toFile: dir + "/c.json", atomically: true, encoding: .utf8)
-        XCTAssertEqual(try RunArguments.parse(["--options", dir + "/c.json"]).value(threads: nil).colorFrames, .reference)
-        XCTAssertEqual(try RunArguments.parse(["--options", dir + "/c.json", "--color-frames", "all"]).value(threads: nil).colorFrames, .all)
-        for (text, message) in [(#"{"voxl": 0.05}"#, "unknown option 'voxl'"), (#"{"voxel": 5}"#, "voxel size 5.0 m outside"),
-                                (#"{"stages": ["colour"]}"#, "stages"), (#"{"color_frames": "some"}"#, "color_frames"), ("[1]", "expected a JSON object")] {
+        try #"{"cloud": {"color_frames": "reference"}}"#.write(toFile: dir + "/c.json", atomically: true, encoding: .utf8)
+        XCTAssertEqual(try RunArguments.parse(["--options", dir + "/c.json"]).value().cloud.colorFrames, .reference)
+        XCTAssertEqual(try RunArguments.parse(["--options", dir + "/c.json", "--color-frames", "all"]).value().cloud.colorFrames, .all)
+        for (text, message) in [(#"{"voxl": 0.05}"#, "unknown option 'voxl'"), (#"{"cloud": {"voxl": 0.05}}"#, "unknown option 'cloud.voxl'; expected ascii, color"),
+                                (#"{"voxel": 0.05}"#, "unknown option 'voxel'; expected cloud, decode"), (#"{"threads": 2}"#, "unknown option 'threads'"),
+                                (#"{"cloud": {"voxel": 5}}"#, "cloud: voxel size 5.0 m outside"), (#"{"mesh": {"truncation": 50}}"#, "mesh: truncation"),
+                                (#"{"stages": ["colour"]}"#, "stages"), (#"{"cloud": {"color_frames": "some"}}"#, "color_frames"),
+                                (#"{"cloud": 3}"#, "cloud"), ("[1]", "expected a JSON object")] {
             try text.write(toFile: dir + "/bad.json", atomically: true, encoding: .utf8)
-            XCTAssertThrowsError(try RunArguments.parse(["--options", dir + "/bad.json"]).value(threads: nil)) {
+            XCTAssertThrowsError(try RunArguments.parse(["--options", dir + "/bad.json"]).value()) {
                 XCTAssertTrue("\($0)".contains(dir + "/bad.json") && "\($0)".contains(message), "\($0)")
             }
         }
+    }
+
+    /// One default, changed in one place (the defaults the command line reads, `CommandDefaults`,
+    /// standing in for the library's `init()`), reaches every place that shows or hands on
+    /// options: the stage's `--help` and parsed value, `run`'s help and parsed value, a
+    /// `run --options` JSON round trip, and the options file `nightly` gives its children.
+    func testOneChangedDefaultReachesHelpOptionsFilesAndChildren() throws {
+        var cloud = CloudStage.Options(); cloud.voxel = 0.037
+        try CommandDefaults.$cloud.withValue(cloud) {
+            XCTAssertTrue(CloudArguments.helpMessage().contains("(default: 0.037)"), CloudArguments.helpMessage())
+            XCTAssertEqual(try CloudArguments.parse([]).value, cloud)
+        }
+        var run = RunOptions(); run.cloud.voxel = 0.037; run.mesh.voxel = 0.021; run.stages = [.inspect]
+        try CommandDefaults.$run.withValue(run) {
+            let help = RunCommand.helpMessage()
+            XCTAssertTrue(help.contains("default: 0.037") && help.contains("default: 0.021") && help.contains("default: inspect)"), help)
+            XCTAssertEqual(try RunArguments.parse([]).value(), run)
+            // the JSON that `run --options`, nightly and the workflow pass on reads back the same
+            XCTAssertEqual(try RunOptions.read(json: JSONOutput.encode(run), from: "run.json"), run)
+            // nightly's children get it as a file and record it in their run.json
+            let base = TestSupport.temporaryDirectory("defaults-nightly")
+            try FileManager.default.createDirectory(atPath: base + "/dataset", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: try TestSupport.synthScan(frames: 6, seed: 2), toPath: base + "/dataset/a")
+            let command = try NightlyCommand.parse([base + "/dataset", "--out", base + "/out", "--jobs", "1"])
+            var o = NightlyRunner.Options()
+            o.jobs = 1; o.run = try command.stageOptions.value(); o.executable = TestSupport.productsDirectory + "/depthpose"
+            let summary = try NightlyRunner(dataset: base + "/dataset", out: base + "/out", options: o) { _ in }.run()
+            XCTAssertEqual(summary.counts[.ok], 1)
+            XCTAssertEqual(try RunOptions.read(json: Data(TestSupport.read(base + "/out/.nightly/run-options.json")), from: "run-options.json"), run)
+            XCTAssertEqual(try RunRecord.read(base + "/out/a/run.json").options, run)
+            // the workflow's config restates defaults: a changed default is caught there
+            XCTAssertEqual(try Self.configMismatches(against: run), ["options.cloud.voxel: config.yaml says 0.02, the default is 0.037",
+                                                                     "options.mesh.voxel: config.yaml says 0.015, the default is 0.021"])
+        }
+    }
+
+    /// `Pipelines/config.yaml`'s `options` (the workflow's `run --options` file) restate
+    /// defaults: each must be a key of `RunOptions` and equal its default.
+    func testWorkflowConfigRestatesTheDefaultsExactly() throws {
+        XCTAssertEqual(try Self.configMismatches(against: RunOptions()), [])
+    }
+
+    /// What `config.yaml`'s `options` say that `defaults` (as JSON) do not: unknown keys and
+    /// values that differ. The YAML is read by a reader of the subset the file uses: nested
+    /// mappings by indentation, scalars (numbers, booleans, words), `#` comments.
+    static func configMismatches(against defaults: RunOptions) throws -> [String] {
+        let text = String(decoding: TestSupport.read(TestSupport.repositoryRoot + "/Pipelines/config.yaml"), as: UTF8.self)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: JSONOutput.encode(defaults)) as? [String: Any])
+        var path: [(indent: Int, key: String)] = [], problems: [String] = [], inOptions = false, leaves = 0
+        for raw in text.split(separator: "\n") {
+            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            guard !line.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
+            let indent = line.prefix { $0 == " " }.count
+            let parts = line.trimmingCharacters(in: .whitespaces).split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            while let last = path.last, last.indent >= indent { path.removeLast() }
+            if indent == 0 { inOptions = parts[0] == "options" }
+            guard inOptions, indent > 0 else { path = indent == 0 ? [(0, parts[0])] : path; continue }
+            let keys = path.dropFirst().map(\.key) + [parts[0]]
+            let value = parts.count > 1 ? parts[1] : ""
+            if value.isEmpty { path.append((indent, parts[0])); continue }
+            leaves += 1
+            let name = "options." + keys.joined(separator: ".")
+            var node: Any? = json
+            for k in keys { node = (node as? [String: Any])?[k] }
+            guard let node else { problems.append("\(name): not a run option"); continue }
+            let same: Bool
+            if value == "true" || value == "false" { same = (node as? Bool) == (value == "true") }
+            else if let number = Double(value) { same = (node as? NSNumber)?.doubleValue == number }
+            else { same = (node as? String) == value }
+            if !same { problems.append("\(name): config.yaml says \(value), the default is \(node)") }
+        }
+        XCTAssertGreaterThan(leaves, 3, "config.yaml's options were not read")
+        return problems
     }
 }

@@ -105,7 +105,7 @@ final class NightlyTests: XCTestCase {
         // Five nights in the history, the last all ok.
         let history = History.load(out + "/history.jsonl")
         XCTAssertEqual(history.count, 5)
-        XCTAssertEqual(history.last?.counts["ok"], 3)
+        XCTAssertEqual(history.last?.counts[.ok], 3)
         XCTAssertTrue(TestSupport.readText(out + "/summary.html").contains("Over the nights"))
         // As a person sees it: drawn, no script error; histogram bars, the trend and the ok count drawn.
         let page = try TestSupport.openInChromium(out + "/summary.html", height: 3600, colours: ["#5d8aa8", "#2471a3", "#1e8449"])
@@ -235,11 +235,11 @@ final class NightlyTests: XCTestCase {
         XCTAssertTrue((dry.stdout + dry.stderr).contains("light_1"), dry.stdout + dry.stderr)
         XCTAssertTrue((dry.stdout + dry.stderr).contains("cloud_1"), dry.stdout + dry.stderr)
 
-        // The mesh stage on request: config `stages` and `options.mesh_voxel` in the workflow,
+        // The mesh stage on request: config `stages` and `options.mesh.voxel` in the workflow,
         // --stages and --mesh-voxel in nightly; the same mesh.ply and mesh.json.
         XCTAssertEqual(try nightly(base + "/dataset", "--out", base + "/nightly-mesh", "--stages", "inspect,mesh", "--mesh-voxel", "0.02").status, 3)
         // (options through a config file: `--config` passes nested values as text)
-        TestSupport.writeText("stages: [inspect, mesh]\noptions:\n  mesh_voxel: 0.02\n", base + "/mesh.yaml")
+        TestSupport.writeText("stages: [inspect, mesh]\noptions:\n  mesh:\n    voxel: 0.02\n", base + "/mesh.yaml")
         let m = try TestSupport.run(snakemake, ["-s", pipelines + "/Snakefile", "--profile", pipelines + "/profiles/local", "--cores", "2",
                                                 "--directory", base, "--configfile", base + "/mesh.yaml",
                                                 "--config", "dataset=\(base)/dataset", "out=\(base)/smk-mesh", "depthpose=\(TestSupport.productsDirectory)/depthpose"])

@@ -20,8 +20,8 @@ final class MeshBuilderTests: XCTestCase {
         // visible surface is covered, and the mesh is clean: finite, no zero-area triangle,
         // unit normals facing the free side, every edge shared by at most two triangles.
         let scan = try TestSupport.synthScan(frames: 60, seed: 21, width: 128, height: 96) { $0.noise = false }
-        var o = MeshOptions(); o.threads = 2
-        let (mesh, summary) = try MeshBuilder.build(scan: scan, options: o)
+        let o = MeshOptions()
+        let (mesh, summary) = try MeshBuilder.build(scan: scan, options: o, threads: 2)
         let truth = try Self.scene(scan).scene
         XCTAssertEqual(summary.framesUsed, 60)
         XCTAssertGreaterThan(mesh.triangleCount, 20_000)
@@ -31,7 +31,7 @@ final class MeshBuilderTests: XCTestCase {
             XCTAssertTrue(p.x.isFinite && p.y.isFinite && p.z.isFinite)
             let d = truth.distanceToSurface(Vec3(Double(p.x), Double(p.y), Double(p.z)))
             sum += d; worst = max(worst, d)
-            if d > o.voxelSize / 2 { far += 1 }
+            if d > o.voxel / 2 { far += 1 }
         }
         let mean = sum / Double(mesh.vertexCount)
         XCTAssertLessThan(mean, 0.002, "mean vertex distance \(mean) m")
@@ -39,7 +39,7 @@ final class MeshBuilderTests: XCTestCase {
         // (measured worst 1.7 cm at 1.5 cm voxels, 0.2% of vertices beyond half a voxel); a
         // triangle left in carved free space would sit a truncation distance (4 voxels) or more off.
         XCTAssertLessThan(Double(far) / Double(mesh.vertexCount), 0.01, "\(far) vertices beyond half a voxel")
-        XCTAssertLessThan(worst, 2 * o.voxelSize, "worst vertex distance \(worst) m")
+        XCTAssertLessThan(worst, 2 * o.voxel, "worst vertex distance \(worst) m")
         for t in stride(from: 0, to: mesh.triangles.count, by: 3) {
             let a = mesh.position(mesh.triangles[t]), b = mesh.position(mesh.triangles[t + 1]), c = mesh.position(mesh.triangles[t + 2])
             XCTAssertGreaterThan(length(cross(b - a, c - a)), 0)
@@ -51,7 +51,7 @@ final class MeshBuilderTests: XCTestCase {
         XCTAssertEqual(MarchingCubesTests.edgeUses(mesh).subtracting([1, 2]), [])
         // coverage: the visible true surface (every 5th pixel of every frame) within one voxel of a vertex
         let surface = try Self.visibleSurface(scan)
-        let covered = Self.coverage(mesh, of: surface, radius: o.voxelSize)
+        let covered = Self.coverage(mesh, of: surface, radius: o.voxel)
         XCTAssertGreaterThanOrEqual(covered, 0.95, "coverage \(covered)")
         print("mesh truth: mean \(mean) m, worst \(worst) m, beyond half a voxel \(far) of \(mesh.vertexCount), coverage \(covered)")
     }
@@ -67,11 +67,11 @@ final class MeshBuilderTests: XCTestCase {
         // that must drain as well as long ones
         for count in [1, 2, 3, 20] {
             let scan = try TestSupport.synthScan(frames: count, seed: 5, width: 128, height: 96)
-            var o = MeshOptions(); o.threads = 2
-            let fused = try MeshBuilder.fuse(scan: scan, options: o).volume
-            let truncation = Float(o.voxelSize * o.truncationVoxels)
+            let o = MeshOptions()
+            let fused = try MeshBuilder.fuse(scan: scan, options: o, threads: 2).volume
+            let truncation = Float(o.voxel * o.truncation)
             let s = try ScanOpener.open(scan, strict: true), layout = s.depthLayout
-            let reference = TSDFVolume(voxelSize: Float(o.voxelSize), coloured: false)
+            let reference = TSDFVolume(voxelSize: Float(o.voxel), coloured: false)
             let projector = BackProjector(width: layout.width, height: layout.height), set = BlockMap<BlockRows>(), samples = BlockMap<BlockSamples>()
             var frames = 0
             try s.forEachFrameBatch(threads: 1, confidence: s.hasConfidenceMaps) { fb in
@@ -101,12 +101,10 @@ final class MeshBuilderTests: XCTestCase {
 
     func testTheSameMeshForAnyThreadCount() throws {
         let scan = try TestSupport.synthScan(frames: 20, seed: 5, width: 128, height: 96)
-        var o = MeshOptions(); o.threads = 1
-        let one = try MeshBuilder.build(scan: scan, options: o).0
-        o.threads = 2
-        let two = try MeshBuilder.build(scan: scan, options: o).0
-        o.threads = 3
-        let three = try MeshBuilder.build(scan: scan, options: o).0
+        let o = MeshOptions()
+        let one = try MeshBuilder.build(scan: scan, options: o, threads: 1).0
+        let two = try MeshBuilder.build(scan: scan, options: o, threads: 2).0
+        let three = try MeshBuilder.build(scan: scan, options: o, threads: 3).0
         XCTAssertGreaterThan(one.triangleCount, 1000)
         for m in [two, three] {
             XCTAssertEqual(m.positions, one.positions); XCTAssertEqual(m.normals, one.normals); XCTAssertEqual(m.triangles, one.triangles)
@@ -117,11 +115,11 @@ final class MeshBuilderTests: XCTestCase {
     /// makes a strict open fail) changes nothing.
     func testTheIMUIsNotRead() throws {
         let scan = try TestSupport.synthScan(frames: 8, seed: 5, width: 64, height: 48)
-        var o = MeshOptions(); o.threads = 2
-        let intact = try MeshBuilder.build(scan: scan, options: o).0
+        let o = MeshOptions()
+        let intact = try MeshBuilder.build(scan: scan, options: o, threads: 2).0
         TestSupport.writeText("{\"motion\": [1, 2", scan + "/imu.json")
         XCTAssertThrowsError(try ScanOpener.open(scan, strict: true))
-        let mesh = try MeshBuilder.build(scan: scan, options: o).0
+        let mesh = try MeshBuilder.build(scan: scan, options: o, threads: 2).0
         XCTAssertGreaterThan(intact.triangleCount, 100)
         XCTAssertEqual(mesh.positions, intact.positions); XCTAssertEqual(mesh.triangles, intact.triangles)
     }
@@ -130,10 +128,10 @@ final class MeshBuilderTests: XCTestCase {
     /// skipped non-reference one counted and adding no colour.
     func testColourFromReferenceFramesOnly() throws {
         let scan = try TestSupport.synthScan(frames: 16, seed: 5, width: 64, height: 48) { $0.colour = true }
-        var o = MeshOptions(); o.threads = 2
-        let (full, fullSummary) = try MeshBuilder.build(scan: scan, options: o)
-        o.colourFrames = .reference
-        let (mesh, summary) = try MeshBuilder.build(scan: scan, options: o)
+        var o = MeshOptions()
+        let (full, fullSummary) = try MeshBuilder.build(scan: scan, options: o, threads: 2)
+        o.colorFrames = .reference
+        let (mesh, summary) = try MeshBuilder.build(scan: scan, options: o, threads: 2)
         XCTAssertEqual(fullSummary.framesColoured, 16)
         XCTAssertGreaterThan(summary.framesColourSkipped, 0, "synth's H.264 has B-frames no frame refers to")
         XCTAssertEqual(summary.framesColoured + summary.framesColourSkipped, 16)
@@ -172,7 +170,7 @@ final class MeshBuilderTests: XCTestCase {
         for _ in 0..<6 { try writer.write(y: [UInt8](repeating: 200, count: pixels), u: [UInt8](repeating: 128, count: pixels / 4), v: [UInt8](repeating: 128, count: pixels / 4)) }
         try writer.finish()
         for frames in VideoReader.Frames.allCases {
-            var o = MeshOptions(); o.colourFrames = frames
+            var o = MeshOptions(); o.colorFrames = frames
             let (_, summary) = try MeshBuilder.build(scan: scan, options: o)
             XCTAssertEqual(summary.framesUsed - summary.framesColoured - summary.framesColourSkipped, 4, "\(frames)")
             if frames == .reference { XCTAssertGreaterThan(summary.framesColourSkipped, 0, "x264's B-frames are not decoded") }
@@ -185,9 +183,9 @@ final class MeshBuilderTests: XCTestCase {
         var o = MeshOptions(); o.stride = 5
         let (_, s) = try MeshBuilder.build(scan: scan, options: o)
         XCTAssertEqual(s.frames, 12); XCTAssertEqual(s.framesUsed, 3); XCTAssertEqual(s.framesSkippedByStride, 9)
-        o = MeshOptions(); o.voxelSize = 5
+        o = MeshOptions(); o.voxel = 5
         XCTAssertThrowsError(try MeshBuilder.build(scan: scan, options: o)) { XCTAssertTrue("\($0)".contains("voxel size")) }
-        o = MeshOptions(); o.truncationVoxels = 0.5
+        o = MeshOptions(); o.truncation = 0.5
         XCTAssertThrowsError(try MeshBuilder.build(scan: scan, options: o)) { XCTAssertTrue("\($0)".contains("truncation")) }
     }
 

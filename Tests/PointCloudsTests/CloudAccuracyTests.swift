@@ -85,8 +85,8 @@ enum Truth {
 final class CloudAccuracyTests: XCTestCase {
     func testTruePosesGiveACloudOnTheSurfacesCoveringThem() throws {
         let (scan, truthScan) = try Truth.scanAndTruth()
-        var o = CloudOptions(); o.voxelSize = 0.01; o.threads = 2
-        let (cloud, summary) = try CloudBuilder.build(scan: scan, options: o)
+        var o = CloudOptions(); o.voxel = 0.01
+        let (cloud, summary) = try CloudBuilder.build(scan: scan, options: o, threads: 2)
         let t = try Truth.scene(scan)
         XCTAssertEqual(summary.framesUsed, 60)
         XCTAssertGreaterThan(cloud.count, 10_000)
@@ -97,7 +97,7 @@ final class CloudAccuracyTests: XCTestCase {
         let rms = Truth.rmsDistance(cloud, t.scene)
         XCTAssertLessThan(rms, noise, "RMS \(rms) m, noise level \(noise) m")
         // Noise-free depth through the same pipeline lands on the surfaces to ~0.5 mm.
-        let exact = Truth.rmsDistance(try CloudBuilder.build(scan: truthScan, options: o).0, t.scene)
+        let exact = Truth.rmsDistance(try CloudBuilder.build(scan: truthScan, options: o, threads: 2).0, t.scene)
         XCTAssertLessThan(exact, 0.0005)
         // At least 95% of the visible true surface has a cloud point within 2 cm.
         let coverage = Truth.coverage(cloud, of: try Truth.visibleSurface(truthScan), radius: 0.02)
@@ -110,7 +110,7 @@ final class CloudAccuracyTests: XCTestCase {
         var bound: [Double] = []
         for drift in [0.0, 0.02, 0.06] {
             let scan = try TestSupport.synthScan(frames: 60, seed: seed, width: 128, height: 96) { $0.drift = drift }
-            var o = CloudOptions(); o.voxelSize = 0.01
+            var o = CloudOptions(); o.voxel = 0.01
             let (cloud, _) = try CloudBuilder.build(scan: scan, options: o)
             let t = try Truth.scene(scan)
             errors.append(Truth.rmsDistance(cloud, t.scene))
@@ -132,7 +132,7 @@ final class CloudAccuracyTests: XCTestCase {
     func testFlippedConventionsBreakTheCloud() throws {
         let (scan, _) = try Truth.scanAndTruth(frames: 20, seed: 23)
         let t = try Truth.scene(scan)
-        var o = CloudOptions(); o.voxelSize = 0.02
+        var o = CloudOptions(); o.voxel = 0.02
         let good = Truth.rmsDistance(try CloudBuilder.build(scan: scan, options: o).0, t.scene)
         func rms(after edit: (String) -> Void) throws -> Double {
             let copy = TestSupport.copy(scan)

@@ -18,8 +18,8 @@ final class CloudBuilderTests: XCTestCase {
         for scan in [room, apartment] {
             var files: [[UInt8]] = []
             for threads in [1, 2, 3, 5] {
-                var o = CloudOptions(); o.threads = threads; o.normals = true; o.voxelSize = 0.02
-                let (cloud, summary) = try CloudBuilder.build(scan: scan, options: o)
+                var o = CloudOptions(); o.normals = true; o.voxel = 0.02
+                let (cloud, summary) = try CloudBuilder.build(scan: scan, options: o, threads: threads)
                 XCTAssertGreaterThan(summary.points, 1000)
                 let out = TestSupport.temporaryDirectory("ply") + "/c.ply"
                 var w = PLYWriter.Options(); w.includeCount = true
@@ -32,13 +32,13 @@ final class CloudBuilderTests: XCTestCase {
 
     func testStrideAndDepthRangeAndSupportFilters() throws {
         let scan = try TestSupport.synthScan(frames: 30, seed: 32)
-        let all = try CloudBuilder.build(scan: scan, options: .unfiltered(voxelSize: 0.02))
+        let all = try CloudBuilder.build(scan: scan, options: .unfiltered(voxel: 0.02))
         XCTAssertEqual(all.1.framesUsed, 30)
-        var o = CloudOptions.unfiltered(voxelSize: 0.02); o.stride = 4
+        var o = CloudOptions.unfiltered(voxel: 0.02); o.stride = 4
         let strided = try CloudBuilder.build(scan: scan, options: o).1
         XCTAssertEqual(strided.framesUsed, 8)          // frames 0, 4, ..., 28
         XCTAssertEqual(strided.framesSkippedByStride, 22)
-        o = .unfiltered(voxelSize: 0.02); o.filters.maxDepth = 1.5
+        o = .unfiltered(voxel: 0.02); o.maxDepth = 1.5
         let near = try CloudBuilder.build(scan: scan, options: o)
         XCTAssertLessThan(near.1.samples, all.1.samples)
         // No point can come from beyond 1.5 m: every point is within 1.5 m (+ half a voxel
@@ -49,7 +49,7 @@ final class CloudBuilderTests: XCTestCase {
             let nearest = cams.map { length(Vec3(Double(p.x), Double(p.y), Double(p.z)) - $0) }.min()!
             XCTAssertLessThan(nearest, 1.5 * 1.9 + 0.02)  // depth 1.5 m along a ray at most ~1.9x longer at the corners
         }
-        o = .unfiltered(voxelSize: 0.02); o.minSupport = 5
+        o = .unfiltered(voxel: 0.02); o.minSupport = 5
         let supported = try CloudBuilder.build(scan: scan, options: o)
         XCTAssertTrue(supported.0.counts.allSatisfy { $0 >= 5 })
         XCTAssertEqual(supported.1.voxelsRemovedLowSupport, supported.1.voxels - supported.0.count)
@@ -59,9 +59,9 @@ final class CloudBuilderTests: XCTestCase {
         // The ball and table edges are depth discontinuities: the filter removes samples
         // there (about one pixel on each side), nothing in flat regions.
         let scan = try TestSupport.synthScan(frames: 10, seed: 33)
-        var o = CloudOptions.unfiltered(voxelSize: 0.01)
+        var o = CloudOptions.unfiltered(voxel: 0.01)
         let without = try CloudBuilder.build(scan: scan, options: o).1.samples
-        o.filters.flyingPixelThreshold = 0.05
+        o.flyingPixel = 0.05
         let with = try CloudBuilder.build(scan: scan, options: o).1.samples
         XCTAssertLessThan(with, without)
         XCTAssertGreaterThan(Double(with), 0.85 * Double(without))
@@ -69,9 +69,9 @@ final class CloudBuilderTests: XCTestCase {
 
     func testConfidenceFilterOnStrayScans() throws {
         let scan = try TestSupport.synthScan(layout: .stray, frames: 8, seed: 34)
-        var o = CloudOptions.unfiltered(voxelSize: 0.02)
+        var o = CloudOptions.unfiltered(voxel: 0.02)
         let any = try CloudBuilder.build(scan: scan, options: o)
-        o.filters.minConfidence = 2
+        o.minConfidence = 2
         let high = try CloudBuilder.build(scan: scan, options: o)
         XCTAssertLessThan(high.1.samples, any.1.samples)
         XCTAssertTrue(high.0.confidence!.allSatisfy { $0 == 2 })
@@ -96,7 +96,7 @@ final class CloudBuilderTests: XCTestCase {
 
     func testNormalsOfFloorAndWallsFaceTheCameras() throws {
         let scan = try TestSupport.synthScan(frames: 30, seed: 35, width: 128, height: 96)
-        var o = CloudOptions(); o.voxelSize = 0.02; o.normals = true
+        var o = CloudOptions(); o.voxel = 0.02; o.normals = true
         let (cloud, _) = try CloudBuilder.build(scan: scan, options: o)
         let t = try Truth.scene(scan).scene
         // Points within 5 mm of a room plane (and 10 cm clear of furniture) must carry that
@@ -121,7 +121,7 @@ final class CloudBuilderTests: XCTestCase {
 
     func testGravityIsFusedAndLevelsATiltedWorld() throws {
         let scan = try TestSupport.synthScan(frames: 20, seed: 36)
-        var o = CloudOptions(); o.voxelSize = 0.02
+        var o = CloudOptions(); o.voxel = 0.02
         let g = try XCTUnwrap(try CloudBuilder.build(scan: scan, options: o).1.gravity)
         XCTAssertEqual(g.framesUsed, 20)
         XCTAssertLessThan(g.angleToMinusYDegrees, 0.05)  // synthetic IMU agrees with the poses
@@ -209,8 +209,7 @@ final class CloudBuilderTests: XCTestCase {
             do { try ScanOpener.open(dir).forEachDepthBatch(threads: 1) { _ in } } catch { expected = "\(error)" }
             XCTAssertFalse(expected.isEmpty, what)
             for threads in [1, 2] {
-                var o = CloudOptions(); o.threads = threads
-                XCTAssertThrowsError(try CloudBuilder.build(scan: dir, options: o), what) { XCTAssertEqual("\($0)", expected, what) }
+                XCTAssertThrowsError(try CloudBuilder.build(scan: dir, options: CloudOptions(), threads: threads), what) { XCTAssertEqual("\($0)", expected, what) }
             }
         }
     }

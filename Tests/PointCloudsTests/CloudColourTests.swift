@@ -68,7 +68,7 @@ final class CloudColourTests: XCTestCase {
         let scan = try Self.colourScan()
         let (full, _) = try CloudBuilder.build(scan: scan, options: CloudOptions())
         var o = CloudOptions()
-        o.colourFrames = .reference
+        o.colorFrames = .reference
         let (cloud, summary) = try CloudBuilder.build(scan: scan, options: o)
         let report = try XCTUnwrap(summary.colour)
         XCTAssertEqual(report.videoFrames, .reference)
@@ -123,8 +123,8 @@ final class CloudColourTests: XCTestCase {
         let scan = try Self.colourScan(layout: .stray, frames: 30, seed: 3) { $0.scene = .apartment; $0.fps = 60 }
         var files: [[UInt8]] = []
         for threads in [1, 2, 3] {
-            var o = CloudOptions(); o.threads = threads; o.voxelSize = 0.02
-            let (cloud, summary) = try CloudBuilder.build(scan: scan, options: o)
+            var o = CloudOptions(); o.voxel = 0.02
+            let (cloud, summary) = try CloudBuilder.build(scan: scan, options: o, threads: threads)
             XCTAssertNotNil(summary.colour)
             let out = TestSupport.temporaryDirectory("ply") + "/c.ply"
             try PLYWriter.write(cloud, to: out, options: PLYWriter.Options())
@@ -158,7 +158,7 @@ final class CloudColourTests: XCTestCase {
         XCTAssertTrue(summary.notes.contains { $0.contains("8 of the frames used have no video frame (the video has 12)") }, "\(summary.notes)")
         // From reference frames only, fewer than 12 are decoded; the note still gives the
         // video's length (it said the frames decoded).
-        var o = CloudOptions(); o.colourFrames = .reference
+        var o = CloudOptions(); o.colorFrames = .reference
         let (_, reference) = try CloudBuilder.build(scan: scan, options: o)
         let r = try XCTUnwrap(reference.colour)
         XCTAssertLessThan(r.videoFramesDecoded, 12)
@@ -172,7 +172,7 @@ final class CloudColourTests: XCTestCase {
         XCTAssertNil(cloud.colours); XCTAssertNil(summary.colour)
         XCTAssertTrue(summary.notes.contains("no colour video (rgb.mp4) in this scan: the cloud is grey"), "\(summary.notes)")
         let scan = try Self.colourScan(frames: 6, width: 64, height: 48)
-        var o = CloudOptions(); o.colour = false
+        var o = CloudOptions(); o.color = false
         let (off, offSummary) = try CloudBuilder.build(scan: scan, options: o)
         XCTAssertNil(off.colours); XCTAssertNil(offSummary.colour); XCTAssertTrue(offSummary.notes.isEmpty)
     }

@@ -64,7 +64,7 @@ final class CaptureArtefactTests: XCTestCase {
         XCTAssertEqual(truth.startupFrames, 20)
         let scan = try ScanOpener.open(dir)
         XCTAssertEqual(FrameAccounting(scan: scan, depthFrames: 90).depthWithTrackingArtefact, [TrackingArtefact.initialising.rawValue: [IndexRange(first: 0, last: 19)]])
-        var o = CloudOptions(); o.voxelSize = 0.05
+        var o = CloudOptions(); o.voxel = 0.05
         let (_, summary) = try CloudBuilder.build(scan: dir, options: o)
         XCTAssertEqual(summary.framesUsed, 70)
         var ro = TrajectoryReporter.Options(); ro.reference = dir + "/groundtruth.tum"
@@ -109,7 +109,7 @@ final class StrayGenerationTests: XCTestCase {
     func testEveryStrayGenerationIsReadWithTheSameCloud() throws {
         func cloud(_ g: StrayGeneration?, minConfidence: UInt8) throws -> (PointCloud, any Scan) {
             let dir = try TestSupport.synthScan(layout: .stray, frames: 30, seed: 9, width: 32, height: 24) { $0.strayGeneration = g }
-            var o = CloudOptions(); o.voxelSize = 0.03; o.filters.minConfidence = minConfidence
+            var o = CloudOptions(); o.voxel = 0.03; o.minConfidence = minConfidence
             return (try CloudBuilder.build(scan: dir, options: o).0, try ScanOpener.open(dir))
         }
         let (newest, _) = try cloud(nil, minConfidence: 0)

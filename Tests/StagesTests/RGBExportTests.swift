@@ -20,8 +20,8 @@ final class RGBExportTests: XCTestCase {
         let ffmpeg = try TestSupport.requiredProgram("ffmpeg", package: "ffmpeg")
         let scan = try TestSupport.synthScan(frames: 12, seed: 51) { $0.colour = true }
         let dir = TestSupport.temporaryDirectory("rgb")
-        var o = DecodeExporter.Options(); o.rgb = RGBExporter.Options(); o.threads = 2
-        let summary = try DecodeExporter.export(scan: scan, to: dir + "/out", options: o)
+        var o = DecodeExporter.Options(); o.rgb = true
+        let summary = try DecodeExporter.export(scan: scan, to: dir + "/out", options: o, threads: 2)
         XCTAssertEqual(summary.rgb?.written, 12); XCTAssertEqual(summary.rgb?.videoFrames, 12)
         try FileManager.default.createDirectory(atPath: dir + "/ffmpeg", withIntermediateDirectories: true)
         let r = try TestSupport.run(ffmpeg, ["-v", "error", "-i", scan + "/rgb.mp4", "-start_number", "0", "-q:v", "1", dir + "/ffmpeg/frame_%06d.jpg"])
@@ -52,13 +52,13 @@ final class RGBExportTests: XCTestCase {
         lines[7] = cells.joined(separator: ",")
         TestSupport.writeText(lines.joined(separator: "\n"), scan + "/odometry.csv")
         let dir = TestSupport.temporaryDirectory("rgb")
-        var o = DecodeExporter.Options(); o.rgb = RGBExporter.Options(); o.rgb!.every = 2; o.rgb!.posedOnly = true
+        var o = DecodeExporter.Options(); o.rgb = true; o.rgbEvery = 2; o.rgbPosedOnly = true
         let summary = try DecodeExporter.export(scan: scan, to: dir + "/out", options: o)
         let expected = ["frame_000000.jpg", "frame_000002.jpg", "frame_000008.jpg"]
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir + "/out/rgb").sorted(), expected)
         XCTAssertEqual(summary.rgb?.written, 3)
         // The frames alone (the toolkit's extract_rgb): the same files and nothing else.
-        o.depth = false
+        o.rgbOnly = true
         _ = try DecodeExporter.export(scan: scan, to: dir + "/only", options: o)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir + "/only"), ["rgb"])
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir + "/only/rgb").sorted(), expected)
@@ -74,8 +74,8 @@ final class RGBExportTests: XCTestCase {
         for i in bytes.count / 3 ..< 2 * bytes.count / 3 { bytes[i] = bytes[i] &* 7 &+ 13 }
         TestSupport.write(bytes, scan + "/rgb.mp4")
         let dir = TestSupport.temporaryDirectory("rgb")
-        var o = DecodeExporter.Options(); o.rgb = RGBExporter.Options(); o.threads = 2
-        XCTAssertThrowsError(try DecodeExporter.export(scan: scan, to: dir + "/out", options: o)) { e in
+        var o = DecodeExporter.Options(); o.rgb = true
+        XCTAssertThrowsError(try DecodeExporter.export(scan: scan, to: dir + "/out", options: o, threads: 2)) { e in
             guard case let VideoError.decode(file, frame, _) = e else { return XCTFail("\(e)") }
             XCTAssertEqual(file, scan + "/rgb.mp4")
             XCTAssertGreaterThan(frame, 0)
@@ -86,7 +86,7 @@ final class RGBExportTests: XCTestCase {
     func testNoVideoIsAnErrorAndLeavesNothing() throws {
         let scan = try TestSupport.synthScan(frames: 3)
         let dir = TestSupport.temporaryDirectory("rgb")
-        var o = DecodeExporter.Options(); o.rgb = RGBExporter.Options()
+        var o = DecodeExporter.Options(); o.rgb = true
         XCTAssertThrowsError(try DecodeExporter.export(scan: scan, to: dir + "/out", options: o)) { e in
             XCTAssertEqual(e as? VideoError, .missing(path: scan + "/rgb.mp4"))
         }

@@ -70,8 +70,7 @@ final class DecodeTests: XCTestCase {
     func testPNGsHoldTheDecodedMillimetres() throws {
         let dir = try TestSupport.synthScan(layout: .deflate, frames: 5)
         let out = TestSupport.temporaryDirectory("decode")
-        var o = DecodeExporter.Options(); o.threads = 2
-        let s = try DecodeExporter.export(scan: dir, to: out, options: o)
+        let s = try DecodeExporter.export(scan: dir, to: out, options: DecodeExporter.Options(), threads: 2)
         XCTAssertEqual(s.frames, 5)
         var frame3 = [Float]()
         try ScanOpener.open(dir).forEachDepthBatch(threads: 1) { b in if b.count > 3 { frame3 = Array(b.metres(3)) } }
