@@ -7,6 +7,7 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default: 60 s, every target
 #   DEPTHPOSE_FUZZ_RUNS=N scripts/fuzz.sh 0 TARGET        N executions instead of a time
 #   DEPTHPOSE_FUZZ_PREBUILT=1 ...                           reuse the binary already built
+#   scripts/fuzz.sh --build-only                            build the binary, run nothing
 #
 # How it builds: SwiftPM cannot link a libFuzzer binary from an executable target (it
 # renames the entry point), so the entry points live in a library target (FuzzTargets),
@@ -17,10 +18,12 @@
 # committed sample trajectories (.build-fuzz/seeds), the growing corpora stay in
 # .build-fuzz/corpus (both git-ignored). A crash, leak, timeout or out-of-memory input is
 # kept in Fuzz/findings/TARGET/ and the script exits 1; Fuzz/regressions/TARGET/ holds the
-# inputs of past findings, replayed first. CI runs `scripts/fuzz.sh 5` so every target keeps
+# inputs of past findings, replayed first. The test command builds the binary with --build-only beside
+# the tests, then runs `scripts/fuzz.sh 5` on it (DEPTHPOSE_FUZZ_PREBUILT=1) so every target keeps
 # building and running.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build_only=""; [ "${1:-}" = --build-only ] && { build_only=1; shift; }
 seconds=${1:-60}; shift || true
 all=(depthbin png npy arkit stray scannetpp trajectory archive result)
 targets=("${@:-${all[@]}}")
@@ -60,6 +63,7 @@ if [ "$(counters)" -lt 10000 ]; then
 fi
 echo "fuzz: $(counters) coverage counters" >&2
 [ "$(counters)" -ge 10000 ] || { echo "fuzz: the binary is not instrumented for coverage" >&2; exit 1; }
+[ -z "$build_only" ] || exit 0
 
 # 2. Seeds (once): small real-shaped inputs of every kind.
 seeds=$fz/seeds
