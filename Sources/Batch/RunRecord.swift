@@ -12,7 +12,7 @@ public struct StageRecord: Sendable, Codable, Equatable {
     public var warnings: [String] = []
     /// Files and folders written, relative to the scan's output folder.
     public var outputs: [String] = []
-    /// Figures for the nightly summary (see `ScanMetrics`).
+    /// Figures for the nightly summary (see each stage's `findings`).
     public var metrics: [String: Double] = [:]
 }
 

@@ -7,10 +7,42 @@ public struct DiscoveredScan: Sendable, Codable, Equatable {
     /// (`data/<scene>/iphone` of a ScanNet++ tree is named `<scene>`).
     public var name: String
     public var path: String
-    /// `ScanLayout`'s name (`arkit-scanner`, `stray-scanner`, `scannetpp`), or `unknown` for a folder without scan files.
-    public var layout: String
+    /// The scan's layout; nil for a folder without scan files (`unknown` in JSON and listings:
+    /// `layoutName`).
+    public var layout: ScanLayout?
     /// Why this folder cannot be a scan (empty, no recognisable files); nil for scans.
     public var problem: String?
+
+    /// The layout as JSON and listings name it: `ScanLayout`'s name (`arkit-scanner`,
+    /// `stray-scanner`, `scannetpp`), or `unknown`.
+    public var layoutName: String { layout?.rawValue ?? Self.unknownLayout }
+    static let unknownLayout = "unknown"
+
+    enum CodingKeys: String, CodingKey { case name, path, layout, problem }
+}
+
+extension DiscoveredScan {
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let layoutName = try c.decode(String.self, forKey: .layout)
+        var layout: ScanLayout?
+        if layoutName != Self.unknownLayout {
+            guard let known = ScanLayout(rawValue: layoutName) else {
+                throw DecodingError.dataCorruptedError(forKey: .layout, in: c, debugDescription: "not a scan layout: \(layoutName)")
+            }
+            layout = known
+        }
+        self.init(name: try c.decode(String.self, forKey: .name), path: try c.decode(String.self, forKey: .path), layout: layout,
+                  problem: try c.decodeIfPresent(String.self, forKey: .problem))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(path, forKey: .path)
+        try c.encode(layoutName, forKey: .layout)
+        try c.encodeIfPresent(problem, forKey: .problem)
+    }
 }
 
 /// Finds scans under a dataset root: every folder `ScanOpener` recognises (ARKit-Scanner,
@@ -42,16 +74,16 @@ public enum ScanDiscovery {
         }
         let name = scanName(components, rootName: rootName)
         if let layout = ScanOpener.layout(of: dir) {
-            found.append(DiscoveredScan(name: name, path: dir, layout: layout.rawValue, problem: nil)); return
+            found.append(DiscoveredScan(name: name, path: dir, layout: layout, problem: nil)); return
         }
         if subdirs.contains("iphone"), ScanOpener.layout(of: dir + "/iphone") == .scannetpp {
-            found.append(DiscoveredScan(name: name, path: dir + "/iphone", layout: ScanLayout.scannetpp.rawValue, problem: nil)); return
+            found.append(DiscoveredScan(name: name, path: dir + "/iphone", layout: .scannetpp, problem: nil)); return
         }
         let children = subdirs.sorted().filter { !skip.contains(dir + "/" + $0) }
         if children.isEmpty && !components.isEmpty && subdirs.isEmpty {
             let problem = files.isEmpty ? "empty folder: no scan files"
                 : "no scan files (expected metadata.json/depth.bin, odometry.csv/camera_matrix.csv or pose_intrinsic_imu.json); found \(files.sorted().prefix(5).joined(separator: ", "))"
-            found.append(DiscoveredScan(name: name, path: dir, layout: "unknown", problem: problem))
+            found.append(DiscoveredScan(name: name, path: dir, layout: nil, problem: problem))
         }
         for c in children { walk(dir + "/" + c, components: components + [c], skip: skip, into: &found, rootName: rootName) }
     }

@@ -17,7 +17,7 @@ public enum Summarizer {
         } else {
             expected = ((try? fm.contentsOfDirectory(atPath: out)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
                 .filter { fm.fileExists(atPath: out + "/" + $0, isDirectory: &isDir) && isDir.boolValue }
-                .map { DiscoveredScan(name: $0, path: "", layout: "unknown", problem: nil) }
+                .map { DiscoveredScan(name: $0, path: "", layout: nil, problem: nil) }
         }
         var scans: [ScanSummary] = []
         var options: RunOptions?, threads: Int?

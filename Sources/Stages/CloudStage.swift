@@ -81,6 +81,23 @@ public enum CloudStage: Stage {
         }
         return Summary(cloud: summary, output: output, options: options)
     }
+
+    /// Points and frames as figures, the notes as warnings, an empty cloud as a failure, and
+    /// the summary (`cloud.json` under `run`).
+    public static func findings(_ summary: Summary) -> StageFindings {
+        var c = summary.cloud
+        var f = StageFindings()
+        f.warnings = c.notes
+        f.metrics["points"] = Double(c.points)
+        f.metrics["frames_used"] = Double(c.framesUsed)
+        f.metrics["frames_without_pose"] = Double(c.framesWithoutPose)
+        if c.points == 0 {
+            f.problems = ["empty cloud: none of the \(c.frames) frames had depth and a usable pose (\(c.framesWithoutPose) without a pose)"]
+        }
+        c.seconds = 0
+        f.summaryFile = c
+        return f
+    }
 }
 
 extension CloudOptions: StageOptions {

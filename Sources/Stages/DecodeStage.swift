@@ -28,6 +28,13 @@ public enum DecodeStage: Stage {
     public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> DecodeExporter.Summary {
         return try DecodeExporter.export(scan: scan, to: output, options: options, threads: context.threads, progress: context.progress)
     }
+
+    /// The number of depth frames decoded.
+    public static func findings(_ summary: DecodeExporter.Summary) -> StageFindings {
+        var f = StageFindings()
+        f.metrics["decoded_frames"] = Double(summary.frames)
+        return f
+    }
 }
 
 extension DecodeExporter.Options: StageOptions {

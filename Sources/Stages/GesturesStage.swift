@@ -31,17 +31,41 @@ public enum GesturesStage: Stage {
     }
 
     public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary {
-        try run(scan: scan, options: options, output: output, context: context, detected: nil)
+        var earlier = EarlierResults()
+        return try run(scan: scan, options: options, output: output, context: context, earlier: &earlier)
     }
 
-    /// `run`, with the report of a decoding pass that already ran the detector with these
-    /// options (or the depth error that stopped it), so the depth is not decoded again.
-    public static func run(scan: String, options: Options, output: String, context: StageContext,
-                           detected: Result<GestureReport, any Error>?) throws -> Summary {
+    /// `run`, taking the report of an earlier decoding pass that ran the detector with these
+    /// options (inspect's), or the depth error that stopped it, so the depth is not decoded
+    /// again; leaves its own report for later stages.
+    public static func run(scan: String, options: Options, output: String, context: StageContext, earlier: inout EarlierResults) throws -> Summary {
         for o in outputs(output) { try OutputGuard.check(output: o, scan: scan) }
+        let detected = earlier[DecodedGestures.self].flatMap { $0.options == options ? $0.report : nil }
         let report = try detected?.get() ?? GestureAnalysis.run(scan: scan, options: options, threads: context.threads, progress: context.progress)
         try report.write(to: output)
+        earlier[DecodedGestures.self] = DecodedGestures(options: options, report: .success(report))
         return Summary(report: report, output: output)
+    }
+
+    /// The number of events, in all and by kind, and the report's warnings.
+    public static func findings(_ summary: Summary) -> StageFindings {
+        var f = StageFindings()
+        f.warnings = summary.report.warnings
+        f.metrics["gestures"] = Double(summary.report.events.count)
+        for (k, v) in summary.report.counts { f.metrics["gestures_\(k.rawValue)"] = Double(v) }
+        return f
+    }
+}
+
+/// The gestures a pass over a scan's depth found with `options` (inspect's decoding pass, or
+/// the gestures stage), or the depth error that stopped it: what a later stage of the same run
+/// takes instead of decoding the depth again only to find the same events or meet the same error.
+public struct DecodedGestures {
+    public var options: GestureOptions
+    public var report: Result<GestureReport, any Error>
+
+    public init(options: GestureOptions, report: Result<GestureReport, any Error>) {
+        self.options = options; self.report = report
     }
 }
 

@@ -64,6 +64,25 @@ public enum MeshStage: Stage {
         }
         return Summary(mesh: summary, output: output, options: options)
     }
+
+    /// Its time, vertices, triangles, area and boundary edges as figures, the notes as
+    /// warnings, an empty mesh as a failure, and the summary (`mesh.json` under `run`).
+    public static func findings(_ summary: Summary) -> StageFindings {
+        var m = summary.mesh
+        var f = StageFindings()
+        f.warnings = m.notes
+        f.metrics["mesh_seconds"] = m.seconds
+        f.metrics["mesh_vertices"] = Double(m.vertices)
+        f.metrics["mesh_triangles"] = Double(m.triangles)
+        f.metrics["mesh_area_m2"] = m.area
+        f.metrics["mesh_boundary_edges"] = Double(m.boundaryEdges)
+        if m.triangles == 0 {
+            f.problems = ["empty mesh: none of the \(m.frames) frames had depth and a usable pose (\(m.framesWithoutPose) without a pose)"]
+        }
+        m.seconds = 0
+        f.summaryFile = m
+        return f
+    }
 }
 
 extension MeshOptions: StageOptions {

@@ -3,7 +3,8 @@ import Diagnostics
 import Execution
 
 /// The stages, in the order `run` runs them. Each has a type conforming to `Stage`
-/// (`InspectStage`, `GesturesStage`, `CloudStage`, `TrajectoryStage`, `DecodeStage`).
+/// (`InspectStage`, `GesturesStage`, `CloudStage`, `TrajectoryStage`, `DecodeStage`, `MeshStage`);
+/// `run` runs them through `RunOptions.allStages`.
 public enum StageName: String, Sendable, Codable, CaseIterable {
     case inspect, gestures, cloud, trajectory, decode, mesh
 
@@ -84,6 +85,54 @@ public protocol Stage {
     /// Runs on the scan folder `scan` and writes to `output` (the stage's `--out`: a file or
     /// a folder), atomically, after checking that the output is not an input.
     static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary
+    /// `run` as one stage of several on the same scan (the `run` command): it may take from
+    /// `earlier` what a stage before it already computed instead of computing it again, and
+    /// leave there what it computed for the stages after it. Outputs are the same as `run`'s.
+    /// By default, `run`, taking and leaving nothing.
+    static func run(scan: String, options: Options, output: String, context: StageContext, earlier: inout EarlierResults) throws -> Summary
+    /// What the run record says of a run that returned `summary` (see `StageFindings`). By
+    /// default, nothing: no figures, no warnings, no failure, no summary file.
+    static func findings(_ summary: Summary) -> StageFindings
+}
+
+extension Stage {
+    public static func run(scan: String, options: Options, output: String, context: StageContext, earlier: inout EarlierResults) throws -> Summary {
+        try run(scan: scan, options: options, output: output, context: context)
+    }
+
+    public static func findings(_ summary: Summary) -> StageFindings { StageFindings() }
+}
+
+/// What the stages of one run on one scan hand the stages after them, one value per type:
+/// the type says what the value is (`DecodedGestures`), so a stage takes only what it asks for.
+public struct EarlierResults {
+    private var values: [ObjectIdentifier: Any] = [:]
+
+    public init() {}
+
+    public subscript<Value>(_ type: Value.Type) -> Value? {
+        get { values[ObjectIdentifier(type)] as? Value }
+        set { values[ObjectIdentifier(type)] = newValue }
+    }
+}
+
+/// What a stage's run adds to the run record (`run.json`), from its summary: figures for the
+/// nightly summary, warnings, a failure the run itself did not throw, and the summary file.
+public struct StageFindings {
+    /// Figures for the nightly summary, by name (names are distinct across stages).
+    public var metrics: [String: Double] = [:]
+    public var warnings: [String] = []
+    /// Why the stage failed although its run returned (inspect's error-level problems, an
+    /// empty cloud); empty when it did not.
+    public var problems: [String] = []
+    /// Whether the outputs stay beside such a failure: inspect's report is complete and says
+    /// what is wrong; an empty cloud is no result, and goes.
+    public var outputsStay = false
+    /// What is written to the stage's `StageName.summaryFile`, with its timings zeroed (they
+    /// live in the run record, and the file stays comparable between runs); nil for none.
+    public var summaryFile: (any Encodable)?
+
+    public init() {}
 }
 
 /// How a stage runs, apart from what it computes: worker threads, and how its outputs name

@@ -32,20 +32,44 @@ public enum TrajectoryStage: Stage {
     }
 
     public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary {
-        try run(scan: scan, options: options, output: output, context: context, gestureCounts: nil)
+        var earlier = EarlierResults()
+        return try run(scan: scan, options: options, output: output, context: context, earlier: &earlier)
     }
 
-    /// `run`, with the gesture counts of a decoding pass that already happened (or the
-    /// depth error that stopped it), so the depth is not decoded again.
-    public static func run(scan: String, options: Options, output: String, context: StageContext,
-                           gestureCounts: Result<GestureCounts, any Error>?) throws -> Summary {
+    /// `run`, taking the gesture counts of an earlier decoding pass with the detector's
+    /// defaults (the counts the report gives), or the depth error that stopped it, so the
+    /// depth is not decoded again.
+    public static func run(scan: String, options: Options, output: String, context: StageContext, earlier: inout EarlierResults) throws -> Summary {
         try OutputGuard.check(output: output, scan: scan)
         if let reference = options.reference { try OutputGuard.check(output: output, inputs: [reference]) }
+        let gestureCounts = earlier[DecodedGestures.self].flatMap { $0.options == GestureOptions() ? $0.report.map(\.counts) : nil }
         var (report, series) = try TrajectoryReporter.report(scan: scan, options: options, gestureCounts: gestureCounts, threads: context.threads)
         report.scan = context.shown(report.scan, scan: scan)
         if let f = report.reference?.file { report.reference?.file = context.shown(f, scan: scan) }
         try TrajectoryReporter.write(report, series: series, to: output)
         return Summary(report: report, output: output)
+    }
+
+    /// The report's notes as warnings, and its figures (`metrics(_:)`).
+    public static func findings(_ summary: Summary) -> StageFindings {
+        var f = StageFindings()
+        f.warnings = summary.report.notes
+        f.metrics = metrics(summary.report)
+        return f
+    }
+
+    /// Path length, poses, jumps, loop gap, stationary segments, tilt and, with a reference,
+    /// APE/RPE and drift.
+    public static func metrics(_ r: TrajectoryReport) -> [String: Double] {
+        let a = r.analytics
+        var m: [String: Double] = ["path_length_m": a.pathLength, "poses": Double(a.poses), "jumps": Double(a.jumps.count),
+                                   "loop_gap_m": a.loopGap, "stationary_segments": Double(a.stationary.count)]
+        if let t = a.tilt { m["tilt_mean_deg"] = t.meanDegrees; m["tilt_max_deg"] = t.maxDegrees; m["tilt_trend_deg_per_min"] = t.trendDegreesPerMinute }  // absent without a time span
+        if let ref = r.reference {
+            m["ape_rmse_m"] = ref.ape.rmse; m["rpe_rmse_m"] = ref.rpe.rmse
+            if let d = ref.driftPerMetre.first { m["drift_percent"] = d.percent }
+        }
+        return m
     }
 }
 

@@ -87,7 +87,7 @@ struct ScansCommand: ParsableCommand {
             emit(try JSONOutput.text(scans.map { Listed(scan: $0, fingerprint: $0.problem == nil ? Fingerprint.of(folder: $0.path) : nil) }))
             return
         }
-        emit(scans.map { "\($0.name)\t\($0.layout)\t\($0.path)" + ($0.problem.map { "\t\($0)" } ?? "") }.joined(separator: "\n"))
+        emit(scans.map { "\($0.name)\t\($0.layoutName)\t\($0.path)" + ($0.problem.map { "\t\($0)" } ?? "") }.joined(separator: "\n"))
     }
 }
 

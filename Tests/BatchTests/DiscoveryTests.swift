@@ -25,13 +25,14 @@ final class DiscoveryTests: XCTestCase {
         let scans = try ScanDiscovery.find(root: root, excluding: [root + "/out"])
         let byName = Dictionary(uniqueKeysWithValues: scans.map { ($0.name, $0) })
         XCTAssertEqual(scans.map(\.name), ["arkit1", "empty", "nodepth", "notes", "scene_a", "site__day_2__stray1"])
-        XCTAssertEqual(byName["arkit1"]?.layout, "arkit-scanner")
-        XCTAssertEqual(byName["site__day_2__stray1"]?.layout, "stray-scanner")
-        XCTAssertEqual(byName["scene_a"]?.layout, "scannetpp")
+        XCTAssertEqual(byName["arkit1"]?.layout, .arkitScanner)
+        XCTAssertEqual(byName["site__day_2__stray1"]?.layout, .stray)
+        XCTAssertEqual(byName["scene_a"]?.layout, .scannetpp)
         XCTAssertTrue(byName["scene_a"]!.path.hasSuffix("/data/scene_a/iphone"))
-        XCTAssertEqual(byName["nodepth"]?.layout, "arkit-scanner")
+        XCTAssertEqual(byName["nodepth"]?.layout, .arkitScanner)
         XCTAssertNil(byName["arkit1"]?.problem)
         XCTAssertEqual(byName["empty"]?.problem, "empty folder: no scan files")
+        XCTAssertNil(byName["empty"]?.layout)
         XCTAssertTrue(byName["notes"]!.problem!.contains("readme.txt"), byName["notes"]!.problem!)
     }
 
@@ -45,8 +46,18 @@ final class DiscoveryTests: XCTestCase {
         }
     }
 
+    /// `scans --json` and the workflow read layouts by their names, and `unknown` for none.
+    func testLayoutsKeepTheirNamesInJSON() throws {
+        let scans = [DiscoveredScan(name: "a", path: "/a", layout: .stray, problem: nil),
+                     DiscoveredScan(name: "b", path: "/b", layout: nil, problem: "empty folder: no scan files")]
+        let json = String(decoding: try JSONOutput.encode(scans, pretty: false), as: UTF8.self)
+        XCTAssertEqual(json, #"[{"layout":"stray-scanner","name":"a","path":"/a"},{"layout":"unknown","name":"b","path":"/b","problem":"empty folder: no scan files"}]"#)
+        XCTAssertEqual(try JSONDecoder().decode([DiscoveredScan].self, from: Data(json.utf8)), scans)
+        XCTAssertThrowsError(try JSONDecoder().decode(DiscoveredScan.self, from: Data(#"{"layout":"arkit","name":"a","path":"/a"}"#.utf8)))
+    }
+
     func testSanitisedNamesStayUnique() {
-        let s = ScanDiscovery.uniqueNames([.init(name: "a_b", path: "1", layout: "arkit"), .init(name: "a_b", path: "2", layout: "arkit")])
+        let s = ScanDiscovery.uniqueNames([.init(name: "a_b", path: "1", layout: .arkitScanner), .init(name: "a_b", path: "2", layout: .arkitScanner)])
         XCTAssertEqual(s.map(\.name), ["a_b", "a_b-2"])
         XCTAssertEqual(ScanDiscovery.scanName(["x y", "z:w"], rootName: "r"), "x_y__z_w")
         XCTAssertEqual(ScanDiscovery.scanName([], rootName: "r"), "r")

@@ -106,6 +106,39 @@ final class ScanRunnerTests: XCTestCase {
         XCTAssertTrue(stages[.trajectory]?.warnings.contains("no gesture counts: " + depthError) ?? false, "\(String(describing: stages[.trajectory]?.warnings))")
     }
 
+    func testEveryStageRunsInStageNameOrder() {
+        XCTAssertEqual(RunOptions.allStages.map { $0.name }, StageName.allCases)
+        var o = RunOptions(); o.stages = [.mesh, .cloud, .inspect]
+        XCTAssertEqual(o.stageTypes.map { $0.name }, [.inspect, .cloud, .mesh])
+    }
+
+    /// The runner names no stage: a list of stage types runs in the order given, each with its
+    /// options, outputs, figures and summary file from its own type, and what one leaves in
+    /// `earlier` reaches the ones after it (here a stage the runner has never heard of).
+    func testAnyStageListRunsInItsOwnOrderThroughTheProtocol() throws {
+        let scan = try TestSupport.synthScan(frames: 10, seed: 6) { $0.gestures = 1 }
+        let out = TestSupport.temporaryDirectory("custom")
+        var o = RunOptions(); o.cloud.preview = false; o.cloud.view = false  // what the stage does comes from `options`
+        let r = try ScanRunner.run(scan: scan, out: out, options: o, stages: [ProbeStage.self, CloudStage.self, InspectStage.self, ProbeStage.self], threads: 1)
+        XCTAssertEqual(r.status, .ok, "\(r.stages)")
+        XCTAssertEqual(r.stages.map(\.name), [.decode, .cloud, .inspect, .decode])
+        XCTAssertEqual(r.options.stages, [.decode, .cloud, .inspect, .decode])
+        XCTAssertEqual(try RunRecord.read(out + "/run.json").stages, r.stages)
+        XCTAssertEqual(r.stages.map(\.outputs), [StageName.decode.outputs, StageName.cloud.outputs, StageName.inspect.outputs, StageName.decode.outputs])
+        // the probe before inspect found no decoding pass; the one after it found inspect's
+        XCTAssertEqual(r.stages[0].metrics, ["probe_gestures": -1])
+        let events = try GestureAnalysis.run(scan: scan).events.count
+        XCTAssertGreaterThan(events, 0)
+        XCTAssertEqual(r.stages[3].metrics, ["probe_gestures": Double(events)])
+        XCTAssertEqual(TestSupport.read(out + "/inspect.json"), [UInt8](try JSONOutput.encode(Inspector.inspect(scan))))
+        for f in ["cloud.ply", "cloud.json", "decode/probe.txt"] { XCTAssertTrue(FileManager.default.fileExists(atPath: out + "/" + f), f) }
+        for f in ["cloud.png", "cloud.html", "gestures.json", "trajectory"] { XCTAssertFalse(FileManager.default.fileExists(atPath: out + "/" + f), f) }
+        // cloud.json is the cloud stage's findings' summary file: its summary, timings zeroed
+        let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(TestSupport.read(out + "/cloud.json"))) as? [String: Any])
+        XCTAssertEqual(summary["seconds"] as? Double, 0)
+        XCTAssertEqual((summary["points"] as? NSNumber)?.doubleValue, r.stages[1].metrics["points"])
+    }
+
     func testSingleStageJobsMergeIntoTheFullRun() throws {
         let scan = try TestSupport.synthScan(frames: 12, seed: 5)
         let full = TestSupport.temporaryDirectory("full"), split = TestSupport.temporaryDirectory("split")
@@ -122,5 +155,39 @@ final class ScanRunnerTests: XCTestCase {
         for f in ["inspect.json", "gestures.json", "gestures.csv", "cloud.ply", "cloud.json", "trajectory/report.json", "trajectory/trajectory.tum"] {
             XCTAssertEqual(TestSupport.read(split + "/" + f), TestSupport.read(full + "/" + f), f)
         }
+    }
+}
+
+/// A stage `ScanRunner` knows nothing of (it borrows `decode`'s name and output folder): it
+/// writes one file and reports, as a figure, how many gestures an earlier stage handed it
+/// (-1 for none).
+private enum ProbeStage: RunStage {
+    typealias Options = NoOptions
+    static let name = StageName.decode
+    static let abstract = "probe"
+    static let discussion = ""
+
+    struct Summary: StageSummary {
+        var gestures: Int?
+        var text: String { "" }
+    }
+
+    static func options(in run: RunOptions, scan: String) -> Options { Options() }
+
+    static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary {
+        var earlier = EarlierResults()
+        return try run(scan: scan, options: options, output: output, context: context, earlier: &earlier)
+    }
+
+    static func run(scan: String, options: Options, output: String, context: StageContext, earlier: inout EarlierResults) throws -> Summary {
+        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        TestSupport.writeText("probe", output + "/probe.txt")
+        return Summary(gestures: try earlier[DecodedGestures.self]?.report.get().events.count)
+    }
+
+    static func findings(_ summary: Summary) -> StageFindings {
+        var f = StageFindings()
+        f.metrics["probe_gestures"] = Double(summary.gestures ?? -1)
+        return f
     }
 }
