@@ -94,7 +94,7 @@ public enum CloudStage: Stage {
         if c.points == 0 {
             f.problems = ["empty cloud: none of the \(c.frames) frames had depth and a usable pose (\(c.framesWithoutPose) without a pose)"]
         }
-        c.seconds = 0
+        c.seconds = 0; c.colour?.seconds = 0  // timings live in the run record: cloud.json stays comparable between runs
         f.summaryFile = c
         return f
     }

@@ -139,6 +139,19 @@ final class ScanRunnerTests: XCTestCase {
         XCTAssertEqual((summary["points"] as? NSNumber)?.doubleValue, r.stages[1].metrics["points"])
     }
 
+    /// `cloud.json` holds no timing, so two runs of the same scan write the same bytes (the
+    /// colour report's seconds were left in, and it differed run to run).
+    func testCloudSummaryIsTheSameBytesRunToRun() throws {
+        let scan = try TestSupport.synthScan(frames: 8, seed: 4) { $0.colour = true }
+        let a = TestSupport.temporaryDirectory("run-a"), b = TestSupport.temporaryDirectory("run-b")
+        var o = RunOptions()
+        o.stages = [.cloud]
+        for out in [a, b] { XCTAssertEqual(try ScanRunner.run(scan: scan, out: out, options: o, threads: 2).status, .ok) }
+        let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(TestSupport.read(a + "/cloud.json"))) as? [String: Any])
+        XCTAssertNotNil(summary["colour"], "the scan was coloured")
+        XCTAssertEqual(TestSupport.readText(a + "/cloud.json"), TestSupport.readText(b + "/cloud.json"))
+    }
+
     func testSingleStageJobsMergeIntoTheFullRun() throws {
         let scan = try TestSupport.synthScan(frames: 12, seed: 5)
         let full = TestSupport.temporaryDirectory("full"), split = TestSupport.temporaryDirectory("split")
