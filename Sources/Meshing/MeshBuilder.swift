@@ -10,7 +10,7 @@ import Execution
 /// alike, one struct, read from the command line, `run --options` files and the workflow's
 /// config under the JSON names of `CodingKeys`. How it runs (threads, progress) is not an
 /// option: `MeshBuilder`'s functions take it as arguments.
-public struct MeshOptions: Sendable, Codable, Equatable {
+public struct MeshOptions: Sendable, Codable, Equatable, DepthFilterOptions {
     /// Voxel edge, metres (`voxelRange`): StrayVisualizer's 1.5 cm.
     public var voxel = 0.015
     /// Truncation distance in voxels (the TSDF saturates at ±this far from the surface):
@@ -44,11 +44,7 @@ public struct MeshOptions: Sendable, Codable, Equatable {
     }
 
     /// The pixel filters these options ask for.
-    public var filters: PixelFilters {
-        var f = PixelFilters()
-        f.minDepth = minDepth; f.maxDepth = maxDepth; f.minConfidence = minConfidence; f.flyingPixelThreshold = flyingPixel
-        return f
-    }
+    public var filters: PixelFilters { pixelFilters }
 
     public static let voxelRange = 0.002...0.5
     public static let truncationRange = 1.0...20.0

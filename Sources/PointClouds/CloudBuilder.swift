@@ -26,7 +26,7 @@ public enum CloudExtra: String, Sendable, Codable, CaseIterable {
 /// alike, one struct, read from the command line, `run --options` files and the workflow's
 /// config under the JSON names of `CodingKeys`. How it runs (threads, progress) is not an
 /// option: `CloudBuilder.build` takes it as arguments.
-public struct CloudOptions: Sendable, Codable, Equatable {
+public struct CloudOptions: Sendable, Codable, Equatable, DepthFilterOptions {
     /// Voxel edge, metres (`voxelRange`).
     public var voxel = 0.01
     /// Depth range kept, metres.
@@ -71,12 +71,7 @@ public struct CloudOptions: Sendable, Codable, Equatable {
     }
 
     /// The pixel filters these options ask for (`PixelFilters.none` with `noFilters`).
-    public var filters: PixelFilters {
-        if noFilters { return .none }
-        var f = PixelFilters()
-        f.minDepth = minDepth; f.maxDepth = maxDepth; f.minConfidence = minConfidence; f.flyingPixelThreshold = flyingPixel
-        return f
-    }
+    public var filters: PixelFilters { noFilters ? .none : pixelFilters }
 
     /// The support a voxel needs to be kept (1 with `noFilters`).
     public var supportKept: Int { noFilters ? 1 : minSupport }

@@ -156,23 +156,6 @@ public struct StageContext: Sendable {
     }
 }
 
-/// The frame selection and pixel filters of the stages that fuse depth (`cloud`, `mesh`):
-/// one set of names, flags and defaults (`PixelFilters()`, every frame) for both.
-public protocol DepthFilterOptions {
-    /// Depth range kept, metres.
-    var minDepth: Float { get set }
-    var maxDepth: Float { get set }
-    /// Lowest confidence level kept where confidence maps exist (0 low, 1 medium, 2 high).
-    var minConfidence: UInt8 { get set }
-    /// Flying-pixel threshold: drop pixels whose 4-neighbour depth differs by more than this fraction (0 = off).
-    var flyingPixel: Float { get set }
-    /// Every N-th frame.
-    var stride: Int { get set }
-}
-
-extension CloudStage.Options: DepthFilterOptions {}
-extension MeshStage.Options: DepthFilterOptions {}
-
 /// A stage's options: `init()` is the defaults; `problem` says why a value is out of range.
 /// `Keys` lists every option's JSON name (a misspelt one is refused, not ignored); `nested`
 /// names the keys that hold options of their own (`run`'s `cloud`, `mesh`, ...), whose

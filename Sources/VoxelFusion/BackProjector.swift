@@ -34,6 +34,29 @@ public struct PixelFilters: Sendable, Equatable {
     }()
 }
 
+/// The frame selection and pixel filters of the stages that fuse depth (`cloud`, `mesh`):
+/// one set of names, flags and defaults (`PixelFilters()`, every frame) for both.
+public protocol DepthFilterOptions {
+    /// Depth range kept, metres.
+    var minDepth: Float { get set }
+    var maxDepth: Float { get set }
+    /// Lowest confidence level kept where confidence maps exist (0 low, 1 medium, 2 high).
+    var minConfidence: UInt8 { get set }
+    /// Flying-pixel threshold: drop pixels whose 4-neighbour depth differs by more than this fraction (0 = off).
+    var flyingPixel: Float { get set }
+    /// Every N-th frame.
+    var stride: Int { get set }
+}
+
+extension DepthFilterOptions {
+    /// The pixel filters these options ask for.
+    public var pixelFilters: PixelFilters {
+        var f = PixelFilters()
+        f.minDepth = minDepth; f.maxDepth = maxDepth; f.minConfidence = minConfidence; f.flyingPixelThreshold = flyingPixel
+        return f
+    }
+}
+
 /// One frame's world points as separate x, y, z arrays (so the fusion kernel's loads
 /// vectorise) plus each point's confidence level (0 when the scan has none). One per thread.
 public final class PointBuffer {
