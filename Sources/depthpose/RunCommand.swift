@@ -51,7 +51,7 @@ struct RunArguments: ParsableArguments {
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
-        abstract: "Every stage for one scan (inspect, gestures, cloud, trajectory; decode on request) into one folder, with run.json.",
+        abstract: "Every stage for one scan (inspect, gestures, cloud, trajectory; mesh and decode on request) into one folder, with run.json.",
         discussion: """
         Writes DIR/inspect.json, DIR/gestures.json + .csv, DIR/cloud.ply + cloud.json, DIR/trajectory/ and DIR/run.json \
         (versions, options, timings, warnings, each stage's status and figures). A failing stage is recorded and the \
