@@ -1,6 +1,6 @@
 // Shared by the LZFSE decoder's files: unaligned little-endian loads and stores, the
 // output cursor, and the block decoders' entry points. The layout of the format follows
-// Apple's reference implementation (github.com/lzfse/lzfse, src/lzfse_internal.h).
+// Apple's reference implementation (the lzfse/lzfse repository, src/lzfse_internal.h).
 #ifndef DEPTHPOSE_LZFSE_INTERNAL_H
 #define DEPTHPOSE_LZFSE_INTERNAL_H
 
