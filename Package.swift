@@ -65,6 +65,8 @@ let package = Package(
         .target(name: "CVectorLanes"),
         // The vector left-pack of a row's pixels with depth (a lane permute Swift's SIMD lacks).
         .target(name: "CRowPack", cSettings: cpuLevelC),
+        // The LZFSE decoder (Record3D's depth and confidence frames): no Debian package has it.
+        .target(name: "CLZFSE", cSettings: cpuLevelC),
         // prctl(PR_SET_PDEATHSIG) for nightly's child processes (prctl is variadic: Swift cannot call it).
         .target(name: "CProcessControl"),
         // The instruction-set check that runs before `main` (compiled for baseline x86-64).
@@ -78,7 +80,7 @@ let package = Package(
         .target(name: "Statistics", swiftSettings: optimisedInDebug),
         .target(name: "FileIO", dependencies: ["Diagnostics"], swiftSettings: optimisedInDebug),
         .target(name: "TextNumbers", dependencies: ["Diagnostics", "FileIO"], swiftSettings: optimisedInDebug),
-        .target(name: "Codecs", dependencies: ["Diagnostics", "FileIO", "CZlib", "CLZ4", "CLibDeflate", "CPNGBridge", "CTurboJPEG"],
+        .target(name: "Codecs", dependencies: ["Diagnostics", "FileIO", "CZlib", "CLZ4", "CLZFSE", "CLibDeflate", "CPNGBridge", "CTurboJPEG"],
                 swiftSettings: optimisedInDebug),
         .target(name: "LinearAlgebra", dependencies: ["COpenBLAS", "Diagnostics"], swiftSettings: cpuLevel),
         .target(name: "Geometry", dependencies: ["LinearAlgebra"], swiftSettings: optimisedInDebug),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of every parser and decoder that
-# takes untrusted bytes: depth.bin (all variants), PNG and NPY frames, the ARKit-Scanner
+# takes untrusted bytes: depth.bin (all variants), PNG and NPY frames, LZFSE streams, the ARKit-Scanner
 # JSON sidecars, the Stray Scanner CSVs, ScanNet++ JSON, TUM/KITTI/EuRoC trajectories and
 # dataset archives, and evo result files (see Fuzz/Targets/FuzzTargets.swift).
 #
@@ -25,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_only=""; [ "${1:-}" = --build-only ] && { build_only=1; shift; }
 seconds=${1:-60}; shift || true
-all=(depthbin png npy arkit stray scannetpp trajectory archive result)
+all=(depthbin png npy lzfse arkit stray scannetpp trajectory archive result)
 targets=("${@:-${all[@]}}")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 scripts/setup.sh >/dev/null
@@ -104,6 +104,28 @@ JSON
   for z in Notebooks-data/evo/results/*.zip; do prefixed 0 "$z" "$seeds/result/$(basename "$z" .zip)"; done
   python3 -c "import zipfile, sys; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[2], 'wb').write(b'\\x01' + z.read('error_array.npy'))" \
     Notebooks-data/evo/results/rpe_kitti00_ORB_angle_deg_raw_100m.zip "$seeds/result/npy"
+fi
+
+# LZFSE seeds (once): streams of every block kind from the reference encoder (pyliblzfse, in
+# the tests' venv when it is there), and a few written by hand.
+if [ ! -e "$seeds/lzfse/end" ]; then
+  mkdir -p "$seeds/lzfse"
+  printf 'bvx$' > "$seeds/lzfse/end"
+  printf 'bvx-\005\000\000\000hellobvx$' > "$seeds/lzfse/raw"
+  printf 'bvxn\010\000\000\000\017\000\000\000\343abc\000\003\362\006\000\000\000\000\000\000\000bvx$' > "$seeds/lzfse/lzvn"
+  py=${DEPTHPOSE_PYTHON:-.venv/bin/python}
+  if [ -x "$py" ] && "$py" -c "import liblzfse, numpy" 2>/dev/null; then
+    "$py" - "$seeds/lzfse" <<'PY'
+import sys, numpy as np, liblzfse
+out, rng = sys.argv[1], np.random.default_rng(5)
+text = b"depth pose frame LiDAR confidence metres " * 40
+v, u = np.mgrid[0:24, 0:32]
+depth = (2.0 + 0.01 * u + 0.02 * v + 0.004 * rng.standard_normal(u.shape)).astype("<f4").tobytes()
+for name, data in [("lzvn-text", text[:900]), ("fse-text", text * 3), ("fse-depth", depth * 2),
+                   ("fse-confidence", rng.integers(0, 3, 6000).astype(np.uint8).tobytes()), ("raw-noise", rng.bytes(300))]:
+    open(f"{out}/{name}", "wb").write(liblzfse.compress(data))
+PY
+  fi
 fi
 
 # 3. Run each target: past findings first, then fuzz from the seeds and the corpus so far.

@@ -23,6 +23,10 @@ enum FuzzTarget: String, CaseIterable {
     case png
     /// A `.npy` depth frame header (Stray's oldest exports).
     case npy
+    /// An LZFSE stream (Record3D's depth and confidence frames), decoded into exact-size
+    /// buffers: a 1 MiB bound, then, when it decodes, its own size (the same bytes) and one
+    /// byte less (refused).
+    case lzfse
     /// `trans.json`, `imu.json`, `intri.json` or `metadata.json` (first byte chooses) of an ARKit-Scanner scan.
     case arkit
     /// `odometry.csv`, `imu.csv` or `camera_matrix.csv` (first byte chooses) of a Stray Scanner export.
@@ -56,7 +60,7 @@ public func initialize(_ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutabl
 @_cdecl("LLVMFuzzerTestOneInput")
 public func testOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = Data(bytes: data, count: size)
-    if target == .png || target == .npy {  // in-memory decoders: no files
+    if target == .png || target == .npy || target == .lzfse {  // in-memory decoders: no files
         run(target, bytes, scan: "")
         return 0
     }
@@ -111,6 +115,21 @@ func withChunkCRCsRepaired(_ png: Data) -> Data {
     return Data(b)
 }
 
+/// Decodes `stream` into a buffer of exactly `bound` bytes (AddressSanitizer then catches a
+/// write past the bound); nil when it throws.
+func lzfseDecoded(_ stream: Data, bound: Int) -> [UInt8]? {
+    let out = UnsafeMutableRawBufferPointer.allocate(byteCount: bound, alignment: 1)
+    defer { out.deallocate() }
+    let n = stream.withUnsafeBytes { s in try? LZFSE.decode(s, into: out) }
+    return n.map { Array(out[0 ..< $0]) }
+}
+
+func fuzzLZFSE(_ stream: Data) {
+    guard let bytes = lzfseDecoded(stream, bound: 1 << 20) else { return }
+    if lzfseDecoded(stream, bound: bytes.count) != bytes { fatalError("LZFSE: a stream decodes differently into its own size") }
+    if bytes.count > 0, lzfseDecoded(stream, bound: bytes.count - 1) != nil { fatalError("LZFSE: a stream decodes into less than its size") }
+}
+
 func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
     let choice = bytes.first ?? 0, rest = bytes.dropFirst()
     switch target {
@@ -129,6 +148,8 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
         }
     case .npy:
         _ = try? NPYArray.parseHeader(bytes)
+    case .lzfse:
+        fuzzLZFSE(bytes)
     case .result:
         if choice % 2 == 1 { _ = try? NPYArray.doubles(Data(rest)); return }
         write(Data(rest), scan + "/result.zip")

@@ -1,3 +1,5 @@
+import Codecs
+import FileIO
 import Foundation
 import Gestures
 import Meshing
@@ -59,7 +61,7 @@ extension BenchResult {
 /// Benchmarks of the stages (`depthpose bench STAGE SCAN`).
 public enum Benchmark {
     /// What `bench` measures (`nightly` lives with the batch layer: `NightlyBenchmark`).
-    public enum Target: String, Sendable, Codable, CaseIterable { case decode, video, backproject, cloud, normals, mesh, eval, gestures, nightly }
+    public enum Target: String, Sendable, Codable, CaseIterable { case decode, video, backproject, cloud, normals, mesh, eval, gestures, nightly, lzfse }
 
     /// The gestures stage (decode included) and plain decoding of the same scan, run
     /// alternately (decode, gestures, gestures, decode, ...) so both see the same machine
@@ -108,6 +110,20 @@ public enum Benchmark {
             _ = try Evaluation.measure(prepared, options: o)
         }
         return BenchResult(stage: .eval, scan: reference + " " + estimate, frames: poses, threads: 1, runSeconds: times, bytes: 0)
+    }
+
+    /// One LZFSE stream (a Record3D frame, say) decoded `reps` times a run on this thread
+    /// into one buffer of `maxOutput` bytes, as `scripts/peers/c/decode_lzfse.c` times the
+    /// reference decoder; "frames" counts decodes, MB/s the decoded bytes.
+    public static func lzfse(file: String, reps: Int, maxOutput: Int, runs: Int) throws -> BenchResult {
+        let stream = try InputFile.read(file, what: "an LZFSE stream", limit: InputFile.maxTextBytes)
+        let output = UnsafeMutableRawBufferPointer.allocate(byteCount: maxOutput, alignment: 64)
+        defer { output.deallocate() }
+        var size = 0
+        let times = try stream.withUnsafeBytes { input in
+            try timed(runs: runs) { for _ in 0..<reps { size = try LZFSE.decode(input, into: output) } }
+        }
+        return BenchResult(stage: .lzfse, scan: file, frames: reps, threads: 1, runSeconds: times, bytes: size * reps)
     }
 
     /// Runs `body` once to warm up, then `runs` times; returns every run's wall time.

@@ -9,7 +9,7 @@ struct BenchCommand: ParsableCommand {
         commandName: "bench",
         abstract: "Measure a stage on a scan: median wall time over runs, frames/s, MB/s, peak RSS.",
         discussion: "Run it on a release build (swift build -c release).",
-        subcommands: [Decode.self, Video.self, Backproject.self, Cloud.self, Normals.self, Mesh.self, Gestures.self, Eval.self, Nightly.self])
+        subcommands: [Decode.self, Video.self, Backproject.self, Cloud.self, Normals.self, Mesh.self, Gestures.self, Eval.self, Nightly.self, Lzfse.self])
 
     /// What every benchmark takes.
     struct Common: ParsableArguments {
@@ -106,6 +106,20 @@ struct BenchCommand: ParsableCommand {
             o.relation = poseRelation
             return try Benchmark.eval(reference: reference, estimate: estimate, options: o, runs: common.runs)
         }
+    }
+
+    struct Lzfse: BenchTarget {
+        static let configuration = CommandConfiguration(
+            abstract: "Decode one LZFSE stream (a Record3D frame) --reps times a run, one thread (like scripts/peers/c/decode_lzfse.c); MB/s counts decoded bytes.")
+        @Argument(help: "An LZFSE file.") var file: String
+        @Option(help: "Decodes in one run.") var reps = 100
+        @Option(help: "The output bound in bytes (the buffer the stream is decoded into).") var maxOutput = 64 << 20
+        @OptionGroup var common: Common
+        func validate() throws {
+            guard reps >= 1 else { throw ValidationError("--reps must be at least 1") }
+            guard maxOutput >= 0 else { throw ValidationError("--max-output must not be negative") }
+        }
+        func measure() throws -> any BenchFigures { try Benchmark.lzfse(file: file, reps: reps, maxOutput: maxOutput, runs: common.runs) }
     }
 
     struct Nightly: BenchTarget {
