@@ -130,6 +130,7 @@ public enum Inspector {
             problems.append(ScanProblem(.error, "poses", "the scan has no poses: none of its \(frames) frames can be placed in the world (cloud and trajectory need them)"))
         }
         let poseConvention = conventionCheck.finish()
+        if let p = PoseConventionCheck.problem(poseConvention) { problems.append(p) }
         // Gestures from the same pass (not reported when the depth is broken).
         let gestureReport: Result<GestureReport, any Error> = streamError.map { .failure($0) } ?? .success(gestureStream.finish())
         let report = InspectReport(

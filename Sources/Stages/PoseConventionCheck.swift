@@ -282,6 +282,29 @@ public final class PoseConventionCheck {
         return f
     }
 
+    // MARK: - Verdict
+
+    /// A warning when a convention other than the poses as read clearly fits the depth
+    /// better: its median residual is under `clearlyBetter` times the as-read one, which is
+    /// above `noiseFloor`; or the poses as read are no poses or land too few points, and the
+    /// alternative's median is within `agreementThreshold`. Nil otherwise, and when nothing
+    /// was measured.
+    public static func problem(_ r: PoseConventionReport) -> ScanProblem? {
+        guard r.notMeasured == nil, let best = r.best, best != .asRead, let fit = r.figures(best), let b = fit.medianResidual,
+              let asRead = r.asRead else { return nil }
+        let asReadText: String
+        if let m = asRead.medianResidual {
+            guard m > noiseFloor, b < clearlyBetter * m else { return nil }
+            asReadText = "against \(percent(m)) as read"
+        } else {
+            guard b <= agreementThreshold else { return nil }
+            asReadText = asRead.status == .notAPose ? "while the matrices as read are no rigid poses" : "while as read too few points land in the other frame"
+        }
+        return ScanProblem(.warning, r.poseFile, "the depth fits the poses read as \(best.rawValue), \(best.description): median depth residual "
+            + "\(percent(b)) (\(percent(fit.withinThreshold ?? 0)) within \(percent(agreementThreshold))) over \(r.pairs) frame pairs \(r.frameGap) frames apart, "
+            + "\(asReadText); \(r.poseFile) is documented as \(r.documented): check how this file was written")
+    }
+
     static func percent(_ v: Double) -> String { String(format: "%.1f%%", v * 100) }
 }
 

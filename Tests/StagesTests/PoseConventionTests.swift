@@ -30,6 +30,34 @@ final class PoseConventionTests: XCTestCase {
     /// The check's problems among the report's (they name the pose file, say "the depth fits").
     static func conventionProblems(_ r: InspectReport) -> [ScanProblem] { r.problems.filter { $0.message.contains("the depth fits") } }
 
+    // MARK: - The alternatives' algebra
+
+    /// Each convention recovers a pose from the matrix a file in that convention holds, and
+    /// the matrix of a pose with a translation is no pose under the transposed ones.
+    func testEachConventionUndoesItsMistake() throws {
+        let truth = Pose(rotation: Matrix3.rotation(axis: Vec3(0.3, 1, -0.2), angle: 0.8), translation: Vec3(1.2, 1.5, -0.7))
+        for c in PoseConvention.allCases {
+            var held = c.flipsAxes ? truth.flippingCameraYZ : truth
+            if c.inverts { held = held.inverse }
+            let stored = c.transposes ? Matrix4(held).transposed : Matrix4(held)
+            let back = try XCTUnwrap(c.pose(from: stored), "\(c)")
+            XCTAssertLessThan(Self.distance(back, truth), 1e-12, "\(c)")
+            for other in PoseConvention.allCases where other != c {
+                if let wrong = other.pose(from: stored) {
+                    XCTAssertGreaterThan(Self.distance(wrong, truth), 0.1, "\(c) read as \(other)")
+                } else {
+                    XCTAssertNotEqual(c.transposes, other.transposes, "\(c) read as \(other): not a pose only across storage orders")
+                }
+            }
+        }
+    }
+
+    /// Translation distance plus the largest rotation-matrix entry difference.
+    static func distance(_ a: Pose, _ b: Pose) -> Double {
+        let d = zip(a.rotation.rowMajor, b.rotation.rowMajor).map { abs($0 - $1) }.max()!
+        return length(a.translation - b.translation) + d
+    }
+
     // MARK: - The right convention wins
 
     func testAsReadWinsOnBothLayouts() throws {
@@ -71,6 +99,8 @@ final class PoseConventionTests: XCTestCase {
         }
     }
 
+    // MARK: - Wrong conventions are named
+
     /// Rewrites `trans.json` with every pose's matrix transformed by `transform`, stored as
     /// 16 numbers in the order `rowMajor` says (false: the column-major the format documents).
     static func rewritePoses(_ dir: String, rowMajor: Bool = false, _ transform: (Pose) -> Pose) throws {
@@ -82,6 +112,41 @@ final class PoseConventionTests: XCTestCase {
             return "\"\(e.key)\": \"[\(values.map { String($0) }.joined(separator: ", "))]\""
         }
         TestSupport.writeText("{\n" + lines.joined(separator: ",\n") + "\n}\n", dir + "/trans.json")
+    }
+
+    func testWrongConventionsAreCaughtAndTheRightOneNamed() throws {
+        let original = try Self.scan(.lz4)
+        let cases: [(name: String, rowMajor: Bool, transform: (Pose) -> Pose, expected: PoseConvention)] = [
+            ("OpenCV camera axes", false, { $0.flippingCameraYZ }, .flippedAxes),
+            ("world-to-camera", false, { $0.inverse }, .inverse),
+            ("COLMAP-style world-to-camera, OpenCV axes", false, { $0.flippingCameraYZ.inverse }, .inverseFlippedAxes),
+            ("row-major storage", true, { $0 }, .transposed),
+        ]
+        for c in cases {
+            let dir = TestSupport.copy(original)
+            try Self.rewritePoses(dir, rowMajor: c.rowMajor, c.transform)
+            let r = try Inspector.inspect(dir, threads: 2)
+            let report = try XCTUnwrap(r.poseConvention)
+            XCTAssertNil(report.notMeasured, c.name)
+            XCTAssertEqual(report.best, c.expected, "\(c.name): \(report.text)")
+            let right = try XCTUnwrap(report.figures(c.expected)?.medianResidual, c.name)
+            XCTAssertLessThan(right, 0.015, c.name)
+            if c.rowMajor {
+                // Read column-major, each matrix's translation is in its last row: no poses as read.
+                XCTAssertEqual(report.asRead?.status, .notAPose, c.name)
+            } else {
+                XCTAssertGreaterThan(try XCTUnwrap(report.asRead?.medianResidual, c.name), 2 * right, c.name)
+            }
+            let problems = Self.conventionProblems(r)
+            XCTAssertEqual(problems.count, 1, "\(c.name): \(r.problems.suffix(3))")
+            let p = try XCTUnwrap(problems.first, c.name)
+            XCTAssertEqual(p.severity, .warning)
+            XCTAssertEqual(p.location, "trans.json")
+            XCTAssertTrue(p.message.contains("read as \(c.expected.rawValue),"), p.message)
+            XCTAssertTrue(p.message.contains(c.expected.description), p.message)
+            XCTAssertTrue(p.message.contains("column-major, ARKit camera axes"), p.message)
+            XCTAssertTrue(p.message.contains(c.rowMajor ? "no rigid poses" : "% as read"), p.message)
+        }
     }
 
     // MARK: - Too little data
