@@ -129,7 +129,7 @@ public enum Inspector {
         if scan.poses.isEmpty {
             problems.append(ScanProblem(.error, "poses", "the scan has no poses: none of its \(frames) frames can be placed in the world (cloud and trajectory need them)"))
         }
-        let poseConvention = conventionCheck.finish()
+        let poseConvention = conventionCheck.finish(threads: threads)
         if let p = PoseConventionCheck.problem(poseConvention) { problems.append(p) }
         // Gestures from the same pass (not reported when the depth is broken).
         let gestureReport: Result<GestureReport, any Error> = streamError.map { .failure($0) } ?? .success(gestureStream.finish())

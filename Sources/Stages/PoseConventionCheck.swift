@@ -212,10 +212,12 @@ public final class PoseConventionCheck {
             let index = batch.firstIndex + k
             guard selected.contains(index) else { return }
             let confidence = batch.confidenceMap(k)
+            let millimetres = batch.format == .uint16Millimetres ? batch.millimetres(k) : nil
+            let metres = millimetres == nil ? batch.metres(k) : nil
             var copy = [Float](repeating: 0, count: sw * sh)
             for j in 0..<sh { for i in 0..<sw {
                 let p = j * s * w + i * s
-                let d: Float = batch.format == .uint16Millimetres ? Float(batch.millimetres(k)[p]) * 0.001 : batch.metres(k)[p]
+                let d = millimetres.map { Float($0[p]) * 0.001 } ?? metres![p]
                 guard d >= lo, d <= hi, confidence.map({ $0[p] >= minConfidence }) ?? true else { continue }
                 copy[j * sw + i] = d
             } }
@@ -226,7 +228,8 @@ public final class PoseConventionCheck {
     // MARK: - Measuring (after the pass)
 
     /// Measures every convention on the pairs whose frames were decoded.
-    public func finish() -> PoseConventionReport {
+    /// Conventions are measured on up to `threads` threads (each reads the copies only).
+    public func finish(threads: Int = 1) -> PoseConventionReport {
         let documented = layout.documentedPoses
         var report = PoseConventionReport(notMeasured: reason, poseFile: documented.file, documented: documented.convention, pairs: 0,
                                           frameGap: gap, agreementThreshold: Self.agreementThreshold, noiseFloor: Self.noiseFloor,
@@ -241,7 +244,8 @@ public final class PoseConventionCheck {
         report.pairs = usable.count
         report.medianBaseline = Median.of(usable.map { baselines[$0] })
         report.medianTurnDegrees = Median.of(usable.map { turns[$0] })
-        report.conventions = PoseConvention.allCases.map { measure($0, pairs: usable.map { pairs[$0] }, copies) }
+        let measured = usable.map { pairs[$0] }, conventions = PoseConvention.allCases
+        report.conventions = parallelMap(conventions.count, threads: threads) { measure(conventions[$0], pairs: measured, copies) }
         report.best = report.conventions.filter { $0.medianResidual != nil }.min { $0.medianResidual! < $1.medianResidual! }?.convention
         return report
     }
@@ -277,8 +281,8 @@ public final class PoseConventionCheck {
         f.compared = residuals.count
         guard residuals.count >= Self.minimumCompared else { f.status = .tooFewPoints; return f }
         f.status = .measured
-        f.medianResidual = Median.of(residuals)
         f.withinThreshold = Double(residuals.filter { $0 <= Self.agreementThreshold }.count) / Double(residuals.count)
+        f.medianResidual = Median.of(selectingIn: &residuals)
         return f
     }
 
