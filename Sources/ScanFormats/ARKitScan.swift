@@ -237,11 +237,15 @@ public final class ARKitScan: DepthBinScan {
             }
             let pose = Pose(columnMajor4x4: v)
             var problem = pose.rigidityProblem()
-            if problem == nil, v[3] != 0 || v[7] != 0 || v[11] != 0 || v[15] != 1 {
+            let lastRow = SIMD4(v[3], v[7], v[11], v[15])
+            let affine = lastRow == SIMD4(0, 0, 0, 1)
+            if problem == nil, !affine {
                 problem = "last row is (\(v[3]), \(v[7]), \(v[11]), \(v[15])); expected (0, 0, 0, 1)"
             }
             if let problem { problems.append(ScanProblem(.error, "trans.json:\(e.line)", "pose \"\(quoted(e.key))\" \(problem); its frame counts as having no pose")) }
-            parsed.append((t, n, TimedPose(time: t, key: e.key, pose: pose, problem: problem)))
+            var timed = TimedPose(time: t, key: e.key, pose: pose, problem: problem)
+            if !affine { timed.lastRow = lastRow }
+            parsed.append((t, n, timed))
         }
         if zip(parsed, parsed.dropFirst()).contains(where: { $0.value > $1.value }) {
             let asStrings = parsed.map(\.pose.key).sorted() != parsed.sorted { $0.value < $1.value }.map(\.pose.key)

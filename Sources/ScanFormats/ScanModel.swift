@@ -17,6 +17,16 @@ public enum ScanLayout: String, Sendable, Codable {
         case .scannetpp: return "rgb.mkv"
         }
     }
+
+    /// The pose file and the convention its layout documents, which the adapter assumes
+    /// (see each adapter's doc comment); the pose-convention check names it.
+    public var documentedPoses: (file: String, convention: String) {
+        switch self {
+        case .arkitScanner: return ("trans.json", "camera-to-world 4x4, column-major, ARKit camera axes")
+        case .stray: return ("odometry.csv", "camera-to-world position and quaternion, OpenCV camera axes (converted to ARKit's on reading)")
+        case .scannetpp: return ("pose_intrinsic_imu.json", "camera-to-world 4x4, row-major, OpenCV camera axes (converted to ARKit's on reading)")
+        }
+    }
 }
 
 /// A camera pose from a scan's pose file, in depthpose's internal convention
@@ -33,6 +43,10 @@ public struct TimedPose: Sendable, Equatable {
     /// A tracking artefact (initialising, frozen): a well-formed pose that is not where the
     /// camera was. Kept out like an unusable pose, counted under its own reason.
     public var artefact: TrackingArtefact?
+    /// The matrix's last row as the file stores it, when it is not (0, 0, 0, 1) (then
+    /// `problem` says so) and the reader converts no axes (ARKit-Scanner's `trans.json`): a
+    /// matrix stored in the other order keeps its translation there (see `PoseConvention`).
+    public var lastRow: SIMD4<Double>?
 
     public init(time: Double?, key: String, pose: Pose, problem: String? = nil) {
         self.time = time; self.key = key; self.pose = pose; self.problem = problem
@@ -40,6 +54,11 @@ public struct TimedPose: Sendable, Equatable {
 
     /// Neither unusable nor an artefact.
     public var isUsable: Bool { problem == nil && artefact == nil }
+
+    /// The 4×4 as read: the pose's rotation and translation, and the stored last row.
+    public var matrix: Matrix4 {
+        Matrix4(block: pose.rotation, column: pose.translation, row: lastRow.map { Vec3($0.x, $0.y, $0.z) } ?? .zero, corner: lastRow?.w ?? 1)
+    }
 
     /// Marks the tracking artefacts among `poses` (see `TrackingArtefact`); one warning per
     /// kind found, naming `file` and the frame keys.

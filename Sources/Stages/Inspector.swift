@@ -21,6 +21,9 @@ public struct InspectReport: Sendable, Codable {
     public var depthStatistics: DepthSummary
     /// Near/far gestures found in the depth (see `gestures`), by kind.
     public var gestures: GestureCounts?
+    /// Whether the depth agrees best with the poses as read or under another convention
+    /// (`PoseConventionCheck`); nil in reports written before the check.
+    public var poseConvention: PoseConventionReport?
     public var problems: [ScanProblem]
 
     public struct DepthInfo: Sendable, Codable {
@@ -48,7 +51,8 @@ public struct InspectReport: Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case version, scan, name, layout, depth, intrinsics, timing, accounting, depthStatistics = "depth_statistics", gestures, problems
+        case version, scan, name, layout, depth, intrinsics, timing, accounting, depthStatistics = "depth_statistics", gestures
+        case poseConvention = "pose_convention", problems
     }
 
     /// True when an error-level problem was found.
@@ -68,12 +72,24 @@ public enum Inspector {
     public static func inspectWithGestures(_ path: String, gestureOptions: GestureOptions = GestureOptions(),
                                            threads: Int = ProcessStats.cores, progress: ProgressMeter? = nil)
         throws -> (report: InspectReport, gestures: Result<GestureReport, any Error>) {
-        let scan = try ScanOpener.open(path, strict: false)
+        var result = try inspectWithGestures(scan: ScanOpener.open(path, strict: false), gestureOptions: gestureOptions, threads: threads, progress: progress)
+        result.report.scan = path
+        return result
+    }
+
+    /// `inspectWithGestures` of a scan already opened (leniently), reported under its `path`.
+    public static func inspectWithGestures(scan: any Scan, gestureOptions: GestureOptions = GestureOptions(),
+                                           threads: Int = ProcessStats.cores, progress: ProgressMeter? = nil)
+        throws -> (report: InspectReport, gestures: Result<GestureReport, any Error>) {
+        let path = scan.path
         var stats = DepthStatistics()
         var gestureStream = GestureStream(options: gestureOptions, threads: threads)
+        let conventionCheck = PoseConventionCheck(scan: scan)
+        let gestureHook = gestureStream.frameHook(batchFrames: scan.depthBatchFrames)
+        let onFrame: FrameHook = conventionCheck.frameHook().map { check in { gestureHook($0, $1); check($0, $1) } } ?? gestureHook
         var streamProblem: ScanProblem?, streamError: (any Error)?
         do {
-            try scan.forEachFrameBatch(threads: threads, confidence: scan.hasConfidenceMaps, onFrame: gestureStream.frameHook(batchFrames: scan.depthBatchFrames),
+            try scan.forEachFrameBatch(threads: threads, confidence: scan.hasConfidenceMaps, onFrame: onFrame,
                                        progress: progress) {
                 stats.add($0.depth, threads: threads)
                 gestureStream.consume($0)
@@ -113,6 +129,8 @@ public enum Inspector {
         if scan.poses.isEmpty {
             problems.append(ScanProblem(.error, "poses", "the scan has no poses: none of its \(frames) frames can be placed in the world (cloud and trajectory need them)"))
         }
+        let poseConvention = conventionCheck.finish(threads: threads)
+        if let p = PoseConventionCheck.problem(poseConvention) { problems.append(p) }
         // Gestures from the same pass (not reported when the depth is broken).
         let gestureReport: Result<GestureReport, any Error> = streamError.map { .failure($0) } ?? .success(gestureStream.finish())
         let report = InspectReport(
@@ -120,7 +138,7 @@ public enum Inspector {
             depth: .init(encoding: scan.depthEncoding, evidence: scan.depthEvidence, width: scan.depthLayout.width,
                          height: scan.depthLayout.height, sampleFormat: scan.depthFormat.rawValue, frames: frames, decodedFrames: decoded),
             intrinsics: scan.intrinsics, timing: timing(scan, frames: frames), accounting: accounting,
-            depthStatistics: summary, gestures: try? gestureReport.get().counts, problems: problems)
+            depthStatistics: summary, gestures: try? gestureReport.get().counts, poseConvention: poseConvention, problems: problems)
         return (report, gestureReport)
     }
 
@@ -160,6 +178,7 @@ extension InspectReport {
             s += "confidence  of valid pixels: low \(f(c.low * 100, 1))%, medium \(f(c.medium * 100, 1))%, high \(f(c.high * 100, 1))%; most low: frame \(c.worstFrame) (\(f(c.worstFrameLow * 100, 1))% low)\n"
         }
         if let g = gestures { s += "gestures    \(g.text)\n" }
+        if let c = poseConvention { s += "poses       convention \(c.text)\n" }
         s += "\nframe accounting\n" + accounting.table + "\n"
         s += "\nproblems    " + (problems.isEmpty ? "none\n" : "\(problems.count)\n" + problems.map { "  - \($0)" }.joined(separator: "\n") + "\n")
         return s

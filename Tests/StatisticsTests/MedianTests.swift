@@ -9,6 +9,18 @@ final class MedianTests: XCTestCase {
         XCTAssertEqual(Median.of(sorted: [1, 10]), 5.5)
     }
 
+    /// The selection gives the sorted median exactly, ties and all.
+    func testSelectionIsTheSortedMedian() {
+        var g = SystemRandomNumberGenerator()
+        for n in 1...300 {
+            var v = (0..<n).map { _ in Double(Int.random(in: 0..<(n % 3 == 0 ? 5 : 1000), using: &g)) / 7 }
+            let expected = Median.of(v)
+            XCTAssertEqual(Median.of(selectingIn: &v), expected, "n \(n)")
+        }
+        var none: [Double] = []
+        XCTAssertEqual(Median.of(selectingIn: &none), 0)
+    }
+
     /// numpy.percentile's default (linear) interpolation: values numpy 2.4 prints.
     func testPercentileIsNumpys() {
         XCTAssertEqual(Percentile.of([1, 2, 3, 4], 90), 3.7, accuracy: 1e-15)
