@@ -23,9 +23,14 @@ venv_for() {
   if [ -d "$link" ] && [ ! -L "$link" ]; then echo "$link"; return; fi
   local cache=${DEPTHPOSE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/depthpose}
   local key; key=$(printf '%s\n' "$@" "$(python3 --version 2>&1)" | sha256sum | cut -c1-12)
-  local dir=$cache/$(basename "$link" | sed 's/^\.//')-$key
+  local name; name=$(basename "$link" | sed 's/^\.//')
+  local dir=$cache/$name-$key
   mkdir -p "$cache"
   ln -sfn "$dir" "$link"
+  # Venvs of this name that no clone has used for a week go (each is 1-2 GB); a use touches
+  # the lock beside the venv.
+  find "$cache" -maxdepth 1 -regextype posix-extended -regex ".*/$name-[0-9a-f]{12}\.lock" -mtime +7 |
+    while read -r lock; do [ "${lock%.lock}" = "$dir" ] || rm -rf "${lock%.lock}" "$lock"; done
   echo "$dir"
 }
 
