@@ -82,7 +82,7 @@ public enum ScanDiscovery {
         let children = subdirs.sorted().filter { !skip.contains(dir + "/" + $0) }
         if children.isEmpty && !components.isEmpty && subdirs.isEmpty {
             let problem = files.isEmpty ? "empty folder: no scan files"
-                : "no scan files (expected metadata.json/depth.bin, odometry.csv/camera_matrix.csv or pose_intrinsic_imu.json); found \(files.sorted().prefix(5).joined(separator: ", "))"
+                : "no scan files (expected \(ScanOpener.expectedFiles)); found \(files.sorted().prefix(5).joined(separator: ", "))"
             found.append(DiscoveredScan(name: name, path: dir, layout: nil, problem: problem))
         }
         for c in children { walk(dir + "/" + c, components: components + [c], skip: skip, into: &found, rootName: rootName) }
