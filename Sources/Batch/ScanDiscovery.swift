@@ -14,7 +14,7 @@ public struct DiscoveredScan: Sendable, Codable, Equatable {
     public var problem: String?
 
     /// The layout as JSON and listings name it: `ScanLayout`'s name (`arkit-scanner`,
-    /// `stray-scanner`, `scannetpp`), or `unknown`.
+    /// `stray-scanner`, `scannetpp`, `3d-scanner-app`), or `unknown`.
     public var layoutName: String { layout?.rawValue ?? Self.unknownLayout }
     static let unknownLayout = "unknown"
 
