@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of every parser and decoder that
 # takes untrusted bytes: depth.bin (all variants), PNG and NPY frames, LZFSE streams, the ARKit-Scanner
-# JSON sidecars, the Stray Scanner CSVs, ScanNet++ JSON, TUM/KITTI/EuRoC trajectories and
+# JSON sidecars, the Stray Scanner CSVs, ScanNet++ JSON, 3D Scanner App frame JSON, TUM/KITTI/EuRoC trajectories and
 # dataset archives, and evo result files (see Fuzz/Targets/FuzzTargets.swift).
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default: 60 s, every target
@@ -25,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_only=""; [ "${1:-}" = --build-only ] && { build_only=1; shift; }
 seconds=${1:-60}; shift || true
-all=(depthbin png npy lzfse arkit stray scannetpp trajectory archive result)
+all=(depthbin png npy lzfse arkit stray scannetpp scanner3d trajectory archive result)
 targets=("${@:-${all[@]}}")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 scripts/setup.sh >/dev/null
@@ -104,6 +104,20 @@ JSON
   for z in Notebooks-data/evo/results/*.zip; do prefixed 0 "$z" "$seeds/result/$(basename "$z" .zip)"; done
   python3 -c "import zipfile, sys; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[2], 'wb').write(b'\\x01' + z.read('error_array.npy'))" \
     Notebooks-data/evo/results/rpe_kitti00_ORB_angle_deg_raw_100m.zip "$seeds/result/npy"
+fi
+
+# 3D Scanner App seeds (once, also where the other seeds predate the target): frame JSONs
+# from `synth --layout scanner3d`, and a hand-written one with keys synth does not write.
+if [ ! -e "$seeds/scanner3d/frame1" ]; then
+  mkdir -p "$seeds/scanner3d"
+  dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
+  [ -x "$dp" ] || swift build 2>&1 | grep -E "error" >&2 || true
+  [ -x "$dp" ] || dp=.build/debug/depthpose
+  s3d=$(mktemp -d)
+  "$dp" synth --out "$s3d/scan" --frames 2 --width 16 --height 12 --layout scanner3d --seed 3 >/dev/null
+  cp "$s3d/scan/frame_00000.json" "$seeds/scanner3d/frame0"; cp "$s3d/scan/frame_00001.json" "$seeds/scanner3d/frame1"
+  rm -rf "$s3d"
+  printf '{"averageAngularVelocity": 0.1, "averageVelocity": 0.02, "cameraPoseARFrame": [1, 0, 0, 0.5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1], "exposureDuration": 0.01, "frame_index": 7, "intrinsics": [200, 0, 8, 0, 200, 6, 0, 0, 1], "motionQuality": {"a": [1, "]"]}, "projectionMatrix": [[1, 0], [0, 1]], "time": 123.25}' > "$seeds/scanner3d/keys"
 fi
 
 # LZFSE seeds (once): streams of every block kind from the reference encoder (pyliblzfse, in

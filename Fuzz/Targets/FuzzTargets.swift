@@ -33,6 +33,9 @@ enum FuzzTarget: String, CaseIterable {
     case stray
     /// ScanNet++ `pose_intrinsic_imu.json`.
     case scannetpp
+    /// A 3D Scanner App `frame_NNNNN.json`: parsed alone, then read as frame 0 of an export
+    /// beside a valid depth and confidence PNG.
+    case scanner3d
     /// A TUM, KITTI or EuRoC trajectory file (first byte chooses).
     case trajectory
     /// A `.tar`, `.tar.gz` or `.zip` dataset archive, extracted safely.
@@ -172,6 +175,16 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
         write("200, 0, 8\n0, 200, 6\n0, 0, 1\n", scan + "/camera_matrix.csv")
         let file = ["odometry.csv", "imu.csv", "camera_matrix.csv"][Int(choice) % 3]
         write(Data(rest), scan + "/" + file)
+        readScan(scan)
+    case .scanner3d:
+        _ = try? Scanner3DScan.parseFrame([UInt8](bytes), file: "frame_00000.json")
+        let mm = [UInt16](repeating: 1500, count: width * height), conf = [UInt8](repeating: 2, count: width * height)
+        if let png = try? mm.withUnsafeBufferPointer({ try PNGImage.encode(gray16: $0, width: width, height: height, compressionLevel: 1) }),
+           let confPNG = try? conf.withUnsafeBufferPointer({ try PNGImage.encode(gray8: $0, width: width, height: height, compressionLevel: 1) }) {
+            write(png, scan + "/depth_00000.png")
+            write(confPNG, scan + "/conf_00000.png")
+        }
+        write(bytes, scan + "/frame_00000.json")
         readScan(scan)
     case .scannetpp:
         write(validDepthBin(), scan + "/depth.bin")

@@ -14,7 +14,7 @@ public struct DiscoveredScan: Sendable, Codable, Equatable {
     public var problem: String?
 
     /// The layout as JSON and listings name it: `ScanLayout`'s name (`arkit-scanner`,
-    /// `stray-scanner`, `scannetpp`), or `unknown`.
+    /// `stray-scanner`, `scannetpp`, `3d-scanner-app`), or `unknown`.
     public var layoutName: String { layout?.rawValue ?? Self.unknownLayout }
     static let unknownLayout = "unknown"
 
@@ -82,7 +82,7 @@ public enum ScanDiscovery {
         let children = subdirs.sorted().filter { !skip.contains(dir + "/" + $0) }
         if children.isEmpty && !components.isEmpty && subdirs.isEmpty {
             let problem = files.isEmpty ? "empty folder: no scan files"
-                : "no scan files (expected metadata.json/depth.bin, odometry.csv/camera_matrix.csv or pose_intrinsic_imu.json); found \(files.sorted().prefix(5).joined(separator: ", "))"
+                : "no scan files (expected \(ScanOpener.expectedFiles)); found \(files.sorted().prefix(5).joined(separator: ", "))"
             found.append(DiscoveredScan(name: name, path: dir, layout: nil, problem: problem))
         }
         for c in children { walk(dir + "/" + c, components: components + [c], skip: skip, into: &found, rootName: rootName) }

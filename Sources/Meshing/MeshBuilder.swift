@@ -146,7 +146,7 @@ public enum MeshBuilder {
                 summary.notes.append("\(video): \(reason): the mesh is grey")
             }
         } else if o.color {
-            summary.notes.append("no colour video (\(scan.layout.colourVideoName)) in this scan: the mesh is grey")
+            summary.notes.append("\(scan.layout.missingColourReason): the mesh is grey")
         }
         defer { stream?.stop() }
 

@@ -332,7 +332,7 @@ public enum CloudBuilder {
             case let .grey(because): summary.notes.append(because)
             }
         } else if o.color {
-            summary.notes.append("no colour video (\(scan.layout.colourVideoName)) in this scan: the cloud is grey")
+            summary.notes.append("\(scan.layout.missingColourReason): the cloud is grey")
         }
         if o.normals, let keys = fused.keys, let firstFrames = fused.firstFrames {
             cloud.normals = NormalEstimator.estimate(keys: keys, positions: cloud.positions,

@@ -29,8 +29,15 @@ public enum FlatJSONMap {
     public static func visit(path: String, what: String, _ body: (FlatJSONEntry) throws -> Void) throws {
         let data: [UInt8]
         do { data = try InputFile.read(path, what: what) } catch { throw ScanFormatError.from(error) }
-        try data.withUnsafeBufferPointer { b in
-            var p = Parser(b: b, path: path)
+        try visit(bytes: data, path: path, body)
+    }
+
+    /// Calls `body` for each entry of the object in `bytes`, errors naming `path`. With
+    /// `nestedObjects`, a value that is an object (or an array holding strings or objects) is
+    /// handed over as its text instead of refused: for files whose other keys are not read.
+    public static func visit(bytes: [UInt8], path: String, nestedObjects: Bool = false, _ body: (FlatJSONEntry) throws -> Void) throws {
+        try bytes.withUnsafeBufferPointer { b in
+            var p = Parser(b: b, path: path, nestedObjects: nestedObjects)
             try p.object(body)
         }
     }
@@ -38,8 +45,13 @@ public enum FlatJSONMap {
     private struct Parser {
         let b: UnsafeBufferPointer<UInt8>
         let path: String
+        var nestedObjects = false
         var i = 0
         var line = 1
+
+        init(b: UnsafeBufferPointer<UInt8>, path: String, nestedObjects: Bool = false) {
+            self.b = b; self.path = path; self.nestedObjects = nestedObjects
+        }
 
         func fail(_ msg: String) -> ScanFormatError {
             .malformed(InputLocation(file: path, byteOffset: i, line: line), "invalid JSON: \(msg)")
@@ -132,19 +144,23 @@ public enum FlatJSONMap {
         mutating func scalar() throws(ScanFormatError) -> String {
             guard i < b.count else { throw fail("expected a value, found end of file") }
             if b[i] == UInt8(ascii: "\"") { return try string() }
-            if b[i] == UInt8(ascii: "{") { throw fail("nested objects are not expected in this file") }
+            if b[i] == UInt8(ascii: "{") && !nestedObjects { throw fail("nested objects are not expected in this file") }
             let start = i
             var depth = 0
             while i < b.count {
                 let c = b[i]
-                if c == UInt8(ascii: "[") { depth += 1 } else if c == UInt8(ascii: "]") {
+                if c == UInt8(ascii: "[") || (nestedObjects && c == UInt8(ascii: "{")) { depth += 1 } else if c == UInt8(ascii: "]") || (nestedObjects && depth > 0 && c == UInt8(ascii: "}")) {
                     depth -= 1
                     if depth < 0 { throw fail("unbalanced ']'") }
-                } else if depth == 0 && (c == UInt8(ascii: ",") || c == UInt8(ascii: "}")) { break }
+                } else if depth == 0 && (c == UInt8(ascii: ",") || c == UInt8(ascii: "}")) { break
+                } else if nestedObjects && depth > 0 && c == UInt8(ascii: "\"") {
+                    _ = try string()  // a string inside the nested value: its brackets and commas are text
+                    continue
+                }
                 if c == UInt8(ascii: "\n") { line += 1 }
                 i += 1
             }
-            guard depth == 0 else { throw fail("array not closed") }
+            guard depth == 0 else { throw fail(nestedObjects ? "array or object not closed" : "array not closed") }
             // JSON's whitespace (space, tab, CR, LF) around the literal
             @inline(__always) func space(_ c: UInt8) -> Bool { c == 32 || c == 9 || c == 10 || c == 13 }
             var first = start, last = i

@@ -8,13 +8,17 @@ public enum ScanLayout: String, Sendable, Codable {
     case arkitScanner = "arkit-scanner"
     case stray = "stray-scanner"
     case scannetpp = "scannetpp"
+    /// 3D Scanner App's "All Data" export (`Scanner3DScan`).
+    case scanner3d = "3d-scanner-app"
 
-    /// The colour video's file name beside the depth: every capture app records one
-    /// (ARKit-Scanner and Stray Scanner `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`).
-    public var colourVideoName: String {
+    /// The colour video's file name beside the depth (ARKit-Scanner and Stray Scanner
+    /// `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`); nil for 3D Scanner App, which keeps colour as
+    /// JPEG frames (not read yet).
+    public var colourVideoName: String? {
         switch self {
         case .arkitScanner, .stray: return "rgb.mp4"
         case .scannetpp: return "rgb.mkv"
+        case .scanner3d: return nil
         }
     }
 
@@ -25,7 +29,13 @@ public enum ScanLayout: String, Sendable, Codable {
         case .arkitScanner: return ("trans.json", "camera-to-world 4x4, column-major, ARKit camera axes")
         case .stray: return ("odometry.csv", "camera-to-world position and quaternion, OpenCV camera axes (converted to ARKit's on reading)")
         case .scannetpp: return ("pose_intrinsic_imu.json", "camera-to-world 4x4, row-major, OpenCV camera axes (converted to ARKit's on reading)")
+        case .scanner3d: return ("frame_NNNNN.json", "cameraPoseARFrame: camera-to-world 4x4, row-major, ARKit camera axes")
         }
+    }
+
+    /// Why a scan of this layout without its video has no colour, in words.
+    public var missingColourReason: String {
+        colourVideoName.map { "no colour video (\($0)) in this scan" } ?? "colour from the frame_NNNNN.jpg images is not read yet"
     }
 }
 
@@ -249,7 +259,8 @@ extension Scan {
     /// The colour video's path when the scan has one (a regular file named
     /// `layout.colourVideoName` in the scan folder), else nil.
     public var colourVideoPath: String? {
-        let p = path + "/" + layout.colourVideoName
+        guard let name = layout.colourVideoName else { return nil }
+        let p = path + "/" + name
         return InputFile.isRegularFile(p) ? p : nil
     }
 

@@ -7,6 +7,7 @@ public enum ScanOpener {
         if ScanNetPPScan.looksLike(path) { return .scannetpp }
         if ARKitScan.looksLike(path) { return .arkitScanner }
         if StrayScan.looksLike(path) { return .stray }
+        if Scanner3DScan.looksLike(path) { return .scanner3d }
         return nil
     }
 
@@ -22,8 +23,13 @@ public enum ScanOpener {
         case .scannetpp: return try ScanNetPPScan(path: path)
         case .arkitScanner: return try ARKitScan(path: path, strict: strict, motion: motion)
         case .stray: return try StrayScan(path: path, strict: strict, motion: motion)
+        case .scanner3d: return try Scanner3DScan(path: path)
         case nil: break
         }
-        throw ScanFormatError.unknownLayout(path: path, detail: "expected metadata.json + depth.bin (ARKit-Scanner), odometry.csv + depth/ (Stray Scanner) or pose_intrinsic_imu.json + depth.bin (ScanNet++)")
+        throw ScanFormatError.unknownLayout(path: path, detail: "expected " + expectedFiles)
     }
+
+    /// The files each layout is recognised by, in words (for "not a scan" messages).
+    public static let expectedFiles = "metadata.json + depth.bin (ARKit-Scanner), odometry.csv + depth/ (Stray Scanner), "
+        + "pose_intrinsic_imu.json + depth.bin (ScanNet++) or frame_NNNNN.json + depth_NNNNN.png (3D Scanner App, low-res export)"
 }

@@ -191,3 +191,52 @@ public final class StrayScanWriter {
         try Data(csv.utf8).write(to: URL(fileURLWithPath: directory + "/imu.csv"))
     }
 }
+
+/// Writes a scan in 3D Scanner App's low-res "All Data" layout, as `Scanner3DScan` reads it:
+/// `depth_NNNNN.png` (16-bit mm), `conf_NNNNN.png`, `frame_NNNNN.json` (`cameraPoseARFrame`
+/// row-major camera-to-world in ARKit camera axes, `intrinsics` row-major at the colour
+/// resolution, `time`, `frame_index`, `exposureDuration`) and `info.json`. No JPEG frames.
+public final class Scanner3DScanWriter {
+    public let directory: String
+    public let layout: DepthFrameLayout
+
+    public init(directory: String, layout: DepthFrameLayout) throws {
+        self.directory = directory; self.layout = layout
+        try AtomicOutput.makeDirectory(directory)
+    }
+
+    /// Writes depth (metres, converted to mm PNG) and confidence of frame `index`; thread-safe.
+    public func writeFrame(index: Int, metres: UnsafeBufferPointer<Float>, confidence: [UInt8]) throws {
+        var mm = [UInt16](repeating: 0, count: metres.count)
+        mm.withUnsafeMutableBufferPointer { DepthConversion.millimetres(fromMetres: metres, into: $0) }
+        let png = try mm.withUnsafeBufferPointer { try PNGImage.encode(gray16: $0, width: layout.width, height: layout.height) }
+        try png.write(to: URL(fileURLWithPath: Scanner3DScan.filePath(directory, "depth", index, "png")))
+        let conf = try confidence.withUnsafeBufferPointer { try PNGImage.encode(gray8: $0, width: layout.width, height: layout.height) }
+        try conf.write(to: URL(fileURLWithPath: Scanner3DScan.filePath(directory, "conf", index, "png")))
+    }
+
+    /// One `frame_NNNNN.json`, with the keys the app writes (see `Scanner3DScan`).
+    struct FrameJSON: Encodable {
+        var cameraPoseARFrame: [Double]
+        var intrinsics: [Double]
+        var time: Double
+        var frame_index: Int
+        var exposureDuration: Double
+    }
+
+    struct InfoJSON: Encodable { var title: String; var generator: String; var frames: Int }
+
+    /// Writes the frame JSONs (`poses` in depthpose's convention, which is the app's) and `info.json`.
+    public func finish(title: String, colourIntrinsics k: Intrinsics, frames: [(time: Double, pose: Pose)]) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let kRows = [k.fx, 0, k.cx, 0, k.fy, k.cy, 0, 0, 1]
+        for (i, f) in frames.enumerated() {
+            let json = FrameJSON(cameraPoseARFrame: f.pose.rowMajor3x4 + [0, 0, 0, 1], intrinsics: kRows, time: f.time,
+                                 frame_index: i, exposureDuration: 0.0166)
+            try encoder.encode(json).write(to: URL(fileURLWithPath: Scanner3DScan.filePath(directory, "frame", i, "json")))
+        }
+        try encoder.encode(InfoJSON(title: title, generator: "depthpose synth", frames: frames.count))
+            .write(to: URL(fileURLWithPath: directory + "/info.json"))
+    }
+}

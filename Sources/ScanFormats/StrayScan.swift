@@ -263,72 +263,12 @@ public final class StrayScan: Scan {
     /// stream keeps two (the next one decoded while the consumer works on this one).
     public var depthBatchFrames: Int { min(32, max(1, (32 << 20) / (depthLayout.pixels * 2))) }
 
-    /// Batches in two buffers: while the consumer works on one batch, its threads that are
-    /// done early decode the next batch's frames into the other (`DepthBatch.idle`), and the
-    /// stream decodes what they left before handing it over. Not with `onFrame`, whose
-    /// state may be per batch: then each batch is decoded after the consumer is done with
-    /// the one before, as before.
+    /// Batches in two buffers, decoded in parallel (`PNGFrameStream`).
     public func forEachDepthBatch(threads: Int, confidence readsConfidence: Bool, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
-        let batchSize = depthBatchFrames, frameBytes = depthLayout.pixels * 2, pixels = depthLayout.pixels, withConfidence = readsConfidence
-        /// One batch's frames and confidence maps, and each frame's error.
-        final class Slot: @unchecked Sendable {  // frame k's places are written by the one thread decoding it
-            let depth: UnsafeMutableRawBufferPointer, confidence: UnsafeMutableRawBufferPointer
-            let errors: UnsafeMutableBufferPointer<ScanFormatError?>
-            init(frames: Int, frameBytes: Int, confidenceBytes: Int) {
-                depth = .allocate(byteCount: frames * frameBytes, alignment: 64)
-                confidence = .allocate(byteCount: max(1, frames * confidenceBytes), alignment: 64)
-                errors = .allocate(capacity: frames)
-                errors.initialize(repeating: nil)
-            }
-            deinit { depth.deallocate(); confidence.deallocate(); errors.deinitialize(); errors.deallocate() }
-        }
-        let slots = (0..<2).map { _ in Slot(frames: batchSize, frameBytes: frameBytes, confidenceBytes: withConfidence ? pixels : 0) }
-        let hook = UncheckedSendable(onFrame)
-        let total = depthFrameNumbers.count
-        func batch(_ start: Int, in slot: Slot) -> DepthBatch {
-            let n = min(batchSize, total - start)
-            return DepthBatch(firstIndex: start, count: n, layout: depthLayout, format: depthFormat,
-                              bytes: UnsafeRawBufferPointer(rebasing: slot.depth[0 ..< n * frameBytes]),
-                              confidence: withConfidence ? UnsafeRawBufferPointer(rebasing: slot.confidence[0 ..< n * pixels]) : nil)
-        }
-        /// Decodes frame k of `batch` into `slot` (any thread; each k once).
-        func decoder(_ batch: DepthBatch, _ slot: Slot) -> (Int) -> Void {
-            { k in
-                let dst = UnsafeMutableRawBufferPointer(rebasing: slot.depth[k * frameBytes ..< (k + 1) * frameBytes])
-                var failure = self.readDepth(index: batch.firstIndex + k, into: dst)
-                if withConfidence, failure == nil {
-                    let c = UnsafeMutableRawBufferPointer(rebasing: slot.confidence[k * pixels ..< (k + 1) * pixels])
-                    do {
-                        if try !self.readConfidence(index: batch.firstIndex + k, into: c) { c.initializeMemory(as: UInt8.self, repeating: 2) }
-                    } catch { failure = error as? ScanFormatError }
-                }
-                slot.errors[k] = failure
-                if failure == nil { hook.value?(batch, k) }
-            }
-        }
-        /// Decodes what is left of `work` on every thread.
-        func finish(_ work: IdleDecode) { parallelFor(threads, threads: threads) { _ in work.help() } }
-
-        guard total > 0 else { return }
-        var current = batch(0, in: slots[0])
-        finish(IdleDecode(count: current.count, decode: decoder(current, slots[0])))
-        var s = 0
-        while true {
-            let slot = slots[s], nextStart = current.firstIndex + current.count
-            // The frames before a bad one are delivered first, so counts and statistics cover them.
-            if let bad = slot.errors[0 ..< current.count].firstIndex(where: { $0 != nil }) {
-                if bad > 0 { try body(current.prefix(bad)) }
-                throw slot.errors[bad]!
-            }
-            guard nextStart < total else { return try body(current) }
-            let next = batch(nextStart, in: slots[1 - s])
-            let work = IdleDecode(count: next.count, decode: decoder(next, slots[1 - s]))
-            if onFrame == nil { current.idle = work }
-            try body(current)
-            finish(work)
-            current = next
-            s = 1 - s
-        }
+        try PNGFrameStream(count: depthFrameNumbers.count, layout: depthLayout, format: depthFormat, batchFrames: depthBatchFrames,
+                           readDepth: { self.readDepth(index: $0, into: $1) },
+                           readConfidence: { try self.readConfidence(index: $0, into: $1) })
+            .forEach(threads: threads, confidence: readsConfidence, onFrame: onFrame, body)
     }
 
     /// The bytes of one file of the scan (a regular file no larger than an image may be).
@@ -373,12 +313,7 @@ public final class StrayScan: Scan {
         do {
             try PNGImage.decodeGray(data, width: depthLayout.width, height: depthLayout.height, bitDepth: 8, into: dst)
         } catch { throw ScanFormatError.malformed(InputLocation(file: p, frame: index), "\(error)") }
-        // Levels are 0 (low), 1 (medium), 2 (high); anything else is a corrupt map.
-        let levels = UnsafeRawBufferPointer(rebasing: dst[0 ..< depthLayout.pixels])
-        if levels.reduce(0, { max($0, $1) }) > 2, let i = levels.firstIndex(where: { $0 > 2 }) {
-            throw ScanFormatError.malformed(InputLocation(file: p, frame: index),
-                                            "confidence level \(levels[i]) at pixel (\(i % depthLayout.width), \(i / depthLayout.width)); levels are 0, 1, 2")
-        }
+        try PNGFrameStream.checkConfidenceLevels(dst, layout: depthLayout, file: p, frame: index)
         return true
     }
 }

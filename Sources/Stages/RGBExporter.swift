@@ -47,7 +47,7 @@ public enum RGBExporter {
 
     /// The scan's video, or the error of a scan that has none (checked before anything is written).
     static func video(of scan: any Scan) throws(VideoError) -> String {
-        guard let path = scan.colourVideoPath else { throw .missing(path: scan.path + "/" + scan.layout.colourVideoName) }
+        guard let path = scan.colourVideoPath else { throw .missing(path: scan.layout.colourVideoName.map { scan.path + "/" + $0 } ?? scan.path + ": \(scan.layout.missingColourReason);") }
         return path
     }
 

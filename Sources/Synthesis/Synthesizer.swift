@@ -8,7 +8,11 @@ import Video
 
 /// Options of `depthpose synth`.
 public struct SynthOptions: Sendable {
-    public enum Layout: String, Sendable, CaseIterable { case lz4, deflate, wholefile, stray }
+    public enum Layout: String, Sendable, CaseIterable {
+        case lz4, deflate, wholefile, stray
+        /// 3D Scanner App's low-res "All Data" export (no colour video: `colour` is refused).
+        case scanner3d
+    }
     public var frames = 300
     public var fps = 30.0
     public var seed: UInt64 = 1
@@ -63,7 +67,7 @@ public struct SynthOptions: Sendable {
         case .lz4: return .lz4
         case .deflate: return .deflate
         case .wholefile: return .wholeFile
-        case .stray: return nil
+        case .stray, .scanner3d: return nil
         }
     }
 }
@@ -127,8 +131,8 @@ public enum Synthesizer {
     /// Colour intrinsics of the virtual camera (an iPhone-like 1920x1440 stream).
     public static let colourIntrinsics = Intrinsics(fx: 1456.2087, fy: 1456.2087, cx: 962.67816, cy: 717.8443, width: 1920, height: 1440)
 
-    /// The colour video's file name in both layouts that `synth` writes (the apps' name).
-    public static let colourVideoName = ScanLayout.arkitScanner.colourVideoName
+    /// The colour video's file name in the layouts that `synth` writes with a video (the apps' name).
+    public static let colourVideoName = "rgb.mp4"
 
     /// Encoder threads of the colour video, whatever `threads` is (see `writeColourVideo`).
     static let colourEncoderThreads = 2
@@ -155,6 +159,7 @@ public enum Synthesizer {
 
     public static func write(_ o: SynthOptions, to directory: String) throws -> SynthSummary {
         precondition(o.frames > 0 && o.fps > 0 && o.width > 0 && o.height > 0)
+        precondition(!(o.colour && o.layout == .scanner3d), "3D Scanner App exports have no colour video")
         let staged = try AtomicOutput.StagedDirectory(target: directory)
         let dir = staged.staging
         let duration = Double(o.frames) / o.fps
@@ -224,11 +229,12 @@ public enum Synthesizer {
 
         // Depth, in parallel batches appended in order.
         let arkit = try o.variant.map { try ARKitScanWriter(directory: dir, variant: $0, layout: layout) }
-        let stray = o.variant == nil ? try StrayScanWriter(directory: dir, layout: layout, generation: o.strayGeneration) : nil
+        let stray = o.layout == .stray ? try StrayScanWriter(directory: dir, layout: layout, generation: o.strayGeneration) : nil
+        let scanner3d = o.layout == .scanner3d ? try Scanner3DScanWriter(directory: dir, layout: layout) : nil
         let batch = 32
         for start in stride(from: 0, to: o.frames, by: batch) {
             // Each frame is rendered and encoded (ARKit: to bytes appended in order below;
-            // Stray: straight to its PNG files) by one worker.
+            // Stray, 3D Scanner App: straight to their PNG files) by one worker.
             let frames = parallelMap(min(batch, o.frames - start), threads: o.threads) { k -> Result<[UInt8], any Error> in
                 let i = start + k
                 var depth = [Float](repeating: 0, count: layout.pixels)
@@ -238,7 +244,9 @@ public enum Synthesizer {
                 } }
                 return Result {
                     if let v = o.variant { return depth.withUnsafeBufferPointer { ARKitScanWriter.encode(metres: $0, variant: v) } }
-                    try depth.withUnsafeBufferPointer { try stray!.writeFrame(index: i, metres: $0, confidence: conf) }
+                    try depth.withUnsafeBufferPointer { d in
+                        if let stray { try stray.writeFrame(index: i, metres: d, confidence: conf) } else { try scanner3d!.writeFrame(index: i, metres: d, confidence: conf) }
+                    }
                     return []
                 }
             }
@@ -262,8 +270,11 @@ public enum Synthesizer {
             try arkit.finish(sceneName: URL(fileURLWithPath: directory).lastPathComponent, colorSize: (1920, 1440),
                              colourIntrinsics: colourIntrinsics, poses: zip(keys, written).map { ($0, $1) },
                              perFrameIntrinsics: nil, imu: imu)
+        } else if let stray {
+            try stray.finish(colourIntrinsics: colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu)
         } else {
-            try stray!.finish(colourIntrinsics: colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu)
+            try scanner3d!.finish(title: URL(fileURLWithPath: directory).lastPathComponent, colourIntrinsics: colourIntrinsics,
+                                  frames: zip(times, written).map { (o.startTime + $0, $1) })
         }
 
         // Ground truth.

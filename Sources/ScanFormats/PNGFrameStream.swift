@@ -1,0 +1,94 @@
+import Diagnostics
+import Execution
+
+/// The depth stream of a layout that stores each frame in its own file (Stray Scanner's
+/// `depth/NNNNNN.png`, 3D Scanner App's `depth_NNNNN.png`): frames decoded in parallel into
+/// batches of two buffers. While the consumer works on one batch, its threads that are done
+/// early decode the next batch's frames into the other (`DepthBatch.idle`), and the stream
+/// decodes what they left before handing it over. Not with `onFrame`, whose state may be
+/// per batch: then each batch is decoded after the consumer is done with the one before.
+/// A frame that fails to decode ends the stream with its error, after the frames before it
+/// are delivered.
+struct PNGFrameStream {
+    let count: Int
+    let layout: DepthFrameLayout
+    let format: DepthSampleFormat
+    let batchFrames: Int
+    /// Decodes frame `i` (uint16 millimetres) into the buffer; returns its error (runs in parallel).
+    let readDepth: (Int, UnsafeMutableRawBufferPointer) -> ScanFormatError?
+    /// Decodes frame `i`'s confidence map (a byte a pixel) into the buffer; false when the frame has none.
+    let readConfidence: (Int, UnsafeMutableRawBufferPointer) throws -> Bool
+
+    func forEach(threads: Int, confidence readsConfidence: Bool, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
+        let batchSize = batchFrames, frameBytes = layout.pixels * 2, pixels = layout.pixels, withConfidence = readsConfidence
+        /// One batch's frames and confidence maps, and each frame's error.
+        final class Slot: @unchecked Sendable {  // frame k's places are written by the one thread decoding it
+            let depth: UnsafeMutableRawBufferPointer, confidence: UnsafeMutableRawBufferPointer
+            let errors: UnsafeMutableBufferPointer<ScanFormatError?>
+            init(frames: Int, frameBytes: Int, confidenceBytes: Int) {
+                depth = .allocate(byteCount: frames * frameBytes, alignment: 64)
+                confidence = .allocate(byteCount: max(1, frames * confidenceBytes), alignment: 64)
+                errors = .allocate(capacity: frames)
+                errors.initialize(repeating: nil)
+            }
+            deinit { depth.deallocate(); confidence.deallocate(); errors.deinitialize(); errors.deallocate() }
+        }
+        let slots = (0..<2).map { _ in Slot(frames: batchSize, frameBytes: frameBytes, confidenceBytes: withConfidence ? pixels : 0) }
+        let hook = UncheckedSendable(onFrame)
+        let total = count, depthLayout = layout, depthFormat = format
+        func batch(_ start: Int, in slot: Slot) -> DepthBatch {
+            let n = min(batchSize, total - start)
+            return DepthBatch(firstIndex: start, count: n, layout: depthLayout, format: depthFormat,
+                              bytes: UnsafeRawBufferPointer(rebasing: slot.depth[0 ..< n * frameBytes]),
+                              confidence: withConfidence ? UnsafeRawBufferPointer(rebasing: slot.confidence[0 ..< n * pixels]) : nil)
+        }
+        /// Decodes frame k of `batch` into `slot` (any thread; each k once).
+        func decoder(_ batch: DepthBatch, _ slot: Slot) -> (Int) -> Void {
+            { k in
+                let dst = UnsafeMutableRawBufferPointer(rebasing: slot.depth[k * frameBytes ..< (k + 1) * frameBytes])
+                var failure = readDepth(batch.firstIndex + k, dst)
+                if withConfidence, failure == nil {
+                    let c = UnsafeMutableRawBufferPointer(rebasing: slot.confidence[k * pixels ..< (k + 1) * pixels])
+                    do {
+                        if try !readConfidence(batch.firstIndex + k, c) { c.initializeMemory(as: UInt8.self, repeating: 2) }
+                    } catch { failure = error as? ScanFormatError }
+                }
+                slot.errors[k] = failure
+                if failure == nil { hook.value?(batch, k) }
+            }
+        }
+        /// Decodes what is left of `work` on every thread.
+        func finish(_ work: IdleDecode) { parallelFor(threads, threads: threads) { _ in work.help() } }
+
+        guard total > 0 else { return }
+        var current = batch(0, in: slots[0])
+        finish(IdleDecode(count: current.count, decode: decoder(current, slots[0])))
+        var s = 0
+        while true {
+            let slot = slots[s], nextStart = current.firstIndex + current.count
+            // The frames before a bad one are delivered first, so counts and statistics cover them.
+            if let bad = slot.errors[0 ..< current.count].firstIndex(where: { $0 != nil }) {
+                if bad > 0 { try body(current.prefix(bad)) }
+                throw slot.errors[bad]!
+            }
+            guard nextStart < total else { return try body(current) }
+            let next = batch(nextStart, in: slots[1 - s])
+            let work = IdleDecode(count: next.count, decode: decoder(next, slots[1 - s]))
+            if onFrame == nil { current.idle = work }
+            try body(current)
+            finish(work)
+            current = next
+            s = 1 - s
+        }
+    }
+
+    /// Throws unless every level of the decoded confidence map `dst` is 0 (low), 1 (medium)
+    /// or 2 (high): anything else is a corrupt map, named by `file`, frame and pixel.
+    static func checkConfidenceLevels(_ dst: UnsafeMutableRawBufferPointer, layout: DepthFrameLayout, file: String, frame: Int) throws {
+        let levels = UnsafeRawBufferPointer(rebasing: dst[0 ..< layout.pixels])
+        if levels.reduce(0, { max($0, $1) }) > 2, let i = levels.firstIndex(where: { $0 > 2 }) {
+            throw ScanFormatError.malformed(InputLocation(file: file, frame: frame),
+                                            "confidence level \(levels[i]) at pixel (\(i % layout.width), \(i / layout.width)); levels are 0, 1, 2")
+        }
+    }
+}
