@@ -1,3 +1,5 @@
+import Codecs
+import Foundation
 import Diagnostics
 import Execution
 
@@ -80,6 +82,20 @@ struct PNGFrameStream {
             current = next
             s = 1 - s
         }
+    }
+
+    /// The size of a layout's first depth PNG, which every frame must have: a 16-bit
+    /// grayscale PNG (millimetres) within `DepthFrameLayout`'s bounds, or an error naming it.
+    static func depthLayout(firstPNG data: Data, path: String) throws -> DepthFrameLayout {
+        let here = InputLocation(file: path, frame: 0)
+        let info: PNGImage.Info
+        do { info = try PNGImage.info(data) } catch { throw ScanFormatError.corruptDepth(here, "\(error)") }
+        guard info.isGray, info.bitDepth == 16 else {
+            throw ScanFormatError.corruptDepth(here, "expected a 16-bit grayscale PNG (millimetres), found \(info.bitDepth)-bit\(info.isGray ? " grayscale" : " colour")")
+        }
+        let layout = DepthFrameLayout(width: info.width, height: info.height)
+        if let p = DepthFrameLayout.problem(width: layout.width, height: layout.height) { throw ScanFormatError.corruptDepth(here, p) }
+        return layout
     }
 
     /// Throws unless every level of the decoded confidence map `dst` is 0 (low), 1 (medium)

@@ -105,15 +105,7 @@ public final class Scanner3DScan: Scan {
         // The first depth frame fixes the size.
         let firstPath = Self.filePath(path, "depth", first, "png")
         let firstData = try StrayScan.readFile(firstPath, what: "depth frame", frame: 0)
-        let info: PNGImage.Info
-        do { info = try PNGImage.info(firstData) } catch { throw ScanFormatError.corruptDepth(InputLocation(file: firstPath, frame: 0), "\(error)") }
-        guard info.isGray, info.bitDepth == 16 else {
-            throw ScanFormatError.corruptDepth(InputLocation(file: firstPath, frame: 0), "expected a 16-bit grayscale PNG (millimetres), found \(info.bitDepth)-bit\(info.isGray ? " grayscale" : " colour")")
-        }
-        depthLayout = DepthFrameLayout(width: info.width, height: info.height)
-        if let p = DepthFrameLayout.problem(width: depthLayout.width, height: depthLayout.height) {
-            throw ScanFormatError.corruptDepth(InputLocation(file: firstPath, frame: 0), p)
-        }
+        depthLayout = try PNGFrameStream.depthLayout(firstPNG: firstData, path: firstPath)
         depthEvidence = ["\(depthFrameNumbers.count) files depth_NNNNN.png, \(depthLayout.width)x\(depthLayout.height) uint16 millimetres",
                          "\(jsonNumbers.count) files frame_NNNNN.json (cameraPoseARFrame, intrinsics, time)"]
         let gaps = zip(depthFrameNumbers, depthFrameNumbers.dropFirst()).filter { $1 - $0 != 1 }.count

@@ -85,16 +85,11 @@ public final class StrayScan: Scan {
                 throw ScanFormatError.corruptDepth(InputLocation(file: firstPath, frame: 0), "expected a 2-D uint16 array, found \(h.dtype.rawValue) \(h.shape)")
             }
             depthLayout = DepthFrameLayout(width: h.shape[1], height: h.shape[0])
-        } else {
-            let info: PNGImage.Info
-            do { info = try PNGImage.info(firstData) } catch { throw ScanFormatError.corruptDepth(InputLocation(file: firstPath, frame: 0), "\(error)") }
-            guard info.isGray, info.bitDepth == 16 else {
-                throw ScanFormatError.corruptDepth(InputLocation(file: firstPath, frame: 0), "expected a 16-bit grayscale PNG (millimetres), found \(info.bitDepth)-bit\(info.isGray ? " grayscale" : " colour")")
+            if let p = DepthFrameLayout.problem(width: depthLayout.width, height: depthLayout.height) {
+                throw ScanFormatError.corruptDepth(InputLocation(file: firstPath, frame: 0), p)
             }
-            depthLayout = DepthFrameLayout(width: info.width, height: info.height)
-        }
-        if let p = DepthFrameLayout.problem(width: depthLayout.width, height: depthLayout.height) {
-            throw ScanFormatError.corruptDepth(InputLocation(file: firstPath, frame: 0), p)
+        } else {
+            depthLayout = try PNGFrameStream.depthLayout(firstPNG: firstData, path: firstPath)
         }
         depthEvidence = ["\(depthFrameNumbers.count) files depth/NNNNNN.\(usesNPY ? "npy" : "png"), \(depthLayout.width)x\(depthLayout.height) uint16 millimetres"]
         let gaps = zip(depthFrameNumbers, depthFrameNumbers.dropFirst()).filter { $1 - $0 != 1 }.count
