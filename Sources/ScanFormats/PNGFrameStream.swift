@@ -84,6 +84,10 @@ struct PNGFrameStream {
         }
     }
 
+    /// Frames a batch holds: 32, fewer when frames are large: a batch holds at most 32 MiB of
+    /// depth, and the stream keeps two (the next one decoded while the consumer works on this one).
+    static func batchFrames(_ layout: DepthFrameLayout) -> Int { min(32, max(1, (32 << 20) / (layout.pixels * 2))) }
+
     /// The size of a layout's first depth PNG, which every frame must have: a 16-bit
     /// grayscale PNG (millimetres) within `DepthFrameLayout`'s bounds, or an error naming it.
     static func depthLayout(firstPNG data: Data, path: String) throws -> DepthFrameLayout {

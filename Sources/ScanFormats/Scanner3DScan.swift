@@ -298,8 +298,7 @@ public final class Scanner3DScan: Scan {
     public var layoutDescription: String { "3D Scanner App (\(layout.rawValue), low-res export)" }
     public var videoPairingRule: String { "no video: colour frames are frame_NNNNN.jpg (not read yet)" }
 
-    /// As Stray's: at most 32 frames, at most 32 MiB of depth a batch.
-    public var depthBatchFrames: Int { min(32, max(1, (32 << 20) / (depthLayout.pixels * 2))) }
+    public var depthBatchFrames: Int { PNGFrameStream.batchFrames(depthLayout) }
 
     public func forEachDepthBatch(threads: Int, confidence readsConfidence: Bool, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
         try PNGFrameStream(count: depthFrameNumbers.count, layout: depthLayout, format: depthFormat, batchFrames: depthBatchFrames,

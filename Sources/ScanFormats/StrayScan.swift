@@ -254,9 +254,7 @@ public final class StrayScan: Scan {
     public func videoFrame(forDepthFrame index: Int) -> Int { index < depthFrameNumbers.count ? depthFrameNumbers[index] : index }
     public var videoPairingRule: String { "depth/NNNNNN.\(usesNPY ? "npy" : "png") <-> video frame NNNNNN" }
 
-    /// 32 frames, fewer when frames are large: a batch holds at most 32 MiB of depth, and the
-    /// stream keeps two (the next one decoded while the consumer works on this one).
-    public var depthBatchFrames: Int { min(32, max(1, (32 << 20) / (depthLayout.pixels * 2))) }
+    public var depthBatchFrames: Int { PNGFrameStream.batchFrames(depthLayout) }
 
     /// Batches in two buffers, decoded in parallel (`PNGFrameStream`).
     public func forEachDepthBatch(threads: Int, confidence readsConfidence: Bool, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
