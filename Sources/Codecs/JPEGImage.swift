@@ -56,14 +56,28 @@ public enum JPEGImage {
     /// Qualities accepted (libjpeg's scale).
     public static let qualityRange = 1...100
 
-    /// The RGB pixels (3 bytes each, rows top down) of a JPEG file's bytes.
-    public static func decodeRGB(_ bytes: [UInt8]) throws(CodecError) -> (rgb: [UInt8], width: Int, height: Int) {
+    /// The pixel size of a JPEG file's bytes, from its headers alone (nothing is decoded).
+    public static func size(_ bytes: [UInt8]) throws(CodecError) -> (width: Int, height: Int) {
         guard let h = tjInitDecompress() else { throw .corrupt(codec: "JPEG", detail: "libjpeg-turbo cannot start a decompressor") }
         defer { tjDestroy(h) }
+        let (width, height) = try header(h, bytes)
+        return (Int(width), Int(height))
+    }
+
+    /// The width and height libjpeg-turbo reads from the headers.
+    private static func header(_ h: tjhandle, _ bytes: [UInt8]) throws(CodecError) -> (Int32, Int32) {
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = 0, colourspace: Int32 = 0
         guard tjDecompressHeader3(h, bytes, UInt(bytes.count), &width, &height, &subsampling, &colourspace) == 0, width > 0, height > 0 else {
             throw .corrupt(codec: "JPEG", detail: "\(String(cString: tjGetErrorStr2(h)))")
         }
+        return (width, height)
+    }
+
+    /// The RGB pixels (3 bytes each, rows top down) of a JPEG file's bytes.
+    public static func decodeRGB(_ bytes: [UInt8]) throws(CodecError) -> (rgb: [UInt8], width: Int, height: Int) {
+        guard let h = tjInitDecompress() else { throw .corrupt(codec: "JPEG", detail: "libjpeg-turbo cannot start a decompressor") }
+        defer { tjDestroy(h) }
+        let (width, height) = try header(h, bytes)
         var rgb = [UInt8](repeating: 0, count: Int(width) * Int(height) * 3)
         guard tjDecompress2(h, bytes, UInt(bytes.count), &rgb, width, 0, height, Int32(TJPF_RGB.rawValue), TJFLAG_ACCURATEDCT) == 0 else {
             throw .corrupt(codec: "JPEG", detail: "\(String(cString: tjGetErrorStr2(h)))")

@@ -161,7 +161,7 @@ public final class Scanner3DScan: Scan {
             let file = Self.fileName("frame", j, "jpg")
             do {
                 let bytes = try InputFile.read(path + "/" + file, what: "colour frame", limit: InputFile.maxImageBytes)
-                size = try JPEGSize.read(bytes)
+                size = try JPEGImage.size(bytes)
                 source = file
             } catch { problems.append(ScanProblem(.warning, file, "no image size: \(error)")) }
         }
@@ -332,32 +332,5 @@ public final class Scanner3DScan: Scan {
         } catch { throw ScanFormatError.malformed(InputLocation(file: p, frame: index), "\(error)") }
         try PNGFrameStream.checkConfidenceLevels(dst, layout: depthLayout, file: p, frame: index)
         return true
-    }
-}
-
-/// The pixel size of a JPEG from its frame header (SOFn), without decoding it.
-enum JPEGSize {
-    struct Failure: Error, CustomStringConvertible { var description: String }
-
-    static func read(_ b: [UInt8]) throws -> (Int, Int) {
-        guard b.count >= 4, b[0] == 0xFF, b[1] == 0xD8 else { throw Failure(description: "not a JPEG (no FF D8 start marker)") }
-        var i = 2
-        while i + 4 <= b.count {
-            guard b[i] == 0xFF else { throw Failure(description: "expected a marker at byte offset \(i)") }
-            let marker = b[i + 1]
-            if marker == 0xFF { i += 1; continue }  // fill byte
-            let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
-            guard length >= 2 else { throw Failure(description: "segment length \(length) at byte offset \(i)") }
-            // SOF0..SOF15 except DHT (C4), JPG (C8), DAC (CC): height and width follow the precision.
-            if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) {
-                guard i + 9 <= b.count else { break }
-                let h = Int(b[i + 5]) << 8 | Int(b[i + 6]), w = Int(b[i + 7]) << 8 | Int(b[i + 8])
-                guard w > 0, h > 0 else { throw Failure(description: "frame header says \(w)x\(h)") }
-                return (w, h)
-            }
-            if marker == 0xDA || marker == 0xD9 { break }  // image data before any frame header
-            i += 2 + length
-        }
-        throw Failure(description: "no frame header (SOF) found")
     }
 }

@@ -10,11 +10,14 @@ import XCTest
 /// 3D Scanner App's low-res "All Data" export (`Scanner3DScan`): hand-written frames, the
 /// same synthetic frames as the ARKit-Scanner layout, and damaged exports.
 final class Scanner3DScanTests: XCTestCase {
-    /// A JPEG that is only a frame header: enough for its size to be read.
-    static func jpegHeader(width: Int, height: Int) -> [UInt8] {
-        [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x04, 0x4A, 0x46,  // SOI, an APP0 segment of 2 bytes
-         0xFF, 0xC0, 0x00, 0x11, 0x08, UInt8(height >> 8), UInt8(height & 255), UInt8(width >> 8), UInt8(width & 255), 0x03,
-         1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1, 0xFF, 0xD9]
+    /// A grey JPEG of this size, as libjpeg-turbo writes it (4:2:0).
+    static func jpeg(width: Int, height: Int) -> [UInt8] {
+        let luma = [UInt8](repeating: 128, count: width * height), chroma = [UInt8](repeating: 128, count: (width / 2) * (height / 2))
+        let encoder = try! JPEGEncoder()  // its buffer holds the bytes until it goes
+        return luma.withUnsafeBufferPointer { y in chroma.withUnsafeBufferPointer { c in
+            Array(try! encoder.encode(planes: (y.baseAddress!, c.baseAddress!, c.baseAddress!), strides: (width, width / 2, width / 2),
+                                            width: width, height: height, chromaShift: (1, 1), quality: 50))
+        } }
     }
 
     static func frameJSON(pose: [Double], k: [Double] = [1000, 0, 640, 0, 1000, 480, 0, 0, 1], time: Double = 100.5) -> String {
@@ -33,7 +36,7 @@ final class Scanner3DScanTests: XCTestCase {
         let dir = try TestSupport.synthScan(layout: .scanner3d, frames: 3)
         TestSupport.writeText(Self.frameJSON(pose: Self.handPose), dir + "/frame_00000.json")
         // K is for a 1280x960 colour image (its JPEG says so); depth is 64x48: scale 1/20.
-        TestSupport.write(Self.jpegHeader(width: 1280, height: 960), dir + "/frame_00000.jpg")
+        TestSupport.write(Self.jpeg(width: 1280, height: 960), dir + "/frame_00000.jpg")
         let scan = try Scanner3DScan(path: dir)
         XCTAssertEqual(scan.colorSize.width, 1280)
         XCTAssertEqual(scan.colorSize.height, 960)
@@ -223,12 +226,12 @@ final class Scanner3DScanTests: XCTestCase {
         XCTAssertTrue(t.contains("\"time\" is \"soon\""), t)
     }
 
-    func testJPEGSizeWithoutAFrameHeaderFallsBack() throws {
+    func testAJPEGWithoutAFrameHeaderFallsBack() throws {
         let dir = try TestSupport.synthScan(layout: .scanner3d, frames: 2)
         TestSupport.write([0xFF, 0xD8, 0xFF, 0xDA, 0, 2], dir + "/frame_00001.jpg")
         let scan = try Scanner3DScan(path: dir)
         XCTAssertEqual(scan.colorSize.width, 1920)
-        XCTAssertTrue(scan.problems.contains { $0.location == "frame_00001.jpg" && $0.message.contains("no frame header") }, "\(scan.problems)")
+        XCTAssertTrue(scan.problems.contains { $0.location == "frame_00001.jpg" && $0.message.contains("no image size: corrupt JPEG data") }, "\(scan.problems)")
         XCTAssertTrue(scan.problems.contains { $0.message.contains("taken as 1920x1440") }, "\(scan.problems)")
     }
 }
