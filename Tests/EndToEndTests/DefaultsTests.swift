@@ -117,34 +117,35 @@ final class DefaultsTests: XCTestCase {
     }
 
     /// What `config.yaml`'s `options` say that `defaults` (as JSON) do not: unknown keys and
-    /// values that differ. The YAML is read by a reader of the subset the file uses: nested
-    /// mappings by indentation, scalars (numbers, booleans, words), `#` comments.
+    /// values that differ. The YAML is read by PyYAML, the reader Snakemake reads it with (from
+    /// the tests' venv).
     static func configMismatches(against defaults: RunOptions) throws -> [String] {
-        let text = String(decoding: TestSupport.read(TestSupport.repositoryRoot + "/Pipelines/config.yaml"), as: UTF8.self)
+        let python = try TestSupport.peerPython(needs: "PyYAML (Snakemake's YAML reader)", check: "import yaml")
+        let r = try TestSupport.run(python, ["-c", "import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))['options']))",
+                                             TestSupport.repositoryRoot + "/Pipelines/config.yaml"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let config = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: JSONOutput.encode(defaults)) as? [String: Any])
-        var path: [(indent: Int, key: String)] = [], problems: [String] = [], inOptions = false, leaves = 0
-        for raw in text.split(separator: "\n") {
-            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
-            guard !line.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
-            let indent = line.prefix { $0 == " " }.count
-            let parts = line.trimmingCharacters(in: .whitespaces).split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            while let last = path.last, last.indent >= indent { path.removeLast() }
-            if indent == 0 { inOptions = parts[0] == "options" }
-            guard inOptions, indent > 0 else { path = indent == 0 ? [(0, parts[0])] : path; continue }
-            let keys = path.dropFirst().map(\.key) + [parts[0]]
-            let value = parts.count > 1 ? parts[1] : ""
-            if value.isEmpty { path.append((indent, parts[0])); continue }
-            leaves += 1
-            let name = "options." + keys.joined(separator: ".")
-            var node: Any? = json
-            for k in keys { node = (node as? [String: Any])?[k] }
-            guard let node else { problems.append("\(name): not a run option"); continue }
-            let same: Bool
-            if value == "true" || value == "false" { same = (node as? Bool) == (value == "true") }
-            else if let number = Double(value) { same = (node as? NSNumber)?.doubleValue == number }
-            else { same = (node as? String) == value }
-            if !same { problems.append("\(name): config.yaml says \(value), the default is \(node)") }
+        var problems: [String] = [], leaves = 0
+        func text(_ v: Any) -> String {
+            String(decoding: (try? JSONSerialization.data(withJSONObject: [v])) ?? Data(), as: UTF8.self).dropFirst().dropLast().description
         }
+        func compare(_ given: [String: Any], _ known: [String: Any], _ path: String) {
+            for key in given.keys.sorted() {
+                let name = path + "." + key
+                guard let node = known[key] else { problems.append("\(name): not a run option"); continue }
+                if let nested = given[key] as? [String: Any] {
+                    guard let knownNested = node as? [String: Any] else { problems.append("\(name): not a group of options"); continue }
+                    compare(nested, knownNested, name)
+                    continue
+                }
+                leaves += 1
+                // compared as JSON text (the YAML's 0.02 and the default's 0.02 print alike)
+                let value = text(given[key]!), fallback = text(node)
+                if value != fallback { problems.append("\(name): config.yaml says \(value), the default is \(fallback)") }
+            }
+        }
+        compare(config, json, "options")
         XCTAssertGreaterThan(leaves, 3, "config.yaml's options were not read")
         return problems
     }
