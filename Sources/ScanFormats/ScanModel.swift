@@ -215,6 +215,27 @@ public protocol Scan: AnyObject {
     func videoFrame(forDepthFrame index: Int) -> Int
     /// How depth frames are paired with video frames, in words (for the frame accounting).
     var videoPairingRule: String { get }
+    /// The colour images of a layout that keeps colour as image files rather than a video
+    /// (3D Scanner App's `frame_NNNNN.jpg`, ...), ascending by frame number; nil for a layout
+    /// with a video (`colourVideoPath`).
+    var colourImages: [ColourImage]? { get }
+}
+
+/// One colour image of a scan that keeps colour as image files: the colour frame number
+/// (what `videoFrame(forDepthFrame:)` gives for the depth frames recorded with it) and the
+/// file's path. Numbers may have gaps (colour on a subset of frames).
+public struct ColourImage: Sendable, Equatable {
+    public var frame: Int
+    public var path: String
+    public init(frame: Int, path: String) { self.frame = frame; self.path = path }
+}
+
+/// Where a scan's colour comes from.
+public enum ColourSource: Sendable, Equatable {
+    /// A video file: colour frame i is the video's i-th frame in presentation order.
+    case video(path: String)
+    /// One image file (JPEG or PNG) per colour frame.
+    case images([ColourImage])
 }
 
 /// Work on one freshly decoded frame, run on the decoding thread while the frame's pixels
@@ -255,6 +276,14 @@ extension Scan {
     public var layoutDescription: String { layout.rawValue }
     public var hasConfidenceMaps: Bool { false }
     public func directDepthFrames() throws -> DirectDepthFrames? { nil }
+
+    public var colourImages: [ColourImage]? { nil }
+
+    /// The scan's colour: its image files, else its video, else nil.
+    public var colourSource: ColourSource? {
+        if let images = colourImages, !images.isEmpty { return .images(images) }
+        return colourVideoPath.map { .video(path: $0) }
+    }
 
     /// The colour video's path when the scan has one (a regular file named
     /// `layout.colourVideoName` in the scan folder), else nil.
