@@ -4,6 +4,44 @@ import Geometry
 import Diagnostics
 import FileIO
 
+/// What a scan writer is given once every depth frame is written: the sidecars' contents.
+public struct ScanSidecars {
+    /// The scan's name (ARKit-Scanner's `scene_name`, 3D Scanner App's `title`).
+    public var name: String
+    /// The colour camera's resolution and intrinsics (the depth's are scaled from them).
+    public var colourSize: (width: Int, height: Int)
+    public var colourIntrinsics: Intrinsics
+    /// Each frame's capture time (seconds on the device clock) and written pose
+    /// (depthpose's convention: camera-to-world, ARKit camera axes).
+    public var frames: [(time: Double, pose: Pose)]
+    public var imu: [IMUSample]
+
+    public init(name: String, colourSize: (width: Int, height: Int), colourIntrinsics: Intrinsics, frames: [(time: Double, pose: Pose)], imu: [IMUSample]) {
+        self.name = name; self.colourSize = colourSize; self.colourIntrinsics = colourIntrinsics; self.frames = frames; self.imu = imu
+    }
+
+    /// Frame `i`'s key as the ARKit-Scanner layout and the ground truth stamp it (`%.6f` seconds).
+    public func key(_ i: Int) -> String { String(format: "%.6f", frames[i].time) }
+}
+
+/// A layout that `synth` (and tests) write: each frame's depth encoded on any thread, the
+/// encoded frames appended in frame order, then the sidecars. One writer per layout, each
+/// beside its reader's conventions; `synth` picks one by `SynthOptions.Layout`.
+public protocol ScanLayoutWriter: AnyObject {
+    /// Encodes frame `index` (metres, 0 = no depth; confidence 0–2) and, in a layout with a
+    /// file per frame, writes it; thread-safe. Returns what `append` takes, in frame order
+    /// (empty for a file per frame).
+    func encodeFrame(index: Int, metres: UnsafeBufferPointer<Float>, confidence: [UInt8]) throws -> [UInt8]
+    /// Appends frame after frame what `encodeFrame` returned.
+    func append(encoded: [UInt8]) throws
+    /// Ends the depth and writes the sidecars.
+    func finish(_ sidecars: ScanSidecars) throws
+}
+
+extension ScanLayoutWriter {
+    public func append(encoded: [UInt8]) throws {}
+}
+
 /// Writes a scan in the ARKit-Scanner layout: `metadata.json`, `depth.bin` (any variant),
 /// `trans.json`, `intri.json`, `imu.json`. Used by `synth` and by tests.
 /// Files are written into `directory`; callers wanting atomicity pass a staging folder.
@@ -239,4 +277,33 @@ public final class Scanner3DScanWriter {
         try encoder.encode(InfoJSON(title: title, generator: "depthpose synth", frames: frames.count))
             .write(to: URL(fileURLWithPath: directory + "/info.json"))
     }
+}
+
+extension ARKitScanWriter: ScanLayoutWriter {
+    public func encodeFrame(index: Int, metres: UnsafeBufferPointer<Float>, confidence: [UInt8]) throws -> [UInt8] {
+        Self.encode(metres: metres, variant: variant)
+    }
+
+    public func finish(_ s: ScanSidecars) throws {
+        try finish(sceneName: s.name, colorSize: s.colourSize, colourIntrinsics: s.colourIntrinsics,
+                   poses: s.frames.indices.map { (s.key($0), s.frames[$0].pose) }, perFrameIntrinsics: nil, imu: s.imu)
+    }
+}
+
+extension StrayScanWriter: ScanLayoutWriter {
+    public func encodeFrame(index: Int, metres: UnsafeBufferPointer<Float>, confidence: [UInt8]) throws -> [UInt8] {
+        try writeFrame(index: index, metres: metres, confidence: confidence)
+        return []
+    }
+
+    public func finish(_ s: ScanSidecars) throws { try finish(colourIntrinsics: s.colourIntrinsics, frames: s.frames, imu: s.imu) }
+}
+
+extension Scanner3DScanWriter: ScanLayoutWriter {
+    public func encodeFrame(index: Int, metres: UnsafeBufferPointer<Float>, confidence: [UInt8]) throws -> [UInt8] {
+        try writeFrame(index: index, metres: metres, confidence: confidence)
+        return []
+    }
+
+    public func finish(_ s: ScanSidecars) throws { try finish(title: s.name, colourIntrinsics: s.colourIntrinsics, frames: s.frames) }
 }

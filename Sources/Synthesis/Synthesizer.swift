@@ -61,13 +61,17 @@ public struct SynthOptions: Sendable {
         case apartment
     }
     public init() {}
+}
 
-    var variant: DepthVariant? {
-        switch layout {
-        case .lz4: return .lz4
-        case .deflate: return .deflate
-        case .wholefile: return .wholeFile
-        case .stray, .scanner3d: return nil
+extension SynthOptions.Layout {
+    /// The writer of this layout, writing into `directory`.
+    func writer(directory: String, depth: DepthFrameLayout, strayGeneration: StrayGeneration?) throws -> any ScanLayoutWriter {
+        switch self {
+        case .lz4: return try ARKitScanWriter(directory: directory, variant: .lz4, layout: depth)
+        case .deflate: return try ARKitScanWriter(directory: directory, variant: .deflate, layout: depth)
+        case .wholefile: return try ARKitScanWriter(directory: directory, variant: .wholeFile, layout: depth)
+        case .stray: return try StrayScanWriter(directory: directory, layout: depth, generation: strayGeneration)
+        case .scanner3d: return try Scanner3DScanWriter(directory: directory, layout: depth)
         }
     }
 }
@@ -228,13 +232,11 @@ public enum Synthesizer {
         let travelled = distances.last!
 
         // Depth, in parallel batches appended in order.
-        let arkit = try o.variant.map { try ARKitScanWriter(directory: dir, variant: $0, layout: layout) }
-        let stray = o.layout == .stray ? try StrayScanWriter(directory: dir, layout: layout, generation: o.strayGeneration) : nil
-        let scanner3d = o.layout == .scanner3d ? try Scanner3DScanWriter(directory: dir, layout: layout) : nil
+        let writer = try o.layout.writer(directory: dir, depth: layout, strayGeneration: o.strayGeneration)
         let batch = 32
         for start in stride(from: 0, to: o.frames, by: batch) {
-            // Each frame is rendered and encoded (ARKit: to bytes appended in order below;
-            // Stray, 3D Scanner App: straight to their PNG files) by one worker.
+            // Each frame is rendered and encoded (to bytes appended in order below, or
+            // straight to its own files) by one worker.
             let frames = parallelMap(min(batch, o.frames - start), threads: o.threads) { k -> Result<[UInt8], any Error> in
                 let i = start + k
                 var depth = [Float](repeating: 0, count: layout.pixels)
@@ -242,18 +244,9 @@ public enum Synthesizer {
                 depth.withUnsafeMutableBufferPointer { d in conf.withUnsafeMutableBufferPointer { c in
                     renderer.render(index: i, pose: truth[i], occluder: gestures.occluder(at: times[i]), depth: d, confidence: c)
                 } }
-                return Result {
-                    if let v = o.variant { return depth.withUnsafeBufferPointer { ARKitScanWriter.encode(metres: $0, variant: v) } }
-                    try depth.withUnsafeBufferPointer { d in
-                        if let stray { try stray.writeFrame(index: i, metres: d, confidence: conf) } else { try scanner3d!.writeFrame(index: i, metres: d, confidence: conf) }
-                    }
-                    return []
-                }
+                return Result { try depth.withUnsafeBufferPointer { try writer.encodeFrame(index: i, metres: $0, confidence: conf) } }
             }
-            for f in frames {
-                let bytes = try f.get()
-                try arkit?.append(encoded: bytes)
-            }
+            for f in frames { try writer.append(encoded: try f.get()) }
         }
 
         if o.colour { try writeColourVideo(o, scene: scene, poses: truth, to: dir + "/" + colourVideoName) }
@@ -265,17 +258,10 @@ public enum Synthesizer {
             DeviceMotion.sample(pose: poseAt, at: -0.2 + Double(k) / o.imuRate + 0.0031, clockOffset: o.startTime, noise: &imuNoise)
         }
 
-        let keys = times.map { String(format: "%.6f", o.startTime + $0) }
-        if let arkit {
-            try arkit.finish(sceneName: URL(fileURLWithPath: directory).lastPathComponent, colorSize: (1920, 1440),
-                             colourIntrinsics: colourIntrinsics, poses: zip(keys, written).map { ($0, $1) },
-                             perFrameIntrinsics: nil, imu: imu)
-        } else if let stray {
-            try stray.finish(colourIntrinsics: colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu)
-        } else {
-            try scanner3d!.finish(title: URL(fileURLWithPath: directory).lastPathComponent, colourIntrinsics: colourIntrinsics,
-                                  frames: zip(times, written).map { (o.startTime + $0, $1) })
-        }
+        let sidecars = ScanSidecars(name: URL(fileURLWithPath: directory).lastPathComponent, colourSize: (1920, 1440),
+                                    colourIntrinsics: colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu)
+        try writer.finish(sidecars)
+        let keys = times.indices.map(sidecars.key)
 
         // Ground truth.
         // Stamped exactly as the scan's poses (their keys), so the two associate one to one.
