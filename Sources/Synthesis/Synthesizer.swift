@@ -12,6 +12,9 @@ public struct SynthOptions: Sendable {
         case lz4, deflate, wholefile, stray
         /// 3D Scanner App's low-res "All Data" export (no colour video: `colour` is refused).
         case scanner3d
+        /// MultiScan's iOS capture: `<scan>.depth.zlib` (float16), `.confidence.zlib`, `.jsonl`,
+        /// `.json`, with `colour` the video `<scan>.mp4` (the scan is the output folder's name).
+        case multiscan
     }
     public var frames = 300
     public var fps = 30.0
@@ -65,13 +68,14 @@ public struct SynthOptions: Sendable {
 
 extension SynthOptions.Layout {
     /// The writer of this layout, writing into `directory`.
-    func writer(directory: String, depth: DepthFrameLayout, strayGeneration: StrayGeneration?) throws -> any ScanLayoutWriter {
+    func writer(directory: String, name: String, depth: DepthFrameLayout, strayGeneration: StrayGeneration?) throws -> any ScanLayoutWriter {
         switch self {
         case .lz4: return try ARKitScanWriter(directory: directory, variant: .lz4, layout: depth)
         case .deflate: return try ARKitScanWriter(directory: directory, variant: .deflate, layout: depth)
         case .wholefile: return try ARKitScanWriter(directory: directory, variant: .wholeFile, layout: depth)
         case .stray: return try StrayScanWriter(directory: directory, layout: depth, generation: strayGeneration)
         case .scanner3d: return try Scanner3DScanWriter(directory: directory, layout: depth)
+        case .multiscan: return try MultiScanWriter(directory: directory, stem: name, layout: depth)
         }
     }
 }
@@ -232,7 +236,8 @@ public enum Synthesizer {
         let travelled = distances.last!
 
         // Depth, in parallel batches appended in order.
-        let writer = try o.layout.writer(directory: dir, depth: layout, strayGeneration: o.strayGeneration)
+        let name = URL(fileURLWithPath: directory).lastPathComponent
+        let writer = try o.layout.writer(directory: dir, name: name, depth: layout, strayGeneration: o.strayGeneration)
         let batch = 32
         for start in stride(from: 0, to: o.frames, by: batch) {
             // Each frame is rendered and encoded (to bytes appended in order below, or
@@ -249,7 +254,10 @@ public enum Synthesizer {
             for f in frames { try writer.append(encoded: try f.get()) }
         }
 
-        if o.colour { try writeColourVideo(o, scene: scene, poses: truth, to: dir + "/" + colourVideoName) }
+        if o.colour {
+            let video = o.layout == .multiscan ? MultiScanScan.file(.video, name) : colourVideoName
+            try writeColourVideo(o, scene: scene, poses: truth, to: dir + "/" + video)
+        }
 
         // IMU on its own clock, never equal to frame times.
         var imuNoise = SeededRandom(seed: o.seed, stream: 0x1A0)
@@ -258,7 +266,7 @@ public enum Synthesizer {
             DeviceMotion.sample(pose: poseAt, at: -0.2 + Double(k) / o.imuRate + 0.0031, clockOffset: o.startTime, noise: &imuNoise)
         }
 
-        let sidecars = ScanSidecars(name: URL(fileURLWithPath: directory).lastPathComponent, colourSize: (1920, 1440),
+        let sidecars = ScanSidecars(name: name, colourSize: (1920, 1440),
                                     colourIntrinsics: colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu)
         try writer.finish(sidecars)
         let keys = times.indices.map(sidecars.key)
