@@ -181,6 +181,17 @@ final class MultiScanScanTests: XCTestCase {
         for (x, y) in zip(ea, em) { XCTAssertEqual(x.startTime, y.startTime, accuracy: 1e-6) }
     }
 
+    func testColourVideoIsNamedAfterTheScan() throws {
+        let dir = try TestSupport.synthScan(layout: .multiscan, frames: 2)
+        let scan = try ScanOpener.open(dir)
+        XCTAssertNil(scan.colourVideoPath)
+        XCTAssertNil(scan.colourSource)
+        XCTAssertEqual(scan.layout.missingColourReason, "no colour video (<scan>.mp4) in this scan")
+        TestSupport.write([0], Self.file(dir, .video))
+        XCTAssertEqual(scan.colourVideoPath, Self.file(dir, .video), "asked through `any Scan`: the reader's own answer")
+        XCTAssertEqual(scan.colourSource, .video(path: Self.file(dir, .video)))
+    }
+
     func testConfidenceIsRead() throws {
         let dir = try TestSupport.synthScan(layout: .multiscan, frames: 3)
         let scan = try MultiScanScan(path: dir)
