@@ -193,7 +193,7 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
     case .multiscan:
         let files = MultiScanScan.File.self, stem = scan + "/scan"
         let kind = [files.cameras, .metadata, .depth, .confidence][Int(choice) % 4]
-        if kind == .cameras { _ = MultiScanScan.parseCameras([UInt8](rest), file: "scan.jsonl") }
+        if kind == .cameras { _ = try? MultiScanScan.parseCameras([UInt8](rest), file: "scan.jsonl") }
         let depth = [Float16](repeating: 1.5, count: 2 * width * height), conf = [UInt8](repeating: 2, count: 2 * width * height)
         let valid: [MultiScanScan.File: Data] = [
             .cameras: Data((0..<2).map { i in "{\"timestamp\":\(100_000_000 * (i + 1)),\"intrinsics\":[200,0,0,0,200,0,8,6,1],\"transform\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,\(i),1]}\n" }.joined().utf8),

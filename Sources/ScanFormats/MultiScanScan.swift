@@ -60,13 +60,15 @@ public final class MultiScanScan: Scan {
     public let intrinsics: Intrinsics
     public let poses: [TimedPose]
     public let imu: [IMUSample] = []
-    public var problems: [ScanProblem] { openingProblems + streamProblems }
+    public var problems: [ScanProblem] { openingProblems + streamProblems + (confidenceProblem.map { [$0] } ?? []) }
     /// The metadata file, decoded.
     public let metadata: Metadata
     /// Colour resolution the intrinsics refer to, and where it comes from.
     public let colorSize: (width: Int, height: Int)
     private let openingProblems: [ScanProblem]
     private var streamProblems: [ScanProblem] = []
+    /// The confidence stream's warning, from the last pass that read it.
+    private var confidenceProblem: ScanProblem?
     private let perFrameIntrinsics: [Intrinsics?]
     private let depthFile: PositionalFile
     private let confidenceFile: PositionalFile?
@@ -202,36 +204,54 @@ public final class MultiScanScan: Scan {
         return CameraRecord(pose: pose, poseProblem: problem, lastRow: lastRow == SIMD4(0, 0, 0, 1) ? nil : lastRow, k: k, time: time)
     }
 
+    /// Unreadable lines named one by one in the problems; the others are counted in one.
+    static let namedUnreadableLines = 20
+    /// Unreadable lines that make a file not camera parameters at all (a slot each would
+    /// otherwise be kept: a gigabyte of newlines must not become a billion slots).
+    public static let maxUnreadableLines = 10_000
+
     /// Every line of a `.jsonl` in order, nil for a line that cannot be read (empty, cut
-    /// short, garbled), with a problem naming it. A final newline ends the last line; bytes
-    /// after it with no newline are a line too (cut short if they do not parse).
-    public static func parseCameras(_ bytes: [UInt8], file: String) -> (records: [CameraRecord?], problems: [ScanProblem]) {
+    /// short, garbled), with a problem naming it (the first `namedUnreadableLines`, then a
+    /// count). A final newline ends the last line; bytes after it with no newline are a line
+    /// too (cut short if they do not parse). Throws past `maxUnreadableLines` unreadable lines.
+    public static func parseCameras(_ bytes: [UInt8], file: String) throws(ScanFormatError) -> (records: [CameraRecord?], problems: [ScanProblem]) {
         var records: [CameraRecord?] = [], problems: [ScanProblem] = []
-        var start = 0, line = 1
+        var start = 0, line = 1, unreadable = 0, firstUnnamed: Int?
+        func unusable(_ problem: ScanProblem) throws(ScanFormatError) {
+            records.append(nil)
+            unreadable += 1
+            if unreadable <= namedUnreadableLines { problems.append(problem) } else if firstUnnamed == nil { firstUnnamed = line }
+            if unreadable > maxUnreadableLines {
+                throw .malformed(InputLocation(file: file, line: line), "more than \(maxUnreadableLines) unreadable lines: not MultiScan camera parameters")
+            }
+        }
         while start < bytes.count {
             let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
             let text = Array(bytes[start ..< end])
             let frame = records.count
             if text.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 13 }) {
-                problems.append(ScanProblem(.error, "\(InputLocation(file: file, line: line))", "empty line; frame \(frame) counts as having no pose"))
-                records.append(nil)
+                try unusable(ScanProblem(.error, "\(InputLocation(file: file, line: line))", "empty line; frame \(frame) counts as having no pose"))
             } else {
-                do throws(ScanFormatError) {
-                    let r = try parseCameraLine(text, file: file, line: line, offset: start)
+                let parsed: Result<CameraRecord, ScanFormatError>
+                do throws(ScanFormatError) { parsed = .success(try parseCameraLine(text, file: file, line: line, offset: start)) } catch { parsed = .failure(error) }
+                switch parsed {
+                case let .success(r):
                     if let p = r.poseProblem { problems.append(ScanProblem(.error, "\(InputLocation(file: file, line: line))", "transform \(p); frame \(frame) counts as having no pose")) }
                     records.append(r)
-                } catch {
+                case let .failure(error):
                     let cut = end == bytes.count ? " (the last line, without a newline: cut short?)" : ""
                     let (loc, msg): (String, String) = switch error {
                     case let .malformed(l, m): ("\(l)", m)
                     default: (file, "\(error)")
                     }
-                    problems.append(ScanProblem(.error, loc, "\(msg)\(cut); frame \(frame) counts as having no pose"))
-                    records.append(nil)
+                    try unusable(ScanProblem(.error, loc, "\(msg)\(cut); frame \(frame) counts as having no pose"))
                 }
             }
             start = end + 1
             line += 1
+        }
+        if let firstUnnamed {
+            problems.append(ScanProblem(.error, file, "\(unreadable - namedUnreadableLines) more unreadable lines (the first at line \(firstUnnamed)); their frames count as having no pose"))
         }
         return (records, problems)
     }
@@ -292,7 +312,7 @@ public final class MultiScanScan: Scan {
         // Camera parameters: one pose slot a line.
         let camBytes: [UInt8]
         do { camBytes = try InputFile.read(path + "/" + camName, what: "MultiScan camera parameters (\(camName))") } catch { throw ScanFormatError.from(error) }
-        let (records, cameraProblems) = Self.parseCameras(camBytes, file: camName)
+        let (records, cameraProblems) = try Self.parseCameras(camBytes, file: camName)
         problems += cameraProblems
         var poses = records.enumerated().map { i, r -> TimedPose in
             guard let r else { return TimedPose(time: nil, key: String(i), pose: .identity, problem: "unreadable line \(i + 1)") }
@@ -451,7 +471,9 @@ public final class MultiScanScan: Scan {
         }
         if depth.trailingBytes > 0 { problems.append(ScanProblem(.warning, depthName, "\(depth.trailingBytes) bytes after the end of the deflate stream were ignored")) }
         if invalidSamples > 0 { problems.append(ScanProblem(.warning, depthName, "\(invalidSamples) samples are NaN, infinite or negative: read as no depth")) }
-        if let e = confidenceEnd { problems.append(ScanProblem(.warning, confName, "the stream ends after \(e) of \(index) frames; later frames are read as high confidence")) }
+        if withConfidence, confStream != nil {
+            confidenceProblem = confidenceEnd.map { e in ScanProblem(.warning, confName, "the stream ends after \(e) of \(index) frames; later frames are read as high confidence") }
+        }
         let lines = poses.count, camName = Self.file(.cameras, name)
         if lines < index { problems.append(ScanProblem(.warning, camName, "\(lines) lines for \(index) depth frames: frames \(lines)... have no pose (never shifted)")) }
         if lines > index { problems.append(ScanProblem(.warning, camName, "\(lines) lines for \(index) depth frames: the last \(lines - index) lines pair with no frame")) }

@@ -121,6 +121,8 @@ extension MultiScanWriter: ScanLayoutWriter {
         Self.encode(metres: metres, confidence: confidence)
     }
 
+    public var colourVideoName: String? { MultiScanScan.file(.video, stem) }
+
     public func finish(_ s: ScanSidecars) throws {
         let span = (s.frames.last?.time ?? 0) - (s.frames.first?.time ?? 0)
         let fps = s.frames.count > 1 && span > 0 ? Double(s.frames.count - 1) / span : 30

@@ -36,10 +36,14 @@ public protocol ScanLayoutWriter: AnyObject {
     func append(encoded: [UInt8]) throws
     /// Ends the depth and writes the sidecars.
     func finish(_ sidecars: ScanSidecars) throws
+    /// The colour video's file name in this layout when the app names it after the scan
+    /// (MultiScan's `<scan>.mp4`); nil: `synth`'s usual `rgb.mp4`.
+    var colourVideoName: String? { get }
 }
 
 extension ScanLayoutWriter {
     public func append(encoded: [UInt8]) throws {}
+    public var colourVideoName: String? { nil }
 }
 
 /// Writes a scan in the ARKit-Scanner layout: `metadata.json`, `depth.bin` (any variant),

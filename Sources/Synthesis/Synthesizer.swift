@@ -254,10 +254,7 @@ public enum Synthesizer {
             for f in frames { try writer.append(encoded: try f.get()) }
         }
 
-        if o.colour {
-            let video = o.layout == .multiscan ? MultiScanScan.file(.video, name) : colourVideoName
-            try writeColourVideo(o, scene: scene, poses: truth, to: dir + "/" + video)
-        }
+        if o.colour { try writeColourVideo(o, scene: scene, poses: truth, to: dir + "/" + (writer.colourVideoName ?? colourVideoName)) }
 
         // IMU on its own clock, never equal to frame times.
         var imuNoise = SeededRandom(seed: o.seed, stream: 0x1A0)

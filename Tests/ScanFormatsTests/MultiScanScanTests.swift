@@ -190,6 +190,11 @@ final class MultiScanScanTests: XCTestCase {
         TestSupport.write([0], Self.file(dir, .video))
         XCTAssertEqual(scan.colourVideoPath, Self.file(dir, .video), "asked through `any Scan`: the reader's own answer")
         XCTAssertEqual(scan.colourSource, .video(path: Self.file(dir, .video)))
+        // synth --color writes the video under the scan's name, not rgb.mp4.
+        let coloured = try TestSupport.synthScan(layout: .multiscan, frames: 2) { $0.colour = true }
+        XCTAssertGreaterThan(TestSupport.read(Self.file(coloured, .video)).count, 100)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: coloured + "/" + Synthesizer.colourVideoName))
+        XCTAssertEqual(try ScanOpener.open(coloured).colourVideoPath, Self.file(coloured, .video))
     }
 
     func testConfidenceIsRead() throws {
@@ -273,6 +278,26 @@ final class MultiScanScanTests: XCTestCase {
         let cut = scan.problems.first { $0.location.hasPrefix("\(name):5 (byte offset ") }
         XCTAssertTrue(cut?.message.contains("cut short?") == true && cut?.message.contains("frame 4 counts as having no pose") == true, "\(scan.problems)")
         XCTAssertEqual(cut?.severity, .error)
+    }
+
+    func testShortConfidenceStreamAndManyUnreadableLinesAreAccounted() throws {
+        let dir = try TestSupport.synthScan(layout: .multiscan, frames: 4)
+        let levels = try Self.inflated(Self.file(dir, .confidence))
+        TestSupport.write(try Self.deflated(Array(levels.prefix(2 * 64 * 48 + 10))), Self.file(dir, .confidence))
+        let scan = try MultiScanScan(path: dir)
+        var read: [UInt8] = []
+        try scan.forEachDepthBatch(threads: 1, confidence: true, onFrame: nil) { b in read += b.confidence! }
+        XCTAssertEqual(Array(read.prefix(2 * 64 * 48)), Array(levels.prefix(2 * 64 * 48)))
+        XCTAssertTrue(read.suffix(2 * 64 * 48).allSatisfy { $0 == 2 })
+        XCTAssertTrue(scan.problems.contains { $0.message.contains("the stream ends after 2 of 4 frames") }, "\(scan.problems)")
+        // Unreadable lines are named up to a point, then counted; past the limit the file is refused.
+        let text = TestSupport.readText(Self.file(dir, .cameras))
+        TestSupport.writeText(String(repeating: "\n", count: 30) + text, Self.file(dir, .cameras))
+        let shifted = try MultiScanScan(path: dir)
+        XCTAssertEqual(shifted.problems.filter { $0.message.contains("empty line") }.count, 20)
+        XCTAssertTrue(shifted.problems.contains { $0.message.contains("10 more unreadable lines (the first at line 21)") }, "\(shifted.problems)")
+        TestSupport.writeText(String(repeating: "\n", count: MultiScanScan.maxUnreadableLines + 1), Self.file(dir, .cameras))
+        XCTAssertThrowsError(try MultiScanScan(path: dir)) { XCTAssertTrue("\($0)".contains("more than 10000 unreadable lines"), "\($0)") }
     }
 
     func testMoreOrFewerLinesThanFramesAreAccountedNeverShifted() throws {
