@@ -260,8 +260,8 @@ public final class MultiScanScan: Scan {
     }
 
     /// Whether `file` starts with a zlib (RFC 1950) header: the app writes raw deflate, but
-    /// a stream re-compressed with `zlib.compress` has one (its first two bytes cannot begin a
-    /// valid raw stream: they would be a stored block whose length and its complement disagree).
+    /// a stream re-compressed with `zlib.compress` has one. Read as raw deflate, its first byte
+    /// would open a stored block with non-zero padding bits, which no encoder writes.
     /// Such a stream is read from after the header; its 4-byte Adler-32 trailer is expected.
     static func zlibHeader(_ file: PositionalFile) -> Bool {
         guard file.size >= 6 else { return false }
