@@ -344,3 +344,29 @@ int dp_png_decode_gray(const uint8_t *data, size_t len, int width, int height, i
 }
 
 void dp_png_free(void *p) { free(p); }
+
+int dp_png_decode_rgb(const uint8_t *data, size_t len, uint8_t *pixels, size_t capacity,
+                      int *width, int *height, char *err, size_t err_len) {
+    png_image image;
+    memset(&image, 0, sizeof image);
+    image.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_memory(&image, data, len)) {
+        snprintf(err, err_len, "%s", image.message);
+        return -1;
+    }
+    image.format = PNG_FORMAT_RGB;
+    size_t need = PNG_IMAGE_SIZE(image);
+    if (need > capacity) {
+        snprintf(err, err_len, "image is %ux%u, larger than the %zu bytes given", image.width, image.height, capacity);
+        png_image_free(&image);
+        return -1;
+    }
+    if (!png_image_finish_read(&image, NULL, pixels, 0, NULL)) {
+        snprintf(err, err_len, "%s", image.message);
+        png_image_free(&image);
+        return -1;
+    }
+    *width = (int)image.width;
+    *height = (int)image.height;
+    return 0;
+}

@@ -13,7 +13,7 @@ public enum ScanLayout: String, Sendable, Codable {
 
     /// The colour video's file name beside the depth (ARKit-Scanner and Stray Scanner
     /// `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`); nil for 3D Scanner App, which keeps colour as
-    /// JPEG frames (not read yet).
+    /// JPEG frames (`Scan.colourImages`).
     public var colourVideoName: String? {
         switch self {
         case .arkitScanner, .stray: return "rgb.mp4"
@@ -35,7 +35,7 @@ public enum ScanLayout: String, Sendable, Codable {
 
     /// Why a scan of this layout without its video has no colour, in words.
     public var missingColourReason: String {
-        colourVideoName.map { "no colour video (\($0)) in this scan" } ?? "colour from the frame_NNNNN.jpg images is not read yet"
+        colourVideoName.map { "no colour video (\($0)) in this scan" } ?? "no colour images (frame_NNNNN.jpg) in this scan"
     }
 }
 

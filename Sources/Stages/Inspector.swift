@@ -111,7 +111,13 @@ public enum Inspector {
             problems.append(ScanProblem(.warning, "depth", "\(summary.emptyFrames) frames have no valid depth: \(IndexRange.ranges(stats.emptyFrames).map(\.description).joined(separator: ", "))"))
         }
         var accounting = FrameAccounting(scan: scan, depthFrames: frames)
-        if let file = scan.colourVideoPath {
+        if case let .images(images) = scan.colourSource {
+            // Images on a subset of the frames is how such layouts record colour: counted in
+            // the accounting's row, not warned about.
+            do { accounting.video = try VideoAccounting(scan: scan, images: images, depthFrames: frames) } catch let e as DepthPoseError {
+                problems.append(ScanProblem(.error, "colour", "\(e): clouds of this scan cannot be coloured"))
+            }
+        } else if let file = scan.colourVideoPath {
             do {
                 let v = try VideoAccounting(scan: scan, file: file, depthFrames: frames)
                 accounting.video = v
