@@ -105,6 +105,18 @@ extension JPEGImage {
 }
 
 extension PNGImage {
+    /// Encodes 8-bit RGB rows (3 bytes a pixel, top row first) as a PNG file's bytes (libpng).
+    public static func encode(rgb pixels: UnsafeBufferPointer<UInt8>, width: Int, height: Int) throws(CodecError) -> Data {
+        precondition(pixels.count >= width * height * 3)
+        var out: UnsafeMutablePointer<UInt8>?
+        var len = 0
+        var err = [CChar](repeating: 0, count: 256)
+        guard dp_png_encode_rgb(pixels.baseAddress, Int32(width), Int32(height), &out, &len, &err, err.count) == 0, let out else {
+            throw .encoderFailed(codec: "PNG", detail: String(decoding: err.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return Data(bytesNoCopy: out, count: len, deallocator: .custom { p, _ in dp_png_free(p) })
+    }
+
     /// The 8-bit RGB rows (3 bytes a pixel, top row first) of any PNG libpng reads (grey,
     /// palette, RGB, with or without alpha, 8 or 16 bits; libpng's simplified API: alpha
     /// dropped, 16-bit samples scaled to 8), refused above `maxPixels`.

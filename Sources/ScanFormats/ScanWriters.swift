@@ -325,12 +325,15 @@ extension Scanner3DScanWriter: ScanLayoutWriter {
     public func colourImageFrames(count: Int) -> [Int]? { Array(stride(from: 0, to: count, by: Self.colourEvery)) }
 
     public func writeColourImage(index: Int, y: [UInt8], u: [UInt8], v: [UInt8], width: Int, height: Int) throws {
-        let cw = (width + 1) / 2
-        let jpeg = try y.withUnsafeBufferPointer { yp in
-            try u.withUnsafeBufferPointer { up in
-                try v.withUnsafeBufferPointer { vp in
-                    Data(try JPEGEncoder().encode(planes: (yp.baseAddress!, up.baseAddress!, vp.baseAddress!), strides: (width, cw, cw),
-                                                  width: width, height: height, chromaShift: (1, 1), quality: Self.jpegQuality))
+        let cw = (width + 1) / 2, encoder = try JPEGEncoder()
+        // the bytes are the encoder's buffer: copied while it lives
+        let jpeg = try withExtendedLifetime(encoder) {
+            try y.withUnsafeBufferPointer { yp in
+                try u.withUnsafeBufferPointer { up in
+                    try v.withUnsafeBufferPointer { vp in
+                        Data(try encoder.encode(planes: (yp.baseAddress!, up.baseAddress!, vp.baseAddress!), strides: (width, cw, cw),
+                                                width: width, height: height, chromaShift: (1, 1), quality: Self.jpegQuality))
+                    }
                 }
             }
         }

@@ -280,8 +280,13 @@ public enum Synthesizer {
             DeviceMotion.sample(pose: poseAt, at: -0.2 + Double(k) / o.imuRate + 0.0031, clockOffset: o.startTime, noise: &imuNoise)
         }
 
-        let sidecars = ScanSidecars(name: URL(fileURLWithPath: directory).lastPathComponent, colourSize: (1920, 1440),
-                                    colourIntrinsics: colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu)
+        // A layout with colour images writes the intrinsics of its images, as the apps do
+        // (the reader takes the colour size from the first image); otherwise the iPhone's.
+        let imageSize = colourSize(depthWidth: o.width, depthHeight: o.height)
+        let images = o.colour && writer.colourImageFrames(count: o.frames) != nil
+        let sidecars = ScanSidecars(name: URL(fileURLWithPath: directory).lastPathComponent,
+                                    colourSize: images ? imageSize : (1920, 1440),
+                                    colourIntrinsics: images ? colourIntrinsics.scaled(toWidth: imageSize.width, height: imageSize.height) : colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu)
         try writer.finish(sidecars)
         let keys = times.indices.map(sidecars.key)
 
