@@ -36,6 +36,9 @@ enum FuzzTarget: String, CaseIterable {
     /// A 3D Scanner App `frame_NNNNN.json`: parsed alone, then read as frame 0 of an export
     /// beside a valid depth and confidence PNG.
     case scanner3d
+    /// A colour image (`ImageSequenceReader`'s decoders): a JPEG to its Y'CbCr planes (first
+    /// byte even) or a PNG to R'G'B' (odd), at most 2^22 pixels.
+    case colourimage
     /// A TUM, KITTI or EuRoC trajectory file (first byte chooses).
     case trajectory
     /// A `.tar`, `.tar.gz` or `.zip` dataset archive, extracted safely.
@@ -186,6 +189,12 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
         }
         write(bytes, scan + "/frame_00000.json")
         readScan(scan)
+    case .colourimage:
+        if choice % 2 == 0 {
+            _ = try? JPEGDecoder().decodePlanes([UInt8](rest), maxPixels: 1 << 22)
+        } else {
+            _ = try? PNGImage.decodeRGB(Data(rest), maxPixels: 1 << 22)
+        }
     case .scannetpp:
         write(validDepthBin(), scan + "/depth.bin")
         write(metadata, scan + "/metadata.json")

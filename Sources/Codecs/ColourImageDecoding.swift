@@ -49,10 +49,14 @@ public final class JPEGDecoder {
     }
 
     /// The planes of a baseline or progressive JPEG in YCbCr or greyscale (a greyscale JPEG
-    /// gets neutral chroma, 128). Refused: CMYK, YCCK and RGB-coded JPEGs, and any libjpeg error
+    /// gets neutral chroma, 128), refused above `maxPixels` (before anything is allocated:
+    /// a 16 MiB file may claim 65535×65535). Refused: CMYK, YCCK and RGB-coded JPEGs, and any libjpeg error
     /// (warnings too: a truncated file is an error here, not a grey bottom).
-    public func decodePlanes(_ bytes: [UInt8]) throws(CodecError) -> JPEGPlanes {
+    public func decodePlanes(_ bytes: [UInt8], maxPixels: Int = 1 << 26) throws(CodecError) -> JPEGPlanes {
         let h = try header(bytes)
+        guard h.width * h.height <= maxPixels else {
+            throw .corrupt(codec: "JPEG", detail: "image is \(h.width)x\(h.height); at most \(maxPixels) pixels are read")
+        }
         guard h.colourspace == Int32(TJCS_YCbCr.rawValue) || h.colourspace == Int32(TJCS_GRAY.rawValue) else {
             throw .corrupt(codec: "JPEG", detail: "colour space \(["RGB", "YCbCr", "grey", "CMYK", "YCCK"][Int(max(0, min(4, h.colourspace)))]); expected YCbCr or greyscale")
         }
