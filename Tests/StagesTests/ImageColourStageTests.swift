@@ -20,6 +20,7 @@ final class ImageColourStageTests: XCTestCase {
         XCTAssertEqual(v.timedFrames, 0)
         XCTAssertFalse(r.problems.contains { $0.message.contains("not read yet") || $0.location == "colour" }, "\(r.problems)")
         XCTAssertTrue(r.text.contains("colour images  4"), r.text)
+        XCTAssertTrue(r.text.contains("colour      images, mjpeg 240x180 yuvj420p: \(scan)/frame_00000.jpg (first of 4 colour images)"), r.text)
     }
 
     /// `decode --rgb`: the JPEGs copied byte for byte under the toolkit's names, numbered by
