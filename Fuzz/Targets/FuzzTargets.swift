@@ -39,6 +39,10 @@ enum FuzzTarget: String, CaseIterable {
     /// A colour image (`ImageSequenceReader`'s decoders): a JPEG to its Y'CbCr planes (first
     /// byte even) or a PNG to R'G'B' (odd), at most 2^22 pixels.
     case colourimage
+    /// A MultiScan capture (first byte chooses the fuzzed file, the others valid): the `.jsonl`
+    /// (also parsed alone), the metadata `.json`, the `.depth.zlib` or the `.confidence.zlib`
+    /// stream, read as a whole scan.
+    case multiscan
     /// A TUM, KITTI or EuRoC trajectory file (first byte chooses).
     case trajectory
     /// A `.tar`, `.tar.gz` or `.zip` dataset archive, extracted safely.
@@ -195,6 +199,19 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
         } else {
             _ = try? PNGImage.decodeRGB(Data(rest), maxPixels: 1 << 22)
         }
+    case .multiscan:
+        let files = MultiScanScan.File.self, stem = scan + "/scan"
+        let kind = [files.cameras, .metadata, .depth, .confidence][Int(choice) % 4]
+        if kind == .cameras { _ = try? MultiScanScan.parseCameras([UInt8](rest), file: "scan.jsonl") }
+        let depth = [Float16](repeating: 1.5, count: 2 * width * height), conf = [UInt8](repeating: 2, count: 2 * width * height)
+        let valid: [MultiScanScan.File: Data] = [
+            .cameras: Data((0..<2).map { i in "{\"timestamp\":\(100_000_000 * (i + 1)),\"intrinsics\":[200,0,0,0,200,0,8,6,1],\"transform\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,\(i),1]}\n" }.joined().utf8),
+            .metadata: Data("{\"depth_unit\": \"m\", \"streams\": [{\"file_extension\": \"mp4\", \"resolution\": [12, 16], \"intrinsics\": [200, 0, 0, 0, 200, 0, 8, 6, 1]}, {\"file_extension\": \"depth.zlib\", \"encoding\": \"float16_zlib\", \"resolution\": [\(height), \(width)], \"number_of_frames\": 2}]}".utf8),
+            .depth: Data(depth.withUnsafeBytes { RawDeflate.compress($0) }),
+            .confidence: Data(conf.withUnsafeBytes { RawDeflate.compress($0) }),
+        ]
+        for (k, data) in valid { write(k == kind ? Data(rest) : data, stem + k.rawValue) }
+        readScan(scan)
     case .scannetpp:
         write(validDepthBin(), scan + "/depth.bin")
         write(metadata, scan + "/metadata.json")

@@ -10,15 +10,18 @@ public enum ScanLayout: String, Sendable, Codable {
     case scannetpp = "scannetpp"
     /// 3D Scanner App's "All Data" export (`Scanner3DScan`).
     case scanner3d = "3d-scanner-app"
+    /// MultiScan's iOS capture (`MultiScanScan`).
+    case multiscan = "multiscan"
 
     /// The colour video's file name beside the depth (ARKit-Scanner and Stray Scanner
     /// `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`); nil for 3D Scanner App, which keeps colour as
-    /// JPEG frames (`Scan.colourImages`).
+    /// JPEG frames (`Scan.colourImages`), and for MultiScan, whose video is named after the scan
+    /// (`<scan>.mp4`: `MultiScanScan.colourVideoPath`).
     public var colourVideoName: String? {
         switch self {
         case .arkitScanner, .stray: return "rgb.mp4"
         case .scannetpp: return "rgb.mkv"
-        case .scanner3d: return nil
+        case .scanner3d, .multiscan: return nil
         }
     }
 
@@ -30,12 +33,14 @@ public enum ScanLayout: String, Sendable, Codable {
         case .stray: return ("odometry.csv", "camera-to-world position and quaternion, OpenCV camera axes (converted to ARKit's on reading)")
         case .scannetpp: return ("pose_intrinsic_imu.json", "camera-to-world 4x4, row-major, OpenCV camera axes (converted to ARKit's on reading)")
         case .scanner3d: return ("frame_NNNNN.json", "cameraPoseARFrame: camera-to-world 4x4, row-major, ARKit camera axes")
+        case .multiscan: return ("<scan>.jsonl", "transform: camera-to-world 4x4, column-major, ARKit camera axes")
         }
     }
 
     /// Why a scan of this layout without its video has no colour, in words.
     public var missingColourReason: String {
-        colourVideoName.map { "no colour video (\($0)) in this scan" } ?? "no colour images (frame_NNNNN.jpg) in this scan"
+        if self == .multiscan { return "no colour video (<scan>.mp4) in this scan" }
+        return colourVideoName.map { "no colour video (\($0)) in this scan" } ?? "no colour images (frame_NNNNN.jpg) in this scan"
     }
 }
 
@@ -219,6 +224,9 @@ public protocol Scan: AnyObject {
     /// (3D Scanner App's `frame_NNNNN.jpg`, ...), ascending by frame number; nil for a layout
     /// with a video (`colourVideoPath`).
     var colourImages: [ColourImage]? { get }
+    /// The colour video's path when the scan has one (default: `layout.colourVideoName` in
+    /// the scan folder; a layout naming its video after the scan says where it is).
+    var colourVideoPath: String? { get }
 }
 
 /// One colour image of a scan that keeps colour as image files: the colour frame number

@@ -42,12 +42,16 @@ public protocol ScanLayoutWriter: AnyObject {
     /// Writes frame `index`'s colour image from full-range BT.601 4:2:0 Y'CbCr planes (a JPEG's
     /// own); thread-safe. The default writes nothing.
     func writeColourImage(index: Int, y: [UInt8], u: [UInt8], v: [UInt8], width: Int, height: Int) throws
+    /// The colour video's file name in this layout when the app names it after the scan
+    /// (MultiScan's `<scan>.mp4`); nil: `synth`'s usual `rgb.mp4`.
+    var colourVideoName: String? { get }
 }
 
 extension ScanLayoutWriter {
     public func append(encoded: [UInt8]) throws {}
     public func colourImageFrames(count: Int) -> [Int]? { nil }
     public func writeColourImage(index: Int, y: [UInt8], u: [UInt8], v: [UInt8], width: Int, height: Int) throws {}
+    public var colourVideoName: String? { nil }
 }
 
 /// Writes a scan in the ARKit-Scanner layout: `metadata.json`, `depth.bin` (any variant),

@@ -12,6 +12,9 @@ public struct SynthOptions: Sendable {
         case lz4, deflate, wholefile, stray
         /// 3D Scanner App's low-res "All Data" export (colour as JPEG frames on a subset of frames).
         case scanner3d
+        /// MultiScan's iOS capture: `<scan>.depth.zlib` (float16), `.confidence.zlib`, `.jsonl`,
+        /// `.json`, with `colour` the video `<scan>.mp4` (the scan is the output folder's name).
+        case multiscan
     }
     public var frames = 300
     public var fps = 30.0
@@ -66,13 +69,14 @@ public struct SynthOptions: Sendable {
 
 extension SynthOptions.Layout {
     /// The writer of this layout, writing into `directory`.
-    func writer(directory: String, depth: DepthFrameLayout, strayGeneration: StrayGeneration?) throws -> any ScanLayoutWriter {
+    func writer(directory: String, name: String, depth: DepthFrameLayout, strayGeneration: StrayGeneration?) throws -> any ScanLayoutWriter {
         switch self {
         case .lz4: return try ARKitScanWriter(directory: directory, variant: .lz4, layout: depth)
         case .deflate: return try ARKitScanWriter(directory: directory, variant: .deflate, layout: depth)
         case .wholefile: return try ARKitScanWriter(directory: directory, variant: .wholeFile, layout: depth)
         case .stray: return try StrayScanWriter(directory: directory, layout: depth, generation: strayGeneration)
         case .scanner3d: return try Scanner3DScanWriter(directory: directory, layout: depth)
+        case .multiscan: return try MultiScanWriter(directory: directory, stem: name, layout: depth)
         }
     }
 }
@@ -248,7 +252,8 @@ public enum Synthesizer {
         let travelled = distances.last!
 
         // Depth, in parallel batches appended in order.
-        let writer = try o.layout.writer(directory: dir, depth: layout, strayGeneration: o.strayGeneration)
+        let name = URL(fileURLWithPath: directory).lastPathComponent
+        let writer = try o.layout.writer(directory: dir, name: name, depth: layout, strayGeneration: o.strayGeneration)
         let batch = 32
         for start in stride(from: 0, to: o.frames, by: batch) {
             // Each frame is rendered and encoded (to bytes appended in order below, or
@@ -269,7 +274,7 @@ public enum Synthesizer {
             if let frames = writer.colourImageFrames(count: o.frames) {
                 try writeColourImages(o, scene: scene, poses: truth, frames: frames, writer: writer)
             } else {
-                try writeColourVideo(o, scene: scene, poses: truth, to: dir + "/" + colourVideoName)
+                try writeColourVideo(o, scene: scene, poses: truth, to: dir + "/" + (writer.colourVideoName ?? colourVideoName))
             }
         }
 
@@ -284,7 +289,7 @@ public enum Synthesizer {
         // (the reader takes the colour size from the first image); otherwise the iPhone's.
         let imageSize = colourSize(depthWidth: o.width, depthHeight: o.height)
         let images = o.colour && writer.colourImageFrames(count: o.frames) != nil
-        let sidecars = ScanSidecars(name: URL(fileURLWithPath: directory).lastPathComponent,
+        let sidecars = ScanSidecars(name: name,
                                     colourSize: images ? imageSize : (1920, 1440),
                                     colourIntrinsics: images ? colourIntrinsics.scaled(toWidth: imageSize.width, height: imageSize.height) : colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu)
         try writer.finish(sidecars)
