@@ -10,6 +10,8 @@ public enum ScanLayout: String, Sendable, Codable {
     case scannetpp = "scannetpp"
     /// 3D Scanner App's "All Data" export (`Scanner3DScan`).
     case scanner3d = "3d-scanner-app"
+    /// Apple's ARKitScenes raw layout (`ARKitScenesScan`).
+    case arkitScenes = "arkitscenes"
 
     /// The colour video's file name beside the depth (ARKit-Scanner and Stray Scanner
     /// `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`); nil for 3D Scanner App, which keeps colour as
@@ -19,6 +21,7 @@ public enum ScanLayout: String, Sendable, Codable {
         case .arkitScanner, .stray: return "rgb.mp4"
         case .scannetpp: return "rgb.mkv"
         case .scanner3d: return nil
+        case .arkitScenes: return nil
         }
     }
 
@@ -30,6 +33,7 @@ public enum ScanLayout: String, Sendable, Codable {
         case .stray: return ("odometry.csv", "camera-to-world position and quaternion, OpenCV camera axes (converted to ARKit's on reading)")
         case .scannetpp: return ("pose_intrinsic_imu.json", "camera-to-world 4x4, row-major, OpenCV camera axes (converted to ARKit's on reading)")
         case .scanner3d: return ("frame_NNNNN.json", "cameraPoseARFrame: camera-to-world 4x4, row-major, ARKit camera axes")
+        case .arkitScenes: return ("lowres_wide.traj", "world-to-camera axis-angle and translation, OpenCV camera axes (inverted and converted to ARKit's on reading), interpolated at the depth frames' times")
         }
     }
 
@@ -219,6 +223,10 @@ public protocol Scan: AnyObject {
     /// (3D Scanner App's `frame_NNNNN.jpg`, ...), ascending by frame number; nil for a layout
     /// with a video (`colourVideoPath`).
     var colourImages: [ColourImage]? { get }
+    /// The poses resampled at the depth frames' times, for a layout whose pose file is
+    /// sampled on its own clock (ARKitScenes' `.traj`): which frames are at a row,
+    /// interpolated or refused (`PoseResampling`); nil when each frame has its own pose entry.
+    var poseResampling: PoseResampling? { get }
 }
 
 /// One colour image of a scan that keeps colour as image files: the colour frame number

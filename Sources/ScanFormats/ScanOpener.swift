@@ -8,6 +8,7 @@ public enum ScanOpener {
         if ARKitScan.looksLike(path) { return .arkitScanner }
         if StrayScan.looksLike(path) { return .stray }
         if Scanner3DScan.looksLike(path) { return .scanner3d }
+        if ARKitScenesScan.looksLike(path) { return .arkitScenes }
         return nil
     }
 
@@ -24,6 +25,7 @@ public enum ScanOpener {
         case .arkitScanner: return try ARKitScan(path: path, strict: strict, motion: motion)
         case .stray: return try StrayScan(path: path, strict: strict, motion: motion)
         case .scanner3d: return try Scanner3DScan(path: path)
+        case .arkitScenes: return try ARKitScenesScan(path: path, strict: strict)
         case nil: break
         }
         throw ScanFormatError.unknownLayout(path: path, detail: "expected " + expectedFiles)
@@ -31,5 +33,6 @@ public enum ScanOpener {
 
     /// The files each layout is recognised by, in words (for "not a scan" messages).
     public static let expectedFiles = "metadata.json + depth.bin (ARKit-Scanner), odometry.csv + depth/ (Stray Scanner), "
-        + "pose_intrinsic_imu.json + depth.bin (ScanNet++) or frame_NNNNN.json + depth_NNNNN.png (3D Scanner App, low-res export)"
+        + "pose_intrinsic_imu.json + depth.bin (ScanNet++), frame_NNNNN.json + depth_NNNNN.png (3D Scanner App, low-res export) "
+        + "or " + ARKitScenesScan.expectedFiles
 }

@@ -12,6 +12,8 @@ public struct SynthOptions: Sendable {
         case lz4, deflate, wholefile, stray
         /// 3D Scanner App's low-res "All Data" export (colour as JPEG frames on a subset of frames).
         case scanner3d
+        /// ARKitScenes' raw layout: 10 Hz `.traj` rows under the depth (no colour video: `colour` is refused).
+        case arkitscenes
     }
     public var frames = 300
     public var fps = 30.0
@@ -73,6 +75,7 @@ extension SynthOptions.Layout {
         case .wholefile: return try ARKitScanWriter(directory: directory, variant: .wholeFile, layout: depth)
         case .stray: return try StrayScanWriter(directory: directory, layout: depth, generation: strayGeneration)
         case .scanner3d: return try Scanner3DScanWriter(directory: directory, layout: depth)
+        case .arkitscenes: return try ARKitScenesScanWriter(directory: directory, layout: depth)
         }
     }
 }
@@ -180,6 +183,7 @@ public enum Synthesizer {
 
     public static func write(_ o: SynthOptions, to directory: String) throws -> SynthSummary {
         precondition(o.frames > 0 && o.fps > 0 && o.width > 0 && o.height > 0)
+        precondition(!(o.colour && o.layout == .arkitscenes), "ARKitScenes videos have no colour video")
         let staged = try AtomicOutput.StagedDirectory(target: directory)
         let dir = staged.staging
         let duration = Double(o.frames) / o.fps
