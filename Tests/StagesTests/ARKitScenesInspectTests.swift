@@ -1,4 +1,5 @@
 import Foundation
+import Geometry
 import Gestures
 import ScanFormats
 import Stages
@@ -62,5 +63,26 @@ final class ARKitScenesInspectTests: XCTestCase {
         XCTAssertEqual(c.best, .asRead, c.text)
         XCTAssertEqual(c.poseFile, "lowres_wide.traj")
         XCTAssertFalse(rs.problems.contains { $0.message.contains("the depth fits") }, "\(rs.problems)")
+    }
+
+    /// A `.traj` written camera-to-world (the inversion forgotten) is caught by the check,
+    /// which names the convention that fits.
+    func testATrajWrittenCameraToWorldIsCaught() throws {
+        let dir = try TestSupport.synthScan(layout: .arkitscenes, frames: 180, seed: 11) { $0.fps = 60 }
+        let file = dir + "/lowres_wide.traj"
+        let rows = TestSupport.readText(file).split(separator: "\n").map { line -> String in
+            let f = line.split(separator: " "), v = f.dropFirst().map { Double($0)! }
+            let c2w = Pose(rotation: Matrix3(rotationVector: Vec3(v[0], v[1], v[2])), translation: Vec3(v[3], v[4], v[5])).inverse
+            let a = c2w.rotation.rotationVector, t = c2w.translation
+            return "\(f[0]) \(a.x) \(a.y) \(a.z) \(t.x) \(t.y) \(t.z)"
+        }
+        TestSupport.writeText(rows.joined(separator: "\n") + "\n", file)
+        let r = try Inspector.inspect(dir, threads: 2)
+        let c = try XCTUnwrap(r.poseConvention)
+        XCTAssertNil(c.notMeasured)
+        XCTAssertNotEqual(c.best, .asRead, c.text)
+        XCTAssertLessThan(try XCTUnwrap(c.figures(try XCTUnwrap(c.best))?.medianResidual), 0.015, c.text)
+        XCTAssertGreaterThan(try XCTUnwrap(c.asRead?.medianResidual), 0.05, c.text)
+        XCTAssertTrue(r.problems.contains { $0.location == "lowres_wide.traj" && $0.message.contains("the depth fits") && $0.message.contains("documented as world-to-camera") }, "\(r.problems)")
     }
 }
