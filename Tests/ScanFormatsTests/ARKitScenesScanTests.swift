@@ -203,6 +203,24 @@ final class ARKitScenesScanTests: XCTestCase {
         XCTAssertEqual(PoseResampling.place(1.25, rowTimes: [1, 2], tolerance: 0.0005, gapLimit: 1), .between(lower: 0, fraction: 0.25))
     }
 
+    /// Without `lowres_wide.traj` (as the dataset's videos used only for depth upsampling)
+    /// the depth still reads; every frame is unposed, and the problem says what was expected.
+    func testMissingTrajLeavesEveryFrameUnposed() throws {
+        let dir = try Self.synth(frames: 8)
+        try FileManager.default.removeItem(atPath: dir + "/lowres_wide.traj")
+        XCTAssertEqual(ScanOpener.layout(of: dir), .arkitScenes)
+        let scan = try ARKitScenesScan(path: dir)
+        XCTAssertTrue(scan.poses.isEmpty)
+        XCTAssertEqual(scan.poseResampling?.sampling, [PoseSampling](repeating: .unposed, count: 8))
+        XCTAssertEqual(scan.poseResampling?.rows, 0)
+        XCTAssertNil(scan.poseResampling?.gapLimit)
+        XCTAssertEqual(scan.frameInfo(3).timestamp!, 18966.05, accuracy: 1e-9)
+        XCTAssertTrue(scan.problems.contains { $0.severity == .error && $0.location == "lowres_wide.traj" && $0.message.contains("expected lowres_wide.traj") }, "\(scan.problems)")
+        var frames = 0
+        try scan.forEachDepthBatch(threads: 2) { frames += $0.count }
+        XCTAssertEqual(frames, 8)
+    }
+
     // MARK: - Hostile .traj, .pincam and depth
 
     func testRowsOutOfOrderOrInConflictRefuseTheFile() throws {
