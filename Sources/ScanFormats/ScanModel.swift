@@ -39,7 +39,8 @@ public enum ScanLayout: String, Sendable, Codable {
 
     /// Why a scan of this layout without its video has no colour, in words.
     public var missingColourReason: String {
-        colourVideoName.map { "no colour video (\($0)) in this scan" } ?? "no colour images (frame_NNNNN.jpg) in this scan"
+        colourVideoName.map { "no colour video (\($0)) in this scan" }
+            ?? "no colour images (\(self == .arkitScenes ? "lowres_wide/<video_id>_<t>.png" : "frame_NNNNN.jpg")) in this scan"
     }
 }
 
