@@ -221,6 +221,20 @@ final class ARKitScenesScanTests: XCTestCase {
         XCTAssertEqual(frames, 8)
     }
 
+    /// Rows of a tracker still initialising (translation exactly 0) are artefacts, and so is
+    /// every frame interpolated from one: left out like missing poses, counted by reason.
+    func testFramesInterpolatedFromArtefactRowsAreArtefacts() throws {
+        let dir = try TestSupport.synthScan(layout: .arkitscenes, frames: 30, seed: 21) { $0.fps = 60; $0.startupFrames = 13 }
+        let scan = try ARKitScenesScan(path: dir)
+        // Rows at frames 0, 6, 12 have translation 0; frames 13-17 lie between rows 12 and 18.
+        for i in 0..<18 {
+            XCTAssertNil(scan.frameInfo(i).pose, "frame \(i)")
+            XCTAssertEqual(scan.poses[try XCTUnwrap(scan.poseSlot(forFrame: i))].artefact, .initialising, "frame \(i)")
+        }
+        for i in 18..<25 { XCTAssertNotNil(scan.frameInfo(i).pose, "frame \(i)") }
+        XCTAssertTrue(scan.problems.contains { $0.location == "lowres_wide.traj" && $0.message.contains("3 poses tracking initialising") }, "\(scan.problems)")
+    }
+
     // MARK: - Hostile .traj, .pincam and depth
 
     func testRowsOutOfOrderOrInConflictRefuseTheFile() throws {
