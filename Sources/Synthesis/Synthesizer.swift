@@ -15,6 +15,8 @@ public struct SynthOptions: Sendable {
         /// MultiScan's iOS capture: `<scan>.depth.zlib` (float16), `.confidence.zlib`, `.jsonl`,
         /// `.json`, with `colour` the video `<scan>.mp4` (the scan is the output folder's name).
         case multiscan
+        /// ARKitScenes' raw layout: 10 Hz `.traj` rows under the depth (no colour video: `colour` is refused).
+        case arkitscenes
     }
     public var frames = 300
     public var fps = 30.0
@@ -77,6 +79,7 @@ extension SynthOptions.Layout {
         case .stray: return try StrayScanWriter(directory: directory, layout: depth, generation: strayGeneration)
         case .scanner3d: return try Scanner3DScanWriter(directory: directory, layout: depth)
         case .multiscan: return try MultiScanWriter(directory: directory, stem: name, layout: depth)
+        case .arkitscenes: return try ARKitScenesScanWriter(directory: directory, layout: depth)
         }
     }
 }
@@ -184,6 +187,7 @@ public enum Synthesizer {
 
     public static func write(_ o: SynthOptions, to directory: String) throws -> SynthSummary {
         precondition(o.frames > 0 && o.fps > 0 && o.width > 0 && o.height > 0)
+        precondition(!(o.colour && o.layout == .arkitscenes), "ARKitScenes videos have no colour video")
         let staged = try AtomicOutput.StagedDirectory(target: directory)
         let dir = staged.staging
         let duration = Double(o.frames) / o.fps
