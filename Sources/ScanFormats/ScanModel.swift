@@ -10,6 +10,8 @@ public enum ScanLayout: String, Sendable, Codable {
     case scannetpp = "scannetpp"
     /// 3D Scanner App's "All Data" export (`Scanner3DScan`).
     case scanner3d = "3d-scanner-app"
+    /// Record3D, LiDAR or TrueDepth: the `.r3d` file or its unzipped folder (`Record3DScan`).
+    case record3d = "record3d"
 
     /// The colour video's file name beside the depth (ARKit-Scanner and Stray Scanner
     /// `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`); nil for 3D Scanner App, which keeps colour as
@@ -18,7 +20,7 @@ public enum ScanLayout: String, Sendable, Codable {
         switch self {
         case .arkitScanner, .stray: return "rgb.mp4"
         case .scannetpp: return "rgb.mkv"
-        case .scanner3d: return nil
+        case .scanner3d, .record3d: return nil
         }
     }
 
@@ -30,12 +32,14 @@ public enum ScanLayout: String, Sendable, Codable {
         case .stray: return ("odometry.csv", "camera-to-world position and quaternion, OpenCV camera axes (converted to ARKit's on reading)")
         case .scannetpp: return ("pose_intrinsic_imu.json", "camera-to-world 4x4, row-major, OpenCV camera axes (converted to ARKit's on reading)")
         case .scanner3d: return ("frame_NNNNN.json", "cameraPoseARFrame: camera-to-world 4x4, row-major, ARKit camera axes")
+        case .record3d: return ("metadata", "poses: camera-to-world qx qy qz qw tx ty tz, OpenGL (= ARKit) camera axes of the portrait image")
         }
     }
 
     /// Why a scan of this layout without its video has no colour, in words.
     public var missingColourReason: String {
-        colourVideoName.map { "no colour video (\($0)) in this scan" } ?? "colour from the frame_NNNNN.jpg images is not read yet"
+        if self == .record3d { return "no rgbd/N.jpg colour images listed (a .r3d's images are zip members, not read)" }
+        return colourVideoName.map { "no colour video (\($0)) in this scan" } ?? "colour from the frame_NNNNN.jpg images is not read yet"
     }
 }
 

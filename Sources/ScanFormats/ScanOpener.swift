@@ -8,6 +8,7 @@ public enum ScanOpener {
         if ARKitScan.looksLike(path) { return .arkitScanner }
         if StrayScan.looksLike(path) { return .stray }
         if Scanner3DScan.looksLike(path) { return .scanner3d }
+        if Record3DScan.looksLike(path) { return .record3d }
         return nil
     }
 
@@ -18,12 +19,14 @@ public enum ScanOpener {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
             throw ScanFormatError.missing(path: path, what: "scan folder")
         }
+        if !isDir.boolValue, Record3DScan.isR3DFile(path) { return try Record3DScan(path: path) }
         guard isDir.boolValue else { throw ScanFormatError.unknownLayout(path: path, detail: "not a folder") }
         switch layout(of: path) {
         case .scannetpp: return try ScanNetPPScan(path: path)
         case .arkitScanner: return try ARKitScan(path: path, strict: strict, motion: motion)
         case .stray: return try StrayScan(path: path, strict: strict, motion: motion)
         case .scanner3d: return try Scanner3DScan(path: path)
+        case .record3d: return try Record3DScan(path: path)
         case nil: break
         }
         throw ScanFormatError.unknownLayout(path: path, detail: "expected " + expectedFiles)
@@ -31,5 +34,6 @@ public enum ScanOpener {
 
     /// The files each layout is recognised by, in words (for "not a scan" messages).
     public static let expectedFiles = "metadata.json + depth.bin (ARKit-Scanner), odometry.csv + depth/ (Stray Scanner), "
-        + "pose_intrinsic_imu.json + depth.bin (ScanNet++) or frame_NNNNN.json + depth_NNNNN.png (3D Scanner App, low-res export)"
+        + "pose_intrinsic_imu.json + depth.bin (ScanNet++), frame_NNNNN.json + depth_NNNNN.png (3D Scanner App, low-res export) "
+        + "or metadata + rgbd/N.depth (Record3D, unzipped; or its .r3d file)"
 }

@@ -12,6 +12,12 @@ public struct SynthOptions: Sendable {
         case lz4, deflate, wholefile, stray
         /// 3D Scanner App's low-res "All Data" export (no colour video: `colour` is refused).
         case scanner3d
+        /// Record3D: the unzipped folder (`record3d`) or the `.r3d` file in the output folder
+        /// (`r3d`); portrait depth, no colour (`colour` is refused).
+        case record3d, r3d
+
+        /// Whether the layout has a colour video `synth --color` can write.
+        public var hasColourVideo: Bool { ![.scanner3d, .record3d, .r3d].contains(self) }
     }
     public var frames = 300
     public var fps = 30.0
@@ -72,6 +78,7 @@ extension SynthOptions.Layout {
         case .wholefile: return try ARKitScanWriter(directory: directory, variant: .wholeFile, layout: depth)
         case .stray: return try StrayScanWriter(directory: directory, layout: depth, generation: strayGeneration)
         case .scanner3d: return try Scanner3DScanWriter(directory: directory, layout: depth)
+        case .record3d, .r3d: return try Record3DScanWriter(directory: directory, layout: depth, zipped: self == .r3d)
         }
     }
 }
@@ -163,7 +170,7 @@ public enum Synthesizer {
 
     public static func write(_ o: SynthOptions, to directory: String) throws -> SynthSummary {
         precondition(o.frames > 0 && o.fps > 0 && o.width > 0 && o.height > 0)
-        precondition(!(o.colour && o.layout == .scanner3d), "3D Scanner App exports have no colour video")
+        precondition(!o.colour || o.layout.hasColourVideo, "3D Scanner App and Record3D scans have no colour video")
         let staged = try AtomicOutput.StagedDirectory(target: directory)
         let dir = staged.staging
         let duration = Double(o.frames) / o.fps
