@@ -62,7 +62,11 @@ final class Record3DArchive: @unchecked Sendable {
                 if let s = header.size, s > metadataLimit {
                     throw ScanFormatError.malformed(InputLocation(file: path + ":" + name), "declares \(s) bytes; the metadata JSON is read up to \(metadataLimit) bytes")
                 }
-                guard let bytes = try reader.readData(limit: metadataLimit) else {
+                let read: [UInt8]?
+                do { read = try reader.readData(limit: metadataLimit) } catch {
+                    throw ScanFormatError.malformed(InputLocation(file: path + ":" + name), error.message)
+                }
+                guard let bytes = read else {
                     throw ScanFormatError.malformed(InputLocation(file: path + ":" + name), "holds more than \(metadataLimit) bytes (reading stopped there); the metadata JSON is read up to that")
                 }
                 metadata = bytes
@@ -98,15 +102,17 @@ final class Record3DArchive: @unchecked Sendable {
         init(_ archive: Record3DArchive) throws {
             self.archive = archive
             let path = archive.path, api = archive.api
-            do { fd = try InputFile.openRegular(path, what: ".r3d file").fd } catch { throw ScanFormatError.from(error) }
-            guard let a = api.read_new() else { close(fd); throw ScanFormatError.malformed(InputLocation(file: path), "libarchive: out of memory") }
-            self.a = a
-            _ = api.read_support_format_zip(a)
-            guard api.read_open_fd(a, fd, 1 << 16) == ARCHIVE_OK else {
-                let why = Record3DArchive.message(api, a)
-                _ = api.read_free(a); close(fd)
+            // Every failure is handled before a stored property is set: deinit frees only what opened.
+            let file: Int32
+            do { file = try InputFile.openRegular(path, what: ".r3d file").fd } catch { throw ScanFormatError.from(error) }
+            guard let handle = api.read_new() else { close(file); throw ScanFormatError.malformed(InputLocation(file: path), "libarchive: out of memory") }
+            _ = api.read_support_format_zip(handle)
+            guard api.read_open_fd(handle, file, 1 << 16) == ARCHIVE_OK else {
+                let why = Record3DArchive.message(api, handle)
+                _ = api.read_free(handle); close(file)
                 throw ScanFormatError.malformed(InputLocation(file: path), "not a zip file (\(why)); a .r3d is a zip")
             }
+            fd = file; a = handle
         }
 
         deinit { _ = archive.api.read_free(a); close(fd) }
@@ -128,7 +134,7 @@ final class Record3DArchive: @unchecked Sendable {
 
         /// The current entry's data when it holds at most `limit` bytes; nil when it holds
         /// more (reading stops at `limit + 1` bytes).
-        func readData(limit: Int) throws -> [UInt8]? {
+        func readData(limit: Int) throws(Failure) -> [UInt8]? {
             let api = archive.api
             var failure: String?
             let bytes = [UInt8](unsafeUninitializedCapacity: limit + 1) { buf, n in
@@ -141,17 +147,20 @@ final class Record3DArchive: @unchecked Sendable {
                 }
                 n = done
             }
-            if let failure { throw ScanFormatError.malformed(InputLocation(file: archive.path), "zip entry \(position - 1): \(failure)") }
+            if let failure { throw Failure(message: "cannot read the zip entry: \(failure)") }
             return bytes.count > limit ? nil : bytes
         }
     }
+
+    /// Why an entry could not be read (the caller names the entry and frame).
+    struct Failure: Error, Sendable { var message: String }
 
     /// Reads entries by ordinal for a frame stream: see the type's comment.
     final class Fetcher: @unchecked Sendable {
         let archive: Record3DArchive
         private var reader: Reader?
         /// Entries read, by ordinal: their bytes or why they are refused.
-        private var store: [Int: Result<[UInt8], ScanFormatError>] = [:]
+        private var store: [Int: Result<[UInt8], Failure>] = [:]
         private var pendingBytes = 0
         /// Bytes of entries of later batches kept while reading a batch's entries.
         static let pendingLimit = 64 << 20
@@ -191,21 +200,20 @@ final class Record3DArchive: @unchecked Sendable {
             }
         }
 
-        private func read(name: String, size: Int64?, limit: Int, from r: Reader) -> Result<[UInt8], ScanFormatError> {
-            let at = InputLocation(file: archive.path + ":" + name)
+        private func read(name: String, size: Int64?, limit: Int, from r: Reader) -> Result<[UInt8], Failure> {
             if let size, size > limit {
-                return .failure(.corruptDepth(at, "declares \(size) bytes uncompressed; this frame's stream is at most \(limit) bytes (entry not read)"))
+                return .failure(Failure(message: "declares \(size) bytes uncompressed; this frame's stream is at most \(limit) bytes (entry not read)"))
             }
-            do {
+            do throws(Failure) {
                 guard let b = try r.readData(limit: limit) else {
-                    return .failure(.corruptDepth(at, "holds more than \(limit) bytes, the most this frame's stream can be (reading stopped there)"))
+                    return .failure(Failure(message: "holds more than \(limit) bytes, the most this frame's stream can be (reading stopped there)"))
                 }
                 return .success(b)
-            } catch let e as ScanFormatError { return .failure(e) } catch { return .failure(.corruptDepth(at, "\(error)")) }
+            } catch { return .failure(error) }
         }
 
         /// The entry at `ordinal`, as `prepare` left it.
-        func take(_ ordinal: Int) -> Result<[UInt8], ScanFormatError>? { store[ordinal] }
+        func take(_ ordinal: Int) -> Result<[UInt8], Failure>? { store[ordinal] }
     }
 
     static func load(_ path: String) throws -> depthpose_archive_api {

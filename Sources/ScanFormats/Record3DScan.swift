@@ -222,7 +222,10 @@ public final class Record3DScan: Scan {
             if let archive {
                 let fetcher = Record3DArchive.Fetcher(archive)
                 try fetcher.prepare([(archive.ordinals[first]!, first, Self.streamLimit(frameBytes: largest))], later: [:], keep: { _ in false })
-                bytes = try fetcher.take(archive.ordinals[first]!)!.get()
+                switch fetcher.take(archive.ordinals[first]!)! {
+                case let .success(b): bytes = b
+                case let .failure(f): throw ScanFormatError.corruptDepth(InputLocation(file: path + ":" + first, frame: 0), f.message)
+                }
             } else {
                 do { bytes = try InputFile.read(path + "/" + first, what: "depth frame", limit: Self.streamLimit(frameBytes: largest)) } catch { throw ScanFormatError.from(error) }
             }
@@ -333,7 +336,7 @@ public final class Record3DScan: Scan {
     private func entryBytes(_ name: String, frame: Int, limit: Int, fetcher: Record3DArchive.Fetcher?) -> Result<[UInt8], ScanFormatError> {
         if let fetcher, let archive {
             guard let o = archive.ordinals[name], let r = fetcher.take(o) else { return .failure(.missing(path: path + ":" + name, what: "entry")) }
-            return r
+            return r.mapError { .corruptDepth(location(name, frame: frame), $0.message) }
         }
         do { return .success(try InputFile.read(path + "/" + name, what: name, limit: limit)) } catch {
             if case .missing = error { return .failure(.missing(path: path + "/" + name, what: "depth frame \(frame)")) }
