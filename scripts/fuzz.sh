@@ -25,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_only=""; [ "${1:-}" = --build-only ] && { build_only=1; shift; }
 seconds=${1:-60}; shift || true
-all=(depthbin png npy lzfse arkit stray scannetpp scanner3d trajectory archive result)
+all=(depthbin png npy lzfse arkit stray scannetpp scanner3d record3d trajectory archive result)
 targets=("${@:-${all[@]}}")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 scripts/setup.sh >/dev/null
@@ -118,6 +118,23 @@ if [ ! -e "$seeds/scanner3d/frame1" ]; then
   cp "$s3d/scan/frame_00000.json" "$seeds/scanner3d/frame0"; cp "$s3d/scan/frame_00001.json" "$seeds/scanner3d/frame1"
   rm -rf "$s3d"
   printf '{"averageAngularVelocity": 0.1, "averageVelocity": 0.02, "cameraPoseARFrame": [1, 0, 0, 0.5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1], "exposureDuration": 0.01, "frame_index": 7, "intrinsics": [200, 0, 8, 0, 200, 6, 0, 0, 1], "motionQuality": {"a": [1, "]"]}, "projectionMatrix": [[1, 0], [0, 1]], "time": 123.25}' > "$seeds/scanner3d/keys"
+fi
+
+# Record3D seeds (once): the first byte picks the case (0 metadata, 1 a .r3d, 2 a depth
+# stream), the rest is a 16x12 `synth --layout record3d` / `r3d` scan's metadata, .r3d and
+# frame stream.
+if [ ! -e "$seeds/record3d/r3d" ]; then
+  mkdir -p "$seeds/record3d"
+  dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
+  [ -x "$dp" ] || swift build 2>&1 | grep -E "error" >&2 || true
+  [ -x "$dp" ] || dp=.build/debug/depthpose
+  r3=$(mktemp -d)
+  "$dp" synth --out "$r3/scan" --frames 2 --width 16 --height 12 --layout record3d --seed 3 >/dev/null
+  "$dp" synth --out "$r3/zip" --frames 2 --width 16 --height 12 --layout r3d --seed 3 >/dev/null
+  { printf '\000'; cat "$r3/scan/metadata"; } > "$seeds/record3d/metadata"
+  { printf '\001'; cat "$r3/zip/zip.r3d"; } > "$seeds/record3d/r3d"
+  { printf '\002'; cat "$r3/scan/rgbd/1.depth"; } > "$seeds/record3d/depth"
+  rm -rf "$r3"
 fi
 
 # LZFSE seeds (once): streams of every block kind from the reference encoder (pyliblzfse, in
