@@ -251,6 +251,23 @@ final class Record3DScanTests: XCTestCase {
         XCTAssertTrue(error2.contains("rgbd/2.depth") && error2.contains("frame 2"), error2)
     }
 
+    /// An archive not in frame-major order (all depth entries, then all confidence, frames
+    /// descending) reads the same frames as the folder: entries of later batches are kept,
+    /// an entry behind the pass reopens the archive.
+    func testEntriesInAnyOrderReadTheSame() throws {
+        let frames = 70  // three batches of 32 at 48x64
+        let d = try Self.synth(zipped: false, frames: frames, seed: 5)
+        var m = [("metadata", TestSupport.read(d + "/metadata"))]
+        for e in ["depth", "conf"] { for i in (0..<frames).reversed() { m.append(("rgbd/\(i).\(e)", TestSupport.read("\(d)/rgbd/\(i).\(e)"))) } }
+        let folder = try ScanOpener.open(d), zipped = try ScanOpener.open(try Self.makeZip(m, deflate: false))
+        XCTAssertEqual(try Self.metres(zipped), try Self.metres(folder))
+        var a: [UInt8] = [], b: [UInt8] = []
+        try folder.forEachDepthBatch(threads: 2, confidence: true, onFrame: nil) { a += UnsafeRawBufferPointer($0.confidence!) }
+        try zipped.forEachDepthBatch(threads: 2, confidence: true, onFrame: nil) { b += UnsafeRawBufferPointer($0.confidence!) }
+        XCTAssertEqual(a.count, frames * 48 * 64)
+        XCTAssertEqual(a, b)
+    }
+
     func testPathTricksAndDuplicatesAreIgnoredWithAMessage() throws {
         var m = try Self.members()
         let garbage = [UInt8](repeating: 7, count: 64)
