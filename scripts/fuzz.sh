@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of every parser and decoder that
 # takes untrusted bytes: depth.bin (all variants), PNG and NPY frames, LZFSE streams, the ARKit-Scanner
-# JSON sidecars, the Stray Scanner CSVs, ScanNet++ JSON, 3D Scanner App frame JSON, TUM/KITTI/EuRoC trajectories and
+# JSON sidecars, the Stray Scanner CSVs, ScanNet++ JSON, 3D Scanner App frame JSON, Record3D metadata and .r3d zips, TUM/KITTI/EuRoC trajectories and
 # dataset archives, and evo result files (see Fuzz/Targets/FuzzTargets.swift).
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default: 60 s, every target
