@@ -36,6 +36,16 @@ enum FuzzTarget: String, CaseIterable {
     /// A 3D Scanner App `frame_NNNNN.json`: parsed alone, then read as frame 0 of an export
     /// beside a valid depth and confidence PNG.
     case scanner3d
+    /// A colour image (`ImageSequenceReader`'s decoders): a JPEG to its Y'CbCr planes (first
+    /// byte even) or a PNG to R'G'B' (odd), at most 2^22 pixels.
+    case colourimage
+    /// A MultiScan capture (first byte chooses the fuzzed file, the others valid): the `.jsonl`
+    /// (also parsed alone), the metadata `.json`, the `.depth.zlib` or the `.confidence.zlib`
+    /// stream, read as a whole scan.
+    case multiscan
+    /// ARKitScenes' `lowres_wide.traj` (first byte even) or a `.pincam` (odd): parsed alone,
+    /// then read in a video folder of three valid depth frames (poses interpolated between rows).
+    case arkitscenes
     /// Record3D (first byte chooses): the `metadata` JSON parsed alone, then read as a folder's
     /// beside two valid frames; a `.r3d` zip read in place; or frame 1's `rgbd/1.depth` stream
     /// in a valid folder.
@@ -189,6 +199,40 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
             write(confPNG, scan + "/conf_00000.png")
         }
         write(bytes, scan + "/frame_00000.json")
+        readScan(scan)
+    case .colourimage:
+        if choice % 2 == 0 {
+            _ = try? JPEGDecoder().decodePlanes([UInt8](rest), maxPixels: 1 << 22)
+        } else {
+            _ = try? PNGImage.decodeRGB(Data(rest), maxPixels: 1 << 22)
+        }
+    case .multiscan:
+        let files = MultiScanScan.File.self, stem = scan + "/scan"
+        let kind = [files.cameras, .metadata, .depth, .confidence][Int(choice) % 4]
+        if kind == .cameras { _ = try? MultiScanScan.parseCameras([UInt8](rest), file: "scan.jsonl") }
+        let depth = [Float16](repeating: 1.5, count: 2 * width * height), conf = [UInt8](repeating: 2, count: 2 * width * height)
+        let valid: [MultiScanScan.File: Data] = [
+            .cameras: Data((0..<2).map { i in "{\"timestamp\":\(100_000_000 * (i + 1)),\"intrinsics\":[200,0,0,0,200,0,8,6,1],\"transform\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,\(i),1]}\n" }.joined().utf8),
+            .metadata: Data("{\"depth_unit\": \"m\", \"streams\": [{\"file_extension\": \"mp4\", \"resolution\": [12, 16], \"intrinsics\": [200, 0, 0, 0, 200, 0, 8, 6, 1]}, {\"file_extension\": \"depth.zlib\", \"encoding\": \"float16_zlib\", \"resolution\": [\(height), \(width)], \"number_of_frames\": 2}]}".utf8),
+            .depth: Data(depth.withUnsafeBytes { RawDeflate.compress($0) }),
+            .confidence: Data(conf.withUnsafeBytes { RawDeflate.compress($0) }),
+        ]
+        for (k, data) in valid { write(k == kind ? Data(rest) : data, stem + k.rawValue) }
+    case .arkitscenes:
+        let isTraj = choice % 2 == 0
+        if isTraj { _ = try? ARKitScenesScan.parseTraj([UInt8](rest), file: "lowres_wide.traj") } else { _ = try? ARKitScenesScan.parsePincam([UInt8](rest), file: "x.pincam") }
+        for f in ["lowres_depth", "confidence", "lowres_wide_intrinsics"] { try? FileManager.default.createDirectory(atPath: scan + "/" + f, withIntermediateDirectories: true) }
+        let mm = [UInt16](repeating: 1500, count: width * height), conf = [UInt8](repeating: 2, count: width * height)
+        if let png = try? mm.withUnsafeBufferPointer({ try PNGImage.encode(gray16: $0, width: width, height: height, compressionLevel: 1) }),
+           let confPNG = try? conf.withUnsafeBufferPointer({ try PNGImage.encode(gray8: $0, width: width, height: height, compressionLevel: 1) }) {
+            for t in ["1.000", "1.050", "1.100"] {
+                write(png, scan + "/lowres_depth/4_\(t).png")
+                write(confPNG, scan + "/confidence/4_\(t).png")
+                write("16 12 12.5 12.5 8 6\n", scan + "/lowres_wide_intrinsics/4_\(t).pincam")
+            }
+        }
+        if !isTraj { write(Data(rest), scan + "/lowres_wide_intrinsics/4_1.000.pincam") }
+        write(isTraj ? Data(rest) : Data("1.0 0 0 0 0 0 0\n1.1 0.1 0 0 0 0 0.1\n".utf8), scan + "/lowres_wide.traj")
         readScan(scan)
     case .record3d:
         fuzzRecord3D(choice: choice, Data(rest), scan: scan)

@@ -10,17 +10,22 @@ public enum ScanLayout: String, Sendable, Codable {
     case scannetpp = "scannetpp"
     /// 3D Scanner App's "All Data" export (`Scanner3DScan`).
     case scanner3d = "3d-scanner-app"
+    /// MultiScan's iOS capture (`MultiScanScan`).
+    case multiscan = "multiscan"
+    /// Apple's ARKitScenes raw layout (`ARKitScenesScan`).
+    case arkitScenes = "arkitscenes"
     /// Record3D, LiDAR or TrueDepth: the `.r3d` file or its unzipped folder (`Record3DScan`).
     case record3d = "record3d"
 
     /// The colour video's file name beside the depth (ARKit-Scanner and Stray Scanner
     /// `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`); nil for 3D Scanner App, which keeps colour as
-    /// JPEG frames (not read yet).
+    /// JPEG frames (`Scan.colourImages`), and for MultiScan, whose video is named after the scan
+    /// (`<scan>.mp4`: `MultiScanScan.colourVideoPath`).
     public var colourVideoName: String? {
         switch self {
         case .arkitScanner, .stray: return "rgb.mp4"
         case .scannetpp: return "rgb.mkv"
-        case .scanner3d, .record3d: return nil
+        case .scanner3d, .multiscan, .arkitScenes, .record3d: return nil
         }
     }
 
@@ -32,6 +37,8 @@ public enum ScanLayout: String, Sendable, Codable {
         case .stray: return ("odometry.csv", "camera-to-world position and quaternion, OpenCV camera axes (converted to ARKit's on reading)")
         case .scannetpp: return ("pose_intrinsic_imu.json", "camera-to-world 4x4, row-major, OpenCV camera axes (converted to ARKit's on reading)")
         case .scanner3d: return ("frame_NNNNN.json", "cameraPoseARFrame: camera-to-world 4x4, row-major, ARKit camera axes")
+        case .multiscan: return ("<scan>.jsonl", "transform: camera-to-world 4x4, column-major, ARKit camera axes")
+        case .arkitScenes: return ("lowres_wide.traj", "world-to-camera axis-angle and translation, OpenCV camera axes (inverted and converted to ARKit's on reading), interpolated at the depth frames' times")
         case .record3d: return ("metadata", "poses: camera-to-world qx qy qz qw tx ty tz, OpenGL (= ARKit) camera axes of the portrait image")
         }
     }
@@ -39,7 +46,9 @@ public enum ScanLayout: String, Sendable, Codable {
     /// Why a scan of this layout without its video has no colour, in words.
     public var missingColourReason: String {
         if self == .record3d { return "no rgbd/N.jpg colour images listed (a .r3d's images are zip members, not read)" }
-        return colourVideoName.map { "no colour video (\($0)) in this scan" } ?? "colour from the frame_NNNNN.jpg images is not read yet"
+        if self == .multiscan { return "no colour video (<scan>.mp4) in this scan" }
+        return colourVideoName.map { "no colour video (\($0)) in this scan" }
+            ?? "no colour images (\(self == .arkitScenes ? "lowres_wide/<video_id>_<t>.png" : "frame_NNNNN.jpg")) in this scan"
     }
 }
 
@@ -223,6 +232,13 @@ public protocol Scan: AnyObject {
     /// (3D Scanner App's `frame_NNNNN.jpg`, ...), ascending by frame number; nil for a layout
     /// with a video (`colourVideoPath`).
     var colourImages: [ColourImage]? { get }
+    /// The colour video's path when the scan has one (default: `layout.colourVideoName` in
+    /// the scan folder; a layout naming its video after the scan says where it is).
+    var colourVideoPath: String? { get }
+    /// The poses resampled at the depth frames' times, for a layout whose pose file is
+    /// sampled on its own clock (ARKitScenes' `.traj`): which frames are at a row,
+    /// interpolated or refused (`PoseResampling`); nil when each frame has its own pose entry.
+    var poseResampling: PoseResampling? { get }
 }
 
 /// One colour image of a scan that keeps colour as image files: the colour frame number

@@ -8,6 +8,8 @@ public enum ScanOpener {
         if ARKitScan.looksLike(path) { return .arkitScanner }
         if StrayScan.looksLike(path) { return .stray }
         if Scanner3DScan.looksLike(path) { return .scanner3d }
+        if MultiScanScan.looksLike(path) { return .multiscan }
+        if ARKitScenesScan.looksLike(path) { return .arkitScenes }
         if Record3DScan.looksLike(path) { return .record3d }
         return nil
     }
@@ -26,6 +28,8 @@ public enum ScanOpener {
         case .arkitScanner: return try ARKitScan(path: path, strict: strict, motion: motion)
         case .stray: return try StrayScan(path: path, strict: strict, motion: motion)
         case .scanner3d: return try Scanner3DScan(path: path)
+        case .multiscan: return try MultiScanScan(path: path)
+        case .arkitScenes: return try ARKitScenesScan(path: path, strict: strict)
         case .record3d: return try Record3DScan(path: path)
         case nil: break
         }
@@ -34,6 +38,6 @@ public enum ScanOpener {
 
     /// The files each layout is recognised by, in words (for "not a scan" messages).
     public static let expectedFiles = "metadata.json + depth.bin (ARKit-Scanner), odometry.csv + depth/ (Stray Scanner), "
-        + "pose_intrinsic_imu.json + depth.bin (ScanNet++), frame_NNNNN.json + depth_NNNNN.png (3D Scanner App, low-res export) "
-        + "or metadata + rgbd/N.depth (Record3D, unzipped; or its .r3d file)"
+        + "pose_intrinsic_imu.json + depth.bin (ScanNet++), frame_NNNNN.json + depth_NNNNN.png (3D Scanner App, low-res export), "
+        + "<scan>.depth.zlib + <scan>.jsonl (MultiScan), metadata + rgbd/N.depth (Record3D, unzipped; or its .r3d file) or " + ARKitScenesScan.expectedFiles
 }
