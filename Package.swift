@@ -84,7 +84,7 @@ let package = Package(
                 swiftSettings: optimisedInDebug),
         .target(name: "LinearAlgebra", dependencies: ["COpenBLAS", "Diagnostics"], swiftSettings: cpuLevel),
         .target(name: "Geometry", dependencies: ["LinearAlgebra"], swiftSettings: optimisedInDebug),
-        .target(name: "ScanFormats", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "TextNumbers", "Codecs", "Geometry", algorithms],
+        .target(name: "ScanFormats", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "TextNumbers", "Codecs", "Geometry", "CLibArchive", algorithms],
                 swiftSettings: optimisedInDebug),
         // Colour video: streaming decode and encode through FFmpeg, colour sampling.
         .target(name: "Video", dependencies: ["CFFmpeg", "Codecs", "Diagnostics", "Execution", "FileIO", "ScanFormats", algorithms], swiftSettings: optimisedInDebug),
@@ -130,7 +130,7 @@ let package = Package(
         .testTarget(name: "ResultFilesTests", dependencies: ["ResultFiles", "Codecs", "Plots", "TestSupport"]),
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "CLazyLoad"]),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry", "LinearAlgebra", "Synthesis"]),
-        .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "Codecs", "PointClouds", "TestSupport"]),
+        .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "Codecs", "PointClouds", "Gestures", "TestSupport"]),
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
         .testTarget(name: "VoxelFusionTests", dependencies: ["VoxelFusion", "CRowPack", "Execution", "Geometry", "ScanFormats", "Synthesis"]),
         .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "VoxelFusion", "Execution", "LinearAlgebra", "Synthesis", "ScanFormats", "Codecs", "Geometry", "Video", "TestSupport"]),

@@ -6,6 +6,8 @@
 #   room: one furnished room walked around (LZ4 depth.bin, synth's noise)
 #   apartment: the real-like scene, a walk through four rooms at 60 fps (LZ4)
 #   stray: the apartment in the Stray Scanner layout (depth and confidence PNGs)
+#   record3d: the apartment in the Record3D layout, unzipped (LZFSE stored blocks as synth
+#     writes them; scripts/bench-record3d.sh recompresses them as the app does)
 bench_data=${BENCH_DATA:-/tmp/depthpose-bench}
 
 bench_scan() {
@@ -14,7 +16,8 @@ bench_scan() {
     room) args="--layout lz4" ;;
     apartment) args="--layout lz4 --scene apartment --fps 60" ;;
     stray) args="--layout stray --scene apartment --fps 60" ;;
-    *) echo "bench scene: room, apartment or stray, not \"$scene\"" >&2; return 64 ;;
+    record3d) args="--layout record3d --scene apartment --fps 60" ;;
+    *) echo "bench scene: room, apartment, stray or record3d, not \"$scene\"" >&2; return 64 ;;
   esac
   local dir=$bench_data/$scene-$frames
   if [ -n "$colour" ]; then args="$args --color"; dir=$dir-colour; fi

@@ -3,7 +3,7 @@
 # takes untrusted bytes: depth.bin (all variants), PNG and NPY frames, LZFSE streams, the ARKit-Scanner
 # JSON sidecars, the Stray Scanner CSVs, ScanNet++ JSON, 3D Scanner App frame JSON, colour images (JPEG planes,
 # RGB PNG), MultiScan captures (jsonl, metadata, depth and confidence streams), ARKitScenes
-# .traj/.pincam, TUM/KITTI/EuRoC trajectories and
+# .traj/.pincam, Record3D metadata and .r3d zips, TUM/KITTI/EuRoC trajectories and
 # dataset archives, and evo result files (see Fuzz/Targets/FuzzTargets.swift).
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default: 60 s, every target
@@ -27,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_only=""; [ "${1:-}" = --build-only ] && { build_only=1; shift; }
 seconds=${1:-60}; shift || true
-all=(depthbin png npy lzfse arkit stray scannetpp scanner3d colourimage multiscan arkitscenes trajectory archive result)
+all=(depthbin png npy lzfse arkit stray scannetpp scanner3d colourimage multiscan arkitscenes record3d trajectory archive result)
 targets=("${@:-${all[@]}}")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 scripts/setup.sh >/dev/null
@@ -123,6 +123,23 @@ if [ ! -e "$seeds/scanner3d/frame1" ]; then
   printf '{"averageAngularVelocity": 0.1, "averageVelocity": 0.02, "cameraPoseARFrame": [1, 0, 0, 0.5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1], "exposureDuration": 0.01, "frame_index": 7, "intrinsics": [200, 0, 8, 0, 200, 6, 0, 0, 1], "motionQuality": {"a": [1, "]"]}, "projectionMatrix": [[1, 0], [0, 1]], "time": 123.25}' > "$seeds/scanner3d/keys"
 fi
 
+# Record3D seeds (once): the first byte picks the case (0 metadata, 1 a .r3d, 2 a depth
+# stream), the rest is a 16x12 `synth --layout record3d` / `r3d` scan's metadata, .r3d and
+# frame stream.
+if [ ! -e "$seeds/record3d/r3d" ]; then
+  mkdir -p "$seeds/record3d"
+  dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
+  [ -x "$dp" ] || swift build 2>&1 | grep -E "error" >&2 || true
+  [ -x "$dp" ] || dp=.build/debug/depthpose
+  r3=$(mktemp -d)
+  "$dp" synth --out "$r3/scan" --frames 2 --width 16 --height 12 --layout record3d --seed 3 >/dev/null
+  "$dp" synth --out "$r3/zip" --frames 2 --width 16 --height 12 --layout r3d --seed 3 >/dev/null
+  { printf '\000'; cat "$r3/scan/metadata"; } > "$seeds/record3d/metadata"
+  { printf '\001'; cat "$r3/zip/zip.r3d"; } > "$seeds/record3d/r3d"
+  { printf '\002'; cat "$r3/scan/rgbd/1.depth"; } > "$seeds/record3d/depth"
+  rm -rf "$r3"
+fi
+
 # Colour image seeds (once): a JPEG from `synth --layout scanner3d --color` (0 + bytes) and a
 # depth PNG read as RGB (1 + bytes).
 if [ ! -e "$seeds/colourimage/jpeg" ]; then
@@ -133,6 +150,8 @@ if [ ! -e "$seeds/colourimage/jpeg" ]; then
   { printf '\000'; cat "$ci/scan/frame_00000.jpg"; } > "$seeds/colourimage/jpeg"
   { printf '\001'; cat "$ci/scan/depth_00000.png"; } > "$seeds/colourimage/png"
   rm -rf "$ci"
+fi
+
 # MultiScan seeds (once): each file of a `synth --layout multiscan` capture behind its
 # first-byte choice (0 jsonl, 1 metadata, 2 depth stream, 3 confidence stream), and a jsonl
 # whose last line is cut short.

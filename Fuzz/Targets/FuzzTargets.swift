@@ -46,6 +46,10 @@ enum FuzzTarget: String, CaseIterable {
     /// ARKitScenes' `lowres_wide.traj` (first byte even) or a `.pincam` (odd): parsed alone,
     /// then read in a video folder of three valid depth frames (poses interpolated between rows).
     case arkitscenes
+    /// Record3D (first byte chooses): the `metadata` JSON parsed alone, then read as a folder's
+    /// beside two valid frames; a `.r3d` zip read in place; or frame 1's `rgbd/1.depth` stream
+    /// in a valid folder.
+    case record3d
     /// A TUM, KITTI or EuRoC trajectory file (first byte chooses).
     case trajectory
     /// A `.tar`, `.tar.gz` or `.zip` dataset archive, extracted safely.
@@ -230,6 +234,8 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
         if !isTraj { write(Data(rest), scan + "/lowres_wide_intrinsics/4_1.000.pincam") }
         write(isTraj ? Data(rest) : Data("1.0 0 0 0 0 0 0\n1.1 0.1 0 0 0 0 0.1\n".utf8), scan + "/lowres_wide.traj")
         readScan(scan)
+    case .record3d:
+        fuzzRecord3D(choice: choice, Data(rest), scan: scan)
     case .scannetpp:
         write(validDepthBin(), scan + "/depth.bin")
         write(metadata, scan + "/metadata.json")
@@ -252,5 +258,36 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
             let found = Set((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [])
             if !found.isSubset(of: expected) { fatalError("archive wrote outside the extraction folder: \(found.subtracting(expected)) in \(dir)") }
         }
+    }
+}
+
+/// A valid Record3D folder of two 12x16 (portrait) frames with `metadata` and frame 1's
+/// depth stream replaceable; see `FuzzTarget.record3d`.
+func fuzzRecord3D(choice: UInt8, _ rest: Data, scan: String) {
+    let w = height, h = width  // portrait: 12 wide, 16 tall
+    let meta = """
+    {"K": [150, 0, 0, 0, 150, 0, 60, 80, 1], "w": 120, "h": 160, "dw": \(w), "dh": \(h), "fps": 60,
+     "poses": [[0, 0, 0, 1, 0, 0, 0], [0, 0.1, 0, 0.995, 0.1, 0, 0]], "frameTimestamps": [1.0, 1.0167], "initPose": [0, 0, 0, 1, 0, 0, 0]}
+    """
+    func folder(metadata: Data, depth1: Data?) {
+        try? FileManager.default.createDirectory(atPath: scan + "/rgbd", withIntermediateDirectories: true)
+        write(metadata, scan + "/metadata")
+        let depth = [Float](repeating: 1.5, count: w * h).withUnsafeBytes { LZFSE.encodeStored($0) }
+        let conf = [UInt8](repeating: 2, count: w * h).withUnsafeBytes { LZFSE.encodeStored($0) }
+        for i in 0..<2 {
+            write(i == 1 ? (depth1 ?? Data(depth)) : Data(depth), scan + "/rgbd/\(i).depth")
+            write(Data(conf), scan + "/rgbd/\(i).conf")
+        }
+        readScan(scan)
+    }
+    switch choice % 3 {
+    case 0:
+        _ = try? Record3DScan.parseMetadata([UInt8](rest), file: "metadata")
+        folder(metadata: rest, depth1: nil)
+    case 1:
+        write(rest, scan + "/capture.r3d")
+        readScan(scan + "/capture.r3d")
+    default:
+        folder(metadata: Data(meta.utf8), depth1: rest)
     }
 }

@@ -56,6 +56,10 @@ public enum ScanDiscovery {
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDir) else {
             throw BatchError.notADataset(path: root, reason: "missing (expected a dataset folder or a .tar/.tar.gz/.tgz/.zip archive)")
         }
+        if !isDir.boolValue, Record3DScan.isR3DFile(root) {
+            let name = URL(fileURLWithPath: root).deletingPathExtension().lastPathComponent
+            return [DiscoveredScan(name: scanName([name], rootName: name), path: root, layout: .record3d, problem: nil)]
+        }
         guard isDir.boolValue else { throw BatchError.notADataset(path: root, reason: "not a folder or a supported archive") }
         let rootURL = URL(fileURLWithPath: root).standardizedFileURL
         let skip = Set(excluded.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
@@ -79,8 +83,14 @@ public enum ScanDiscovery {
         if subdirs.contains("iphone"), ScanOpener.layout(of: dir + "/iphone") == .scannetpp {
             found.append(DiscoveredScan(name: name, path: dir + "/iphone", layout: .scannetpp, problem: nil)); return
         }
+        // Record3D's .r3d files are scans of their own, named after the file.
+        let r3d = files.filter { Record3DScan.isR3DFile(dir + "/" + $0) }.sorted()
+        for f in r3d where !skip.contains(dir + "/" + f) {
+            let stem = String(f.dropLast(4))
+            found.append(DiscoveredScan(name: scanName(components + [stem], rootName: rootName), path: dir + "/" + f, layout: .record3d, problem: nil))
+        }
         let children = subdirs.sorted().filter { !skip.contains(dir + "/" + $0) }
-        if children.isEmpty && !components.isEmpty && subdirs.isEmpty {
+        if children.isEmpty && !components.isEmpty && subdirs.isEmpty && r3d.isEmpty {
             let problem = files.isEmpty ? "empty folder: no scan files"
                 : "no scan files (expected \(ScanOpener.expectedFiles)); found \(files.sorted().prefix(5).joined(separator: ", "))"
             found.append(DiscoveredScan(name: name, path: dir, layout: nil, problem: problem))

@@ -4,7 +4,7 @@ import Diagnostics
 import Execution
 
 /// The depth stream of a layout that stores each frame in its own file (Stray Scanner's
-/// `depth/NNNNNN.png`, 3D Scanner App's `depth_NNNNN.png`): frames decoded in parallel into
+/// `depth/NNNNNN.png`, 3D Scanner App's `depth_NNNNN.png`, Record3D's `rgbd/N.depth`): frames decoded in parallel into
 /// batches of two buffers. While the consumer works on one batch, its threads that are done
 /// early decode the next batch's frames into the other (`DepthBatch.idle`), and the stream
 /// decodes what they left before handing it over. Not with `onFrame`, whose state may be
@@ -16,13 +16,16 @@ struct PNGFrameStream {
     let layout: DepthFrameLayout
     let format: DepthSampleFormat
     let batchFrames: Int
-    /// Decodes frame `i` (uint16 millimetres) into the buffer; returns its error (runs in parallel).
+    /// Decodes frame `i` (samples in `format`) into the buffer; returns its error (runs in parallel).
     let readDepth: (Int, UnsafeMutableRawBufferPointer) -> ScanFormatError?
     /// Decodes frame `i`'s confidence map (a byte a pixel) into the buffer; false when the frame has none.
     let readConfidence: (Int, UnsafeMutableRawBufferPointer) throws -> Bool
+    /// Run on the stream's thread before a batch's frames are decoded, with their indices
+    /// (Record3D's `.r3d`: its entries read from the zip); nil for files read by the decoders.
+    var prepare: ((Range<Int>) throws -> Void)? = nil
 
     func forEach(threads: Int, confidence readsConfidence: Bool, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
-        let batchSize = batchFrames, frameBytes = layout.pixels * 2, pixels = layout.pixels, withConfidence = readsConfidence
+        let batchSize = batchFrames, frameBytes = layout.pixels * format.bytesPerSample, pixels = layout.pixels, withConfidence = readsConfidence
         /// One batch's frames and confidence maps, and each frame's error.
         final class Slot: @unchecked Sendable {  // frame k's places are written by the one thread decoding it
             let depth: UnsafeMutableRawBufferPointer, confidence: UnsafeMutableRawBufferPointer
@@ -64,6 +67,7 @@ struct PNGFrameStream {
 
         guard total > 0 else { return }
         var current = batch(0, in: slots[0])
+        try prepare?(0 ..< current.count)
         finish(IdleDecode(count: current.count, decode: decoder(current, slots[0])))
         var s = 0
         while true {
@@ -75,6 +79,7 @@ struct PNGFrameStream {
             }
             guard nextStart < total else { return try body(current) }
             let next = batch(nextStart, in: slots[1 - s])
+            try prepare?(nextStart ..< nextStart + next.count)
             let work = IdleDecode(count: next.count, decode: decoder(next, slots[1 - s]))
             if onFrame == nil { current.idle = work }
             try body(current)

@@ -14,6 +14,8 @@ public enum ScanLayout: String, Sendable, Codable {
     case multiscan = "multiscan"
     /// Apple's ARKitScenes raw layout (`ARKitScenesScan`).
     case arkitScenes = "arkitscenes"
+    /// Record3D, LiDAR or TrueDepth: the `.r3d` file or its unzipped folder (`Record3DScan`).
+    case record3d = "record3d"
 
     /// The colour video's file name beside the depth (ARKit-Scanner and Stray Scanner
     /// `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`); nil for 3D Scanner App, which keeps colour as
@@ -23,7 +25,7 @@ public enum ScanLayout: String, Sendable, Codable {
         switch self {
         case .arkitScanner, .stray: return "rgb.mp4"
         case .scannetpp: return "rgb.mkv"
-        case .scanner3d, .multiscan, .arkitScenes: return nil
+        case .scanner3d, .multiscan, .arkitScenes, .record3d: return nil
         }
     }
 
@@ -37,11 +39,13 @@ public enum ScanLayout: String, Sendable, Codable {
         case .scanner3d: return ("frame_NNNNN.json", "cameraPoseARFrame: camera-to-world 4x4, row-major, ARKit camera axes")
         case .multiscan: return ("<scan>.jsonl", "transform: camera-to-world 4x4, column-major, ARKit camera axes")
         case .arkitScenes: return ("lowres_wide.traj", "world-to-camera axis-angle and translation, OpenCV camera axes (inverted and converted to ARKit's on reading), interpolated at the depth frames' times")
+        case .record3d: return ("metadata", "poses: camera-to-world qx qy qz qw tx ty tz, OpenGL (= ARKit) camera axes of the portrait image")
         }
     }
 
     /// Why a scan of this layout without its video has no colour, in words.
     public var missingColourReason: String {
+        if self == .record3d { return "no rgbd/N.jpg colour images listed (a .r3d's images are zip members, not read)" }
         if self == .multiscan { return "no colour video (<scan>.mp4) in this scan" }
         return colourVideoName.map { "no colour video (\($0)) in this scan" }
             ?? "no colour images (\(self == .arkitScenes ? "lowres_wide/<video_id>_<t>.png" : "frame_NNNNN.jpg")) in this scan"

@@ -10,6 +10,7 @@ public enum ScanOpener {
         if Scanner3DScan.looksLike(path) { return .scanner3d }
         if MultiScanScan.looksLike(path) { return .multiscan }
         if ARKitScenesScan.looksLike(path) { return .arkitScenes }
+        if Record3DScan.looksLike(path) { return .record3d }
         return nil
     }
 
@@ -20,6 +21,7 @@ public enum ScanOpener {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
             throw ScanFormatError.missing(path: path, what: "scan folder")
         }
+        if !isDir.boolValue, Record3DScan.isR3DFile(path) { return try Record3DScan(path: path) }
         guard isDir.boolValue else { throw ScanFormatError.unknownLayout(path: path, detail: "not a folder") }
         switch layout(of: path) {
         case .scannetpp: return try ScanNetPPScan(path: path)
@@ -28,6 +30,7 @@ public enum ScanOpener {
         case .scanner3d: return try Scanner3DScan(path: path)
         case .multiscan: return try MultiScanScan(path: path)
         case .arkitScenes: return try ARKitScenesScan(path: path, strict: strict)
+        case .record3d: return try Record3DScan(path: path)
         case nil: break
         }
         throw ScanFormatError.unknownLayout(path: path, detail: "expected " + expectedFiles)
@@ -36,5 +39,5 @@ public enum ScanOpener {
     /// The files each layout is recognised by, in words (for "not a scan" messages).
     public static let expectedFiles = "metadata.json + depth.bin (ARKit-Scanner), odometry.csv + depth/ (Stray Scanner), "
         + "pose_intrinsic_imu.json + depth.bin (ScanNet++), frame_NNNNN.json + depth_NNNNN.png (3D Scanner App, low-res export), "
-        + "<scan>.depth.zlib + <scan>.jsonl (MultiScan) or " + ARKitScenesScan.expectedFiles
+        + "<scan>.depth.zlib + <scan>.jsonl (MultiScan), metadata + rgbd/N.depth (Record3D, unzipped; or its .r3d file) or " + ARKitScenesScan.expectedFiles
 }

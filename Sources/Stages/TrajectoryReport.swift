@@ -119,7 +119,8 @@ public enum TrajectoryReporter {
 
     static func input(_ path: String, options o: Options) throws -> Input {
         var isDir: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), !isDir.boolValue {
+        // A file is a pose file, unless it is a scan itself (Record3D's .r3d).
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), !isDir.boolValue, !Record3DScan.isR3DFile(path) {
             var notes: [String] = []
             guard let format = try o.format ?? TrajectoryFiles.detect(path) else {
                 throw TrajectoryError.malformed(InputLocation(file: path), "not a scan folder, and its first line fits no pose file format (TUM 8 numbers, KITTI 12, ARKit logger 13, EuRoC CSV, Open3D .log); name one with --format")

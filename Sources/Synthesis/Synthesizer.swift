@@ -17,6 +17,12 @@ public struct SynthOptions: Sendable {
         case multiscan
         /// ARKitScenes' raw layout: 10 Hz `.traj` rows under the depth (no colour video: `colour` is refused).
         case arkitscenes
+        /// Record3D: the unzipped folder (`record3d`) or the `.r3d` file in the output folder
+        /// (`r3d`); portrait depth, no colour (`colour` is refused).
+        case record3d, r3d
+
+        /// Whether `synth --color` is refused (the layout keeps colour in a form synth does not write).
+        public var refusesColour: Bool { [.arkitscenes, .record3d, .r3d].contains(self) }
     }
     public var frames = 300
     public var fps = 30.0
@@ -80,6 +86,7 @@ extension SynthOptions.Layout {
         case .scanner3d: return try Scanner3DScanWriter(directory: directory, layout: depth)
         case .multiscan: return try MultiScanWriter(directory: directory, stem: name, layout: depth)
         case .arkitscenes: return try ARKitScenesScanWriter(directory: directory, layout: depth)
+        case .record3d, .r3d: return try Record3DScanWriter(directory: directory, layout: depth, zipped: self == .r3d)
         }
     }
 }
@@ -187,7 +194,7 @@ public enum Synthesizer {
 
     public static func write(_ o: SynthOptions, to directory: String) throws -> SynthSummary {
         precondition(o.frames > 0 && o.fps > 0 && o.width > 0 && o.height > 0)
-        precondition(!(o.colour && o.layout == .arkitscenes), "ARKitScenes videos have no colour video")
+        precondition(!(o.colour && o.layout.refusesColour), "ARKitScenes and Record3D scans are written without colour")
         let staged = try AtomicOutput.StagedDirectory(target: directory)
         let dir = staged.staging
         let duration = Double(o.frames) / o.fps

@@ -19,7 +19,7 @@ struct SynthCommand: ParsableCommand {
     @Option(help: "Random seed (scene jitter, path, noise).") var seed = defaults.seed
     @Option(help: "Pose drift of the written trajectory, metres per metre travelled (plus yaw drift, 0.5 rad per unit).") var drift = defaults.drift
     @Option(help: "Number of near/far occluder gestures.") var gestures = defaults.gestures
-    @Option(help: "Layout: lz4, deflate, wholefile (ARKit-Scanner depth.bin variants), stray, scanner3d (3D Scanner App, low-res export), multiscan (MultiScan, files named after the --out folder) or arkitscenes (ARKitScenes raw: 10 Hz .traj rows; use --fps 60 as the dataset).") var layout = defaults.layout
+    @Option(help: "Layout: lz4, deflate, wholefile (ARKit-Scanner depth.bin variants), stray, scanner3d (3D Scanner App, low-res export), multiscan (MultiScan, files named after the --out folder), arkitscenes (ARKitScenes raw: 10 Hz .traj rows; use --fps 60 as the dataset), record3d (Record3D, unzipped) or r3d (Record3D's .r3d file, written as <out>/<name>.r3d).") var layout = defaults.layout
     @Option(help: "Depth width in pixels.") var width = defaults.width
     @Option(help: "Depth height in pixels.") var height = defaults.height
     @Option(help: "Timestamp of the first frame (seconds since boot).") var startTime = defaults.startTime
@@ -47,6 +47,7 @@ struct SynthCommand: ParsableCommand {
         guard Double(frames) / fps >= 4 * Double(holds) else { throw ValidationError("--holds: each 3 s stop needs 4 s of scan") }
         if scene == .apartment && (holds > 0 || walking) { throw ValidationError("--holds and --walking shape the room's walk; the apartment has its own") }
         if color && layout == .arkitscenes { throw ValidationError("--color writes rgb.mp4; ARKitScenes has no video (colour is lowres_wide PNG frames)") }
+        if color && (layout == .record3d || layout == .r3d) { throw ValidationError("--color: synth writes Record3D scans without their JPEG frames") }
     }
 
     func run() throws {

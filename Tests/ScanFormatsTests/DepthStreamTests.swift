@@ -1,4 +1,5 @@
 import Codecs
+import Foundation
 import ScanFormats
 import Synthesis
 import TestSupport
@@ -21,12 +22,22 @@ func allMillimetres(_ scan: any Scan, threads: Int = 2) throws -> [[UInt16]] {
     return out
 }
 
+/// The scan synth writes for `layout`: its folder, or for `r3d` the `.r3d` file in it.
+func synthScanPath(_ layout: SynthOptions.Layout, frames: Int) throws -> String {
+    let dir = try TestSupport.synthScan(layout: layout, frames: frames)
+    return layout == .r3d ? dir + "/" + Record3DScanWriter.fileName(scanName: URL(fileURLWithPath: dir).lastPathComponent) : dir
+}
+
+/// Landscape frames turned portrait as Record3D stores them (portrait (u', v') = landscape (v', h-1-u')).
+func portrait(_ frames: [[UInt16]], width w: Int, height h: Int) -> [[UInt16]] {
+    frames.map { f in (0..<w).flatMap { vp in (0..<h).map { up in f[(h - 1 - up) * w + vp] } } }
+}
+
 final class DepthVariantTests: XCTestCase {
     func testEachVariantIsDetectedAndDecodesToTheSameDepth() throws {
         var decoded: [SynthOptions.Layout: [[UInt16]]] = [:]
         for layout in SynthOptions.Layout.allCases {
-            let dir = try TestSupport.synthScan(layout: layout, frames: 70)
-            let scan = try ScanOpener.open(dir)
+            let scan = try ScanOpener.open(try synthScanPath(layout, frames: 70))
             XCTAssertEqual(try scan.depthFrameCount(), 70)
             if let a = scan as? ARKitScan {
                 XCTAssertEqual(a.variant.rawValue, ["lz4": "lz4-uint16", "deflate": "deflate-float32", "wholefile": "wholefile-deflate-float32"][layout.rawValue])
@@ -34,8 +45,12 @@ final class DepthVariantTests: XCTestCase {
             decoded[layout] = try allMillimetres(scan)
             XCTAssertEqual(decoded[layout]?.count, 70)
         }
-        // Same seed, same depth: every variant and the Stray PNGs hold identical millimetres.
-        for layout in SynthOptions.Layout.allCases where layout != .multiscan { XCTAssertEqual(decoded[layout], decoded[.lz4], "\(layout)") }
+        // Same seed, same depth: every variant and the Stray PNGs hold identical millimetres
+        // (Record3D's turned portrait).
+        let upright = portrait(decoded[.lz4]!, width: 64, height: 48)
+        for layout in SynthOptions.Layout.allCases where layout != .multiscan {
+            XCTAssertEqual(decoded[layout], [.record3d, .r3d].contains(layout) ? upright : decoded[.lz4], "\(layout)")
+        }
         // MultiScan stores float16 metres: within half a float16 step of d in [2^e, 2^(e+1))
         // (2^(e-11) m) plus the two roundings to millimetres; no depth stays no depth.
         let lz4 = decoded[.lz4]!.joined(), f16 = decoded[.multiscan]!.joined()
@@ -57,7 +72,7 @@ final class DepthVariantTests: XCTestCase {
     /// and two threads; batches never exceed `depthBatchFrames`.
     func testFrameHookSeesEachDecodedFrameOnceBeforeItsBatch() throws {
         for layout in SynthOptions.Layout.allCases {
-            let scan = try ScanOpener.open(try TestSupport.synthScan(layout: layout, frames: 70))
+            let scan = try ScanOpener.open(try synthScanPath(layout, frames: 70))
             for threads in [1, 2] {
                 let capacity = scan.depthBatchFrames
                 let seen = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: capacity)
@@ -88,7 +103,7 @@ final class DepthVariantTests: XCTestCase {
     /// only LZ4 frames are offered that way (deflate and PNG frames are decoded once, in batches).
     func testDirectFramesAreTheBatchesBytes() throws {
         for layout in SynthOptions.Layout.allCases {
-            let scan = try ScanOpener.open(try TestSupport.synthScan(layout: layout, frames: 70))
+            let scan = try ScanOpener.open(try synthScanPath(layout, frames: 70))
             guard let frames = try scan.directDepthFrames() else {
                 XCTAssertNotEqual(layout, .lz4)
                 continue
