@@ -15,7 +15,7 @@ public struct SynthOptions: Sendable {
         /// MultiScan's iOS capture: `<scan>.depth.zlib` (float16), `.confidence.zlib`, `.jsonl`,
         /// `.json`, with `colour` the video `<scan>.mp4` (the scan is the output folder's name).
         case multiscan
-        /// ARKitScenes' raw layout: 10 Hz `.traj` rows under the depth (no colour video: `colour` is refused).
+        /// ARKitScenes' raw layout: 10 Hz `.traj` rows under the depth (colour as `lowres_wide/` PNGs of every frame).
         case arkitscenes
     }
     public var frames = 300
@@ -187,7 +187,6 @@ public enum Synthesizer {
 
     public static func write(_ o: SynthOptions, to directory: String) throws -> SynthSummary {
         precondition(o.frames > 0 && o.fps > 0 && o.width > 0 && o.height > 0)
-        precondition(!(o.colour && o.layout == .arkitscenes), "ARKitScenes videos have no colour video")
         let staged = try AtomicOutput.StagedDirectory(target: directory)
         let dir = staged.staging
         let duration = Double(o.frames) / o.fps

@@ -46,7 +46,6 @@ struct SynthCommand: ParsableCommand {
         guard holds >= 0, startupFrames >= 0, tilt.isFinite, abs(tilt) < 90 else { throw ValidationError("--holds and --startup-frames must be >= 0, --tilt within (-90, 90)") }
         guard Double(frames) / fps >= 4 * Double(holds) else { throw ValidationError("--holds: each 3 s stop needs 4 s of scan") }
         if scene == .apartment && (holds > 0 || walking) { throw ValidationError("--holds and --walking shape the room's walk; the apartment has its own") }
-        if color && layout == .arkitscenes { throw ValidationError("--color writes rgb.mp4; ARKitScenes has no video (colour is lowres_wide PNG frames)") }
     }
 
     func run() throws {
