@@ -133,6 +133,8 @@ if [ ! -e "$seeds/colourimage/jpeg" ]; then
   { printf '\000'; cat "$ci/scan/frame_00000.jpg"; } > "$seeds/colourimage/jpeg"
   { printf '\001'; cat "$ci/scan/depth_00000.png"; } > "$seeds/colourimage/png"
   rm -rf "$ci"
+fi
+
 # MultiScan seeds (once): each file of a `synth --layout multiscan` capture behind its
 # first-byte choice (0 jsonl, 1 metadata, 2 depth stream, 3 confidence stream), and a jsonl
 # whose last line is cut short.
