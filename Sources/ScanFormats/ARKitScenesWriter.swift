@@ -2,13 +2,15 @@ import Codecs
 import Foundation
 import Geometry
 import FileIO
+import Execution
 
 /// Writes a scan in ARKitScenes' raw layout, as `ARKitScenesScan` reads it: depth and
 /// confidence PNGs named `<video_id>_<t>.png` (`%.3f` seconds) in `lowres_depth/` and
 /// `confidence/`, a `.pincam` per frame (the depth-sized intrinsics, as `lowres_wide` is
 /// the depth's size) and `lowres_wide.traj` with a row at every `poseRowStride`-th frame
 /// (world-to-camera in OpenCV camera axes, rotation as an axis-angle vector), as the
-/// dataset has 10 Hz poses under 60 Hz depth. No `lowres_wide` colour images.
+/// dataset has 10 Hz poses under 60 Hz depth. With colour, `lowres_wide/` RGB PNGs of every
+/// frame (the dataset's are synchronised with the depth), and the `.pincam`s at their size.
 public final class ARKitScenesScanWriter {
     public let directory: String
     public let layout: DepthFrameLayout
@@ -16,6 +18,8 @@ public final class ARKitScenesScanWriter {
     public static let videoID = "40000001"
     /// Frames are written under their index first, renamed by time once `finish` knows the times.
     private var pending: String { directory + "/.pending" }
+    /// Whether colour images were written (then the `.pincam`s are at their size).
+    private let wroteColour = Locked(false)
 
     public init(directory: String, layout: DepthFrameLayout) throws {
         self.directory = directory; self.layout = layout
@@ -42,12 +46,16 @@ public final class ARKitScenesScanWriter {
     /// poses in depthpose's convention, converted to the file's).
     public func finish(colourIntrinsics k: Intrinsics, frames: [(time: Double, pose: Pose)]) throws {
         let fm = FileManager.default
-        let kd = k.scaled(toWidth: layout.width, height: layout.height)
-        let pincam = "\(layout.width) \(layout.height) \(kd.fx) \(kd.fy) \(kd.cx) \(kd.cy)\n"
+        // The intrinsics of lowres_wide, at its size: the depth's unless colour images were written.
+        let colour = wroteColour.with { $0 }
+        let kd = colour ? k : k.scaled(toWidth: layout.width, height: layout.height)
+        let pincam = "\(kd.width) \(kd.height) \(kd.fx) \(kd.fy) \(kd.cx) \(kd.cy)\n"
+        if colour { try AtomicOutput.makeDirectory(directory + "/" + ARKitScenesScan.colourFolder) }
         for (i, f) in frames.enumerated() {
             let name = ARKitScenesScan.stem(videoID: Self.videoID, time: f.time)
             try fm.moveItem(atPath: "\(pending)/depth_\(i).png", toPath: "\(directory)/\(ARKitScenesScan.depthFolder)/\(name).png")
             try fm.moveItem(atPath: "\(pending)/conf_\(i).png", toPath: "\(directory)/\(ARKitScenesScan.confidenceFolder)/\(name).png")
+            if colour { try fm.moveItem(atPath: "\(pending)/wide_\(i).png", toPath: "\(directory)/\(ARKitScenesScan.colourFolder)/\(name).png") }
             try Data(pincam.utf8).write(to: URL(fileURLWithPath: "\(directory)/\(ARKitScenesScan.intrinsicsFolder)/\(name).pincam"))
         }
         try fm.removeItem(atPath: pending)
@@ -69,4 +77,15 @@ extension ARKitScenesScanWriter: ScanLayoutWriter {
     }
 
     public func finish(_ s: ScanSidecars) throws { try finish(colourIntrinsics: s.colourIntrinsics, frames: s.frames) }
+
+    /// Every frame: the dataset's `lowres_wide` is recorded with the depth, at 60 fps.
+    public func colourImageFrames(count: Int) -> [Int]? { Array(0..<count) }
+
+    /// Frame `index`'s `lowres_wide` image: the planes to RGB (libjpeg-turbo), an RGB PNG.
+    public func writeColourImage(index: Int, y: [UInt8], u: [UInt8], v: [UInt8], width: Int, height: Int) throws {
+        let rgb = try JPEGImage.rgb(y: y, u: u, v: v, width: width, height: height)
+        let png = try rgb.withUnsafeBufferPointer { try PNGImage.encode(rgb: $0, width: width, height: height) }
+        try png.write(to: URL(fileURLWithPath: "\(pending)/wide_\(index).png"))
+        wroteColour.with { $0 = true }
+    }
 }

@@ -15,14 +15,14 @@ public struct SynthOptions: Sendable {
         /// MultiScan's iOS capture: `<scan>.depth.zlib` (float16), `.confidence.zlib`, `.jsonl`,
         /// `.json`, with `colour` the video `<scan>.mp4` (the scan is the output folder's name).
         case multiscan
-        /// ARKitScenes' raw layout: 10 Hz `.traj` rows under the depth (no colour video: `colour` is refused).
+        /// ARKitScenes' raw layout: 10 Hz `.traj` rows under the depth (colour as `lowres_wide/` PNGs of every frame).
         case arkitscenes
         /// Record3D: the unzipped folder (`record3d`) or the `.r3d` file in the output folder
         /// (`r3d`); portrait depth, no colour (`colour` is refused).
         case record3d, r3d
 
         /// Whether `synth --color` is refused (the layout keeps colour in a form synth does not write).
-        public var refusesColour: Bool { [.arkitscenes, .record3d, .r3d].contains(self) }
+        public var refusesColour: Bool { [.record3d, .r3d].contains(self) }
     }
     public var frames = 300
     public var fps = 30.0
@@ -194,7 +194,7 @@ public enum Synthesizer {
 
     public static func write(_ o: SynthOptions, to directory: String) throws -> SynthSummary {
         precondition(o.frames > 0 && o.fps > 0 && o.width > 0 && o.height > 0)
-        precondition(!(o.colour && o.layout.refusesColour), "ARKitScenes and Record3D scans are written without colour")
+        precondition(!(o.colour && o.layout.refusesColour), "Record3D scans are written without colour")
         let staged = try AtomicOutput.StagedDirectory(target: directory)
         let dir = staged.staging
         let duration = Double(o.frames) / o.fps

@@ -33,7 +33,7 @@ struct SynthCommand: ParsableCommand {
     @Option(help: "Real-capture artefact: the written world tilted by this many degrees (the true gravity tilt error).") var tilt = defaults.tiltDegrees
     @Option(help: "Scene: room (one furnished room, default) or apartment (a real-like four-room walk with real-like depth; the bench scene).") var scene = defaults.scene
     @Option(help: "Stray layout: write this app generation (2021-02, 2021-03, 2021-08, 2022-02, 2025-02; default: the newest plus per-frame intrinsics).") var strayGeneration: StrayGeneration?
-    @Flag(help: "Also write the colour camera's frames (rgb.mp4, H.264, 1920x1440 at the default depth size; scanner3d: frame_NNNNN.jpg on every third frame, as the app's JPEGs): a textured scene whose true colours tests check.") var color = defaults.colour
+    @Flag(help: "Also write the colour camera's frames (rgb.mp4, H.264, 1920x1440 at the default depth size; scanner3d: frame_NNNNN.jpg on every third frame, as the app's JPEGs; arkitscenes: a lowres_wide PNG of every frame): a textured scene whose true colours tests check.") var color = defaults.colour
     @OptionGroup var threads: ThreadOptions
 
     func validate() throws {
@@ -46,8 +46,7 @@ struct SynthCommand: ParsableCommand {
         guard holds >= 0, startupFrames >= 0, tilt.isFinite, abs(tilt) < 90 else { throw ValidationError("--holds and --startup-frames must be >= 0, --tilt within (-90, 90)") }
         guard Double(frames) / fps >= 4 * Double(holds) else { throw ValidationError("--holds: each 3 s stop needs 4 s of scan") }
         if scene == .apartment && (holds > 0 || walking) { throw ValidationError("--holds and --walking shape the room's walk; the apartment has its own") }
-        if color && layout == .arkitscenes { throw ValidationError("--color writes rgb.mp4; ARKitScenes has no video (colour is lowres_wide PNG frames)") }
-        if color && (layout == .record3d || layout == .r3d) { throw ValidationError("--color: synth writes Record3D scans without their JPEG frames") }
+        if color && layout.refusesColour { throw ValidationError("--color: synth writes Record3D scans without their JPEG frames") }
     }
 
     func run() throws {
