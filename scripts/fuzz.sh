@@ -25,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_only=""; [ "${1:-}" = --build-only ] && { build_only=1; shift; }
 seconds=${1:-60}; shift || true
-all=(depthbin png npy lzfse arkit stray scannetpp scanner3d trajectory archive result)
+all=(depthbin png npy lzfse arkit stray scannetpp scanner3d polycam trajectory archive result)
 targets=("${@:-${all[@]}}")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 scripts/setup.sh >/dev/null
@@ -118,6 +118,21 @@ if [ ! -e "$seeds/scanner3d/frame1" ]; then
   cp "$s3d/scan/frame_00000.json" "$seeds/scanner3d/frame0"; cp "$s3d/scan/frame_00001.json" "$seeds/scanner3d/frame1"
   rm -rf "$s3d"
   printf '{"averageAngularVelocity": 0.1, "averageVelocity": 0.02, "cameraPoseARFrame": [1, 0, 0, 0.5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1], "exposureDuration": 0.01, "frame_index": 7, "intrinsics": [200, 0, 8, 0, 200, 6, 0, 0, 1], "motionQuality": {"a": [1, "]"]}, "projectionMatrix": [[1, 0], [0, 1]], "time": 123.25}' > "$seeds/scanner3d/keys"
+fi
+
+# Polycam seeds (once, also where the other seeds predate the target): camera JSONs from
+# `synth --layout polycam` (raw and corrected), and a hand-written one with a key synth does not write.
+if [ ! -e "$seeds/polycam/corrected" ]; then
+  mkdir -p "$seeds/polycam"
+  dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
+  [ -x "$dp" ] || swift build 2>&1 | grep -E "error" >&2 || true
+  [ -x "$dp" ] || dp=.build/debug/depthpose
+  pc=$(mktemp -d)
+  "$dp" synth --out "$pc/scan" --frames 2 --width 16 --height 12 --layout polycam --seed 3 --drift 0.05 >/dev/null
+  cp "$(ls "$pc"/scan/keyframes/cameras/*.json | head -1)" "$seeds/polycam/raw"
+  cp "$(ls "$pc"/scan/keyframes/corrected_cameras/*.json | head -1)" "$seeds/polycam/corrected"
+  rm -rf "$pc"
+  printf '{"blur_score": 212.5, "cx": 8.25, "cy": 6, "fx": 200, "fy": 200.5, "height": 12, "timestamp": 1000000, "t_00": 1, "t_01": 0, "t_02": 0, "t_03": 0.5, "t_10": 0, "t_11": 1, "t_12": 0, "t_13": 0, "t_20": 0, "t_21": 0, "t_22": 1, "t_23": -1e-3, "width": 16}' > "$seeds/polycam/keys"
 fi
 
 # LZFSE seeds (once): streams of every block kind from the reference encoder (pyliblzfse, in

@@ -10,6 +10,8 @@ public enum ScanLayout: String, Sendable, Codable {
     case scannetpp = "scannetpp"
     /// 3D Scanner App's "All Data" export (`Scanner3DScan`).
     case scanner3d = "3d-scanner-app"
+    /// Polycam's raw data export (`PolycamScan`).
+    case polycam
 
     /// The colour video's file name beside the depth (ARKit-Scanner and Stray Scanner
     /// `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`); nil for 3D Scanner App, which keeps colour as
@@ -18,7 +20,7 @@ public enum ScanLayout: String, Sendable, Codable {
         switch self {
         case .arkitScanner, .stray: return "rgb.mp4"
         case .scannetpp: return "rgb.mkv"
-        case .scanner3d: return nil
+        case .scanner3d, .polycam: return nil
         }
     }
 
@@ -30,12 +32,14 @@ public enum ScanLayout: String, Sendable, Codable {
         case .stray: return ("odometry.csv", "camera-to-world position and quaternion, OpenCV camera axes (converted to ARKit's on reading)")
         case .scannetpp: return ("pose_intrinsic_imu.json", "camera-to-world 4x4, row-major, OpenCV camera axes (converted to ARKit's on reading)")
         case .scanner3d: return ("frame_NNNNN.json", "cameraPoseARFrame: camera-to-world 4x4, row-major, ARKit camera axes")
+        case .polycam: return ("keyframes/corrected_cameras/<t>.json", "t_00 ... t_23: camera-to-world top 3x4, row-major, ARKit camera axes")
         }
     }
 
     /// Why a scan of this layout without its video has no colour, in words.
     public var missingColourReason: String {
-        colourVideoName.map { "no colour video (\($0)) in this scan" } ?? "colour from the frame_NNNNN.jpg images is not read yet"
+        if self == .polycam { return "no keyframes/corrected_images or keyframes/images in this scan" }
+        return colourVideoName.map { "no colour video (\($0)) in this scan" } ?? "colour from the frame_NNNNN.jpg images is not read yet"
     }
 }
 
@@ -219,6 +223,9 @@ public protocol Scan: AnyObject {
     /// (3D Scanner App's `frame_NNNNN.jpg`, ...), ascending by frame number; nil for a layout
     /// with a video (`colourVideoPath`).
     var colourImages: [ColourImage]? { get }
+    /// A second set of poses of the same frames to measure the poses against (Polycam: the
+    /// raw ARKit poses against the loop-closed corrected ones); nil for most layouts.
+    var poseComparison: PoseComparison? { get }
 }
 
 /// One colour image of a scan that keeps colour as image files: the colour frame number
@@ -278,6 +285,7 @@ extension Scan {
     public func directDepthFrames() throws -> DirectDepthFrames? { nil }
 
     public var colourImages: [ColourImage]? { nil }
+    public var poseComparison: PoseComparison? { nil }
 
     /// The scan's colour: its image files, else its video, else nil.
     public var colourSource: ColourSource? {

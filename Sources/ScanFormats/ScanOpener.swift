@@ -8,12 +8,14 @@ public enum ScanOpener {
         if ARKitScan.looksLike(path) { return .arkitScanner }
         if StrayScan.looksLike(path) { return .stray }
         if Scanner3DScan.looksLike(path) { return .scanner3d }
+        if PolycamScan.looksLike(path) { return .polycam }
         return nil
     }
 
     /// Recognises the layout of `path` and opens it (see `ARKitScan`/`StrayScan` for `strict`;
     /// without `motion`, their IMU files are not read, for stages that do not use them).
-    public static func open(_ path: String, strict: Bool = true, motion: Bool = true) throws -> any Scan {
+    /// `poses`: which pose set a layout with two returns (Polycam: corrected or raw).
+    public static func open(_ path: String, strict: Bool = true, motion: Bool = true, poses: PoseSet = .corrected) throws -> any Scan {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
             throw ScanFormatError.missing(path: path, what: "scan folder")
@@ -24,6 +26,7 @@ public enum ScanOpener {
         case .arkitScanner: return try ARKitScan(path: path, strict: strict, motion: motion)
         case .stray: return try StrayScan(path: path, strict: strict, motion: motion)
         case .scanner3d: return try Scanner3DScan(path: path)
+        case .polycam: return try PolycamScan(path: path, poses: poses)
         case nil: break
         }
         throw ScanFormatError.unknownLayout(path: path, detail: "expected " + expectedFiles)
@@ -31,5 +34,6 @@ public enum ScanOpener {
 
     /// The files each layout is recognised by, in words (for "not a scan" messages).
     public static let expectedFiles = "metadata.json + depth.bin (ARKit-Scanner), odometry.csv + depth/ (Stray Scanner), "
-        + "pose_intrinsic_imu.json + depth.bin (ScanNet++) or frame_NNNNN.json + depth_NNNNN.png (3D Scanner App, low-res export)"
+        + "pose_intrinsic_imu.json + depth.bin (ScanNet++), frame_NNNNN.json + depth_NNNNN.png (3D Scanner App, low-res export) "
+        + "or keyframes/corrected_cameras/ or keyframes/cameras/ + keyframes/depth/ (Polycam raw data)"
 }

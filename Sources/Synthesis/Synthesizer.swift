@@ -12,6 +12,9 @@ public struct SynthOptions: Sendable {
         case lz4, deflate, wholefile, stray
         /// 3D Scanner App's low-res "All Data" export (no colour video: `colour` is refused).
         case scanner3d
+        /// Polycam's raw data export: corrected cameras the truth, raw cameras the written
+        /// (drifting) poses (no colour video: `colour` is refused).
+        case polycam
     }
     public var frames = 300
     public var fps = 30.0
@@ -72,6 +75,7 @@ extension SynthOptions.Layout {
         case .wholefile: return try ARKitScanWriter(directory: directory, variant: .wholeFile, layout: depth)
         case .stray: return try StrayScanWriter(directory: directory, layout: depth, generation: strayGeneration)
         case .scanner3d: return try Scanner3DScanWriter(directory: directory, layout: depth)
+        case .polycam: return try PolycamScanWriter(directory: directory, layout: depth)
         }
     }
 }
@@ -163,7 +167,7 @@ public enum Synthesizer {
 
     public static func write(_ o: SynthOptions, to directory: String) throws -> SynthSummary {
         precondition(o.frames > 0 && o.fps > 0 && o.width > 0 && o.height > 0)
-        precondition(!(o.colour && o.layout == .scanner3d), "3D Scanner App exports have no colour video")
+        precondition(!(o.colour && (o.layout == .scanner3d || o.layout == .polycam)), "3D Scanner App and Polycam exports have no colour video")
         let staged = try AtomicOutput.StagedDirectory(target: directory)
         let dir = staged.staging
         let duration = Double(o.frames) / o.fps
@@ -259,7 +263,7 @@ public enum Synthesizer {
         }
 
         let sidecars = ScanSidecars(name: URL(fileURLWithPath: directory).lastPathComponent, colourSize: (1920, 1440),
-                                    colourIntrinsics: colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu)
+                                    colourIntrinsics: colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu, truth: truth)
         try writer.finish(sidecars)
         let keys = times.indices.map(sidecars.key)
 

@@ -19,7 +19,7 @@ struct SynthCommand: ParsableCommand {
     @Option(help: "Random seed (scene jitter, path, noise).") var seed = defaults.seed
     @Option(help: "Pose drift of the written trajectory, metres per metre travelled (plus yaw drift, 0.5 rad per unit).") var drift = defaults.drift
     @Option(help: "Number of near/far occluder gestures.") var gestures = defaults.gestures
-    @Option(help: "Layout: lz4, deflate, wholefile (ARKit-Scanner depth.bin variants), stray or scanner3d (3D Scanner App, low-res export).") var layout = defaults.layout
+    @Option(help: "Layout: lz4, deflate, wholefile (ARKit-Scanner depth.bin variants), stray, scanner3d (3D Scanner App, low-res export) or polycam (Polycam raw data: corrected cameras the truth, raw cameras the --drift poses).") var layout = defaults.layout
     @Option(help: "Depth width in pixels.") var width = defaults.width
     @Option(help: "Depth height in pixels.") var height = defaults.height
     @Option(help: "Timestamp of the first frame (seconds since boot).") var startTime = defaults.startTime
@@ -46,7 +46,7 @@ struct SynthCommand: ParsableCommand {
         guard holds >= 0, startupFrames >= 0, tilt.isFinite, abs(tilt) < 90 else { throw ValidationError("--holds and --startup-frames must be >= 0, --tilt within (-90, 90)") }
         guard Double(frames) / fps >= 4 * Double(holds) else { throw ValidationError("--holds: each 3 s stop needs 4 s of scan") }
         if scene == .apartment && (holds > 0 || walking) { throw ValidationError("--holds and --walking shape the room's walk; the apartment has its own") }
-        if color && layout == .scanner3d { throw ValidationError("--color writes rgb.mp4; 3D Scanner App exports have no video (colour is JPEG frames)") }
+        if color && (layout == .scanner3d || layout == .polycam) { throw ValidationError("--color writes rgb.mp4; 3D Scanner App and Polycam exports have no video (colour is JPEG frames)") }
     }
 
     func run() throws {
