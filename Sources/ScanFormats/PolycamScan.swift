@@ -154,7 +154,8 @@ public final class PolycamScan: Scan {
         if !confidence.isEmpty { account(confidence, Folder.confidence, "they are read as all high confidence") }
 
         // Camera JSONs: one pose slot each of the chosen set; both sets when both exist.
-        func read(_ set: PoseSet, _ list: [Int]) -> (poses: [TimedPose], slots: [Int: Int], intrinsics: [Int: Intrinsics]) {
+        // The other set's unusable poses only leave the comparison.
+        func read(_ set: PoseSet, _ list: [Int], consequence: String) -> (poses: [TimedPose], slots: [Int: Int], intrinsics: [Int: Intrinsics]) {
             var poses: [TimedPose] = [], slots: [Int: Int] = [:], ks: [Int: Intrinsics] = [:], unusableK: [(String, String)] = []
             for t in list {
                 let file = Self.file(set.folder, t, "json")
@@ -163,7 +164,7 @@ public final class PolycamScan: Scan {
                     let bytes: [UInt8]
                     do { bytes = try InputFile.read(path + "/" + file, what: "camera JSON", limit: 1 << 20) } catch { throw ScanFormatError.from(error) }
                     let c = try Self.parseCamera(bytes, file: file)
-                    if let p = c.poseProblem { problems.append(ScanProblem(.error, file, "\(p); frame \(t) counts as having no pose")) }
+                    if let p = c.poseProblem { problems.append(ScanProblem(.error, file, "\(p); frame \(t) \(consequence)")) }
                     if let p = c.intrinsics.problem { unusableK.append((file, p)) } else { ks[t] = c.intrinsics }
                     poses.append(TimedPose(time: Double(t) / 1e6, key: String(t), pose: c.pose, problem: c.poseProblem))
                 } catch let e {
@@ -171,7 +172,7 @@ public final class PolycamScan: Scan {
                     if case let .malformed(_, m) = e { msg = m } else { msg = "\(e)" }
                     let loc: String
                     if case let .malformed(l, _) = e { loc = "\(l)" } else { loc = file }
-                    problems.append(ScanProblem(.error, loc, "\(msg); frame \(t) counts as having no pose"))
+                    problems.append(ScanProblem(.error, loc, "\(msg); frame \(t) \(consequence)"))
                     poses.append(TimedPose(time: Double(t) / 1e6, key: String(t), pose: .identity, problem: msg))
                 }
             }
@@ -181,11 +182,13 @@ public final class PolycamScan: Scan {
             problems += TimedPose.markTrackingArtefacts(&poses, file: set.folder + "/*.json")
             return (poses, slots, ks)
         }
-        let main = read(set, chosen)
+        let main = read(set, chosen, consequence: "counts as having no pose")
         self.poses = main.poses
         slotOfStamp = main.slots
         var other: (poses: [TimedPose], slots: [Int: Int], intrinsics: [Int: Intrinsics])?
-        if let otherList = set == .corrected ? raw : corrected { other = read(set == .corrected ? .raw : .corrected, otherList) }
+        if let otherList = set == .corrected ? raw : corrected {
+            other = read(set == .corrected ? .raw : .corrected, otherList, consequence: "is left out of the raw-against-corrected comparison")
+        }
         let rawIntrinsics = set == .raw ? main.intrinsics : other?.intrinsics ?? [:]
 
         // Depth intrinsics: the frame's raw (ARKit) camera, else its chosen one, scaled to the depth size.

@@ -242,3 +242,23 @@ final class PolycamScanTests: XCTestCase {
         }
     }
 }
+
+extension PolycamScanTests {
+    /// The images the chosen cameras describe are the colour images, numbered by depth frame;
+    /// an image without a depth map is not one (and said).
+    func testColourImagesFollowTheChosenCameras() throws {
+        let dir = try TestSupport.synthScan(layout: .polycam, frames: 4)
+        let t = try stamps(dir)
+        for f in [Folder.images, Folder.correctedImages] { try FileManager.default.createDirectory(atPath: dir + "/" + f, withIntermediateDirectories: true) }
+        let jpeg = Scanner3DScanTests.jpeg(width: 64, height: 48)
+        for k in [0, 2] { TestSupport.write(jpeg, dir + "/" + PolycamScan.file(Folder.correctedImages, t[k], "jpg")) }
+        for k in [1, 3] { TestSupport.write(jpeg, dir + "/" + PolycamScan.file(Folder.images, t[k], "jpg")) }
+        TestSupport.write(jpeg, dir + "/" + PolycamScan.file(Folder.correctedImages, t[3] + 1, "jpg"))
+        let corrected = try PolycamScan(path: dir)
+        XCTAssertEqual(corrected.colourImages, [0, 2].map { ColourImage(frame: $0, path: dir + "/" + PolycamScan.file(Folder.correctedImages, t[$0], "jpg")) })
+        XCTAssertTrue(corrected.problems.contains { $0.message.contains("1 images have no depth map of their timestamp") }, "\(corrected.problems)")
+        let raw = try PolycamScan(path: dir, poses: .raw)
+        XCTAssertEqual(raw.colourImages, [1, 3].map { ColourImage(frame: $0, path: dir + "/" + PolycamScan.file(Folder.images, t[$0], "jpg")) })
+        if case .images(let list)? = raw.colourSource { XCTAssertEqual(list.count, 2) } else { XCTFail("colour from the images") }
+    }
+}
