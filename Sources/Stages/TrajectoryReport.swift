@@ -203,7 +203,6 @@ public enum TrajectoryReporter {
                 do {
                     scanReference = try compare(reference: ref, estimate: est, format: .tum, options: o, referencePath: pc.referenceName,
                                                 estimatePath: pc.estimateName, notes: &notes).comparison
-                    notes.append("scan_reference: \(pc.estimateName) (estimate) against \(pc.referenceName) (reference), \(o.alignment.title)")
                 } catch { notes.append("no \(pc.estimateName) against \(pc.referenceName): \(error)") }
             } else {
                 notes.append("no \(pc.estimateName) against \(pc.referenceName): fewer than 2 usable poses in one of them")
@@ -305,7 +304,7 @@ public enum TrajectoryReporter {
             rows.append(("drift per metre", ref.driftPerMetre.isEmpty ? "path too short" : ref.driftPerMetre.map { "\(f($0.length, 0)) m: \(f($0.percent, 2))% (\($0.segments) segments)" }.joined(separator: "; ")))
         }
         if let sr = r.scanReference {
-            rows.append(("\(sr.file) as reference", "\(sr.poses) associated poses, \(sr.alignmentKind), scale \(f(sr.alignment.scale, 6))"))
+            rows.append(("scan reference", "\(sr.file), against the scan's other poses (Polycam: keyframes/cameras): \(sr.poses) associated poses, \(sr.alignmentKind), scale \(f(sr.alignment.scale, 6))"))
             rows.append(("APE against \(sr.file) (m)", "rmse \(f(sr.ape.rmse, 4)), mean \(f(sr.ape.mean, 4)), median \(f(sr.ape.median, 4)), max \(f(sr.ape.max, 4))"))
             rows.append(("RPE against \(sr.file) (m, delta \(sr.rpeDelta))", "rmse \(f(sr.rpe.rmse, 4)), mean \(f(sr.rpe.mean, 4)), median \(f(sr.rpe.median, 4)), max \(f(sr.rpe.max, 4))"))
             rows.append(("drift per metre against \(sr.file)", sr.driftPerMetre.isEmpty ? "path too short" : sr.driftPerMetre.map { "\(f($0.length, 0)) m: \(f($0.percent, 2))% (\($0.segments) segments)" }.joined(separator: "; ")))
