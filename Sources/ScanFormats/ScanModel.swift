@@ -14,8 +14,8 @@ public enum ScanLayout: String, Sendable, Codable {
     case polycam
 
     /// The colour video's file name beside the depth (ARKit-Scanner and Stray Scanner
-    /// `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`); nil for 3D Scanner App, which keeps colour as
-    /// JPEG frames (not read yet).
+    /// `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`); nil for 3D Scanner App and Polycam, which keep
+    /// colour as JPEG frames (not read yet).
     public var colourVideoName: String? {
         switch self {
         case .arkitScanner, .stray: return "rgb.mp4"
@@ -38,7 +38,7 @@ public enum ScanLayout: String, Sendable, Codable {
 
     /// Why a scan of this layout without its video has no colour, in words.
     public var missingColourReason: String {
-        if self == .polycam { return "no keyframes/corrected_images or keyframes/images in this scan" }
+        if self == .polycam { return "colour from the keyframes/corrected_images or keyframes/images JPEGs is not read yet" }
         return colourVideoName.map { "no colour video (\($0)) in this scan" } ?? "colour from the frame_NNNNN.jpg images is not read yet"
     }
 }
