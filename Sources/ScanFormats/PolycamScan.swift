@@ -91,6 +91,17 @@ public final class PolycamScan: Scan {
         isDirectory(path + "/" + Folder.cameras) || isDirectory(path + "/" + Folder.correctedCameras)
     }
 
+    /// The capture and pose set a path to one of its camera folders names
+    /// (`CAPTURE/keyframes/cameras`: the raw poses; `…/corrected_cameras`: the corrected
+    /// ones), else nil: how a command is pointed at the pose set it reads.
+    public static func poseFolder(_ path: String) -> (capture: String, poses: PoseSet)? {
+        let url = URL(fileURLWithPath: path).standardizedFileURL
+        let capture = url.deletingLastPathComponent().deletingLastPathComponent().path
+        guard url.deletingLastPathComponent().lastPathComponent == "keyframes", capture != url.path,
+              let set = PoseSet.allCases.first(where: { capture + "/" + $0.folder == url.path }), looksLike(capture) else { return nil }
+        return (capture, set)
+    }
+
     static func isDirectory(_ p: String) -> Bool {
         var isDir: ObjCBool = false
         return FileManager.default.fileExists(atPath: p, isDirectory: &isDir) && isDir.boolValue

@@ -14,13 +14,15 @@ public enum ScanOpener {
 
     /// Recognises the layout of `path` and opens it (see `ARKitScan`/`StrayScan` for `strict`;
     /// without `motion`, their IMU files are not read, for stages that do not use them).
-    /// `poses`: which pose set a layout with two returns (Polycam: corrected or raw).
+    /// `poses`: which pose set a layout with two returns (Polycam: corrected or raw); a path
+    /// to a Polycam capture's camera folder opens the capture with that folder's set.
     public static func open(_ path: String, strict: Bool = true, motion: Bool = true, poses: PoseSet = .corrected) throws -> any Scan {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
             throw ScanFormatError.missing(path: path, what: "scan folder")
         }
         guard isDir.boolValue else { throw ScanFormatError.unknownLayout(path: path, detail: "not a folder") }
+        if let (capture, set) = PolycamScan.poseFolder(path) { return try PolycamScan(path: capture, poses: set) }
         switch layout(of: path) {
         case .scannetpp: return try ScanNetPPScan(path: path)
         case .arkitScanner: return try ARKitScan(path: path, strict: strict, motion: motion)

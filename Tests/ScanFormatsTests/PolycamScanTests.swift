@@ -148,6 +148,14 @@ final class PolycamScanTests: XCTestCase {
         XCTAssertEqual(raw.layoutDescription, "Polycam raw data (polycam, raw poses)")
         for i in 0..<40 { XCTAssertLessThan(length(try XCTUnwrap(raw.frameInfo(i).pose).translation - arkit.frameInfo(i).pose!.translation), 1e-12) }
 
+        // Pointed at the capture's keyframes/cameras, any command reads the raw poses.
+        let pointed = try ScanOpener.open(p + "/keyframes/cameras/")
+        XCTAssertEqual(pointed.path, URL(fileURLWithPath: p).standardizedFileURL.path)
+        XCTAssertEqual(pointed.name, URL(fileURLWithPath: p).lastPathComponent)
+        XCTAssertEqual(pointed.pose(forFrame: 7), raw.pose(forFrame: 7))
+        XCTAssertEqual((try ScanOpener.open(p + "/keyframes/corrected_cameras") as? PolycamScan)?.poseSet, .corrected)
+        XCTAssertNil(PolycamScan.poseFolder(p + "/keyframes/depth"))
+
         var o = TrajectoryReporter.Options()
         let (rp, _) = try TrajectoryReporter.report(scan: p, options: o, gestureCounts: .success(GestureCounts()), threads: 2)
         let sr = try XCTUnwrap(rp.scanReference)
