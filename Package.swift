@@ -87,7 +87,7 @@ let package = Package(
         .target(name: "ScanFormats", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "TextNumbers", "Codecs", "Geometry", algorithms],
                 swiftSettings: optimisedInDebug),
         // Colour video: streaming decode and encode through FFmpeg, colour sampling.
-        .target(name: "Video", dependencies: ["CFFmpeg", "Diagnostics", "Execution", algorithms], swiftSettings: optimisedInDebug),
+        .target(name: "Video", dependencies: ["CFFmpeg", "Codecs", "Diagnostics", "Execution", "FileIO", "ScanFormats", algorithms], swiftSettings: optimisedInDebug),
         // The per-sample kernels: back-projection, voxel tables, fusion.
         .target(name: "VoxelFusion", dependencies: ["Execution", "Geometry", "ScanFormats", "CPrefetch", "CRowPack", algorithms],
                 swiftSettings: optimisedInDebug),

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of every parser and decoder that
 # takes untrusted bytes: depth.bin (all variants), PNG and NPY frames, LZFSE streams, the ARKit-Scanner
-# JSON sidecars, the Stray Scanner CSVs, ScanNet++ JSON, 3D Scanner App frame JSON, TUM/KITTI/EuRoC trajectories and
+# JSON sidecars, the Stray Scanner CSVs, ScanNet++ JSON, 3D Scanner App frame JSON, colour images (JPEG planes,
+# RGB PNG), MultiScan
+# captures (jsonl, metadata, depth and confidence streams), TUM/KITTI/EuRoC trajectories and
 # dataset archives, and evo result files (see Fuzz/Targets/FuzzTargets.swift).
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default: 60 s, every target
@@ -25,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_only=""; [ "${1:-}" = --build-only ] && { build_only=1; shift; }
 seconds=${1:-60}; shift || true
-all=(depthbin png npy lzfse arkit stray scannetpp scanner3d polycam trajectory archive result)
+all=(depthbin png npy lzfse arkit stray scannetpp scanner3d colourimage multiscan polycam trajectory archive result)
 targets=("${@:-${all[@]}}")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 scripts/setup.sh >/dev/null
@@ -67,6 +69,8 @@ echo "fuzz: $(counters) coverage counters" >&2
 
 # 2. Seeds (once): small real-shaped inputs of every kind.
 seeds=$fz/seeds
+# A seed for a target whose first byte chooses the file: prefixed BYTE FILE SEED.
+prefixed() { { printf "\\$(printf '%03o' "$1")"; cat "$2"; } > "$3"; }
 if [ ! -d "$seeds/result" ]; then
   echo "fuzz: making seed corpora" >&2
   dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
@@ -80,7 +84,6 @@ if [ ! -d "$seeds/result" ]; then
   for layout in lz4 deflate wholefile; do cp "$tmp/$layout/depth.bin" "$seeds/depthbin/$layout"; done
   cp "$tmp/stray/depth/000000.png" "$seeds/png/depth16"; cp "$tmp/stray/confidence/000000.png" "$seeds/png/confidence8"
   "$dp" decode "$tmp/lz4" --out "$tmp/npy" --format npy >/dev/null; cp "$tmp/npy/depth/frame_000000.npy" "$seeds/npy/frame"
-  prefixed() { { printf "\\$(printf '%03o' "$1")"; cat "$2"; } > "$3"; }
   prefixed 0 "$tmp/lz4/trans.json" "$seeds/arkit/trans"; prefixed 1 "$tmp/lz4/imu.json" "$seeds/arkit/imu"
   prefixed 3 "$tmp/lz4/metadata.json" "$seeds/arkit/metadata"
   printf '\002{"1.0": "[200.0, 0.0, 0.0, 0.0, 200.0, 0.0, 8.0, 6.0, 1.0]"}' > "$seeds/arkit/intri"
@@ -118,6 +121,34 @@ if [ ! -e "$seeds/scanner3d/frame1" ]; then
   cp "$s3d/scan/frame_00000.json" "$seeds/scanner3d/frame0"; cp "$s3d/scan/frame_00001.json" "$seeds/scanner3d/frame1"
   rm -rf "$s3d"
   printf '{"averageAngularVelocity": 0.1, "averageVelocity": 0.02, "cameraPoseARFrame": [1, 0, 0, 0.5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1], "exposureDuration": 0.01, "frame_index": 7, "intrinsics": [200, 0, 8, 0, 200, 6, 0, 0, 1], "motionQuality": {"a": [1, "]"]}, "projectionMatrix": [[1, 0], [0, 1]], "time": 123.25}' > "$seeds/scanner3d/keys"
+fi
+
+# Colour image seeds (once): a JPEG from `synth --layout scanner3d --color` (0 + bytes) and a
+# depth PNG read as RGB (1 + bytes).
+if [ ! -e "$seeds/colourimage/jpeg" ]; then
+  mkdir -p "$seeds/colourimage"
+  dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
+  ci=$(mktemp -d)
+  "$dp" synth --out "$ci/scan" --frames 1 --width 16 --height 12 --layout scanner3d --color --seed 3 >/dev/null
+  { printf '\000'; cat "$ci/scan/frame_00000.jpg"; } > "$seeds/colourimage/jpeg"
+  { printf '\001'; cat "$ci/scan/depth_00000.png"; } > "$seeds/colourimage/png"
+  rm -rf "$ci"
+fi
+
+# MultiScan seeds (once): each file of a `synth --layout multiscan` capture behind its
+# first-byte choice (0 jsonl, 1 metadata, 2 depth stream, 3 confidence stream), and a jsonl
+# whose last line is cut short.
+if [ ! -e "$seeds/multiscan/jsonl" ]; then
+  mkdir -p "$seeds/multiscan"
+  dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
+  [ -x "$dp" ] || swift build 2>&1 | grep -E "error" >&2 || true
+  [ -x "$dp" ] || dp=.build/debug/depthpose
+  ms=$(mktemp -d)
+  "$dp" synth --out "$ms/scan" --frames 2 --width 16 --height 12 --layout multiscan --seed 3 >/dev/null
+  prefixed 0 "$ms/scan/scan.jsonl" "$seeds/multiscan/jsonl"; prefixed 1 "$ms/scan/scan.json" "$seeds/multiscan/json"
+  prefixed 2 "$ms/scan/scan.depth.zlib" "$seeds/multiscan/depth"; prefixed 3 "$ms/scan/scan.confidence.zlib" "$seeds/multiscan/confidence"
+  head -c 300 "$ms/scan/scan.jsonl" > "$ms/cut"; prefixed 0 "$ms/cut" "$seeds/multiscan/cut"
+  rm -rf "$ms"
 fi
 
 # Polycam seeds (once, also where the other seeds predate the target): camera JSONs from

@@ -36,6 +36,13 @@ enum FuzzTarget: String, CaseIterable {
     /// A 3D Scanner App `frame_NNNNN.json`: parsed alone, then read as frame 0 of an export
     /// beside a valid depth and confidence PNG.
     case scanner3d
+    /// A colour image (`ImageSequenceReader`'s decoders): a JPEG to its Y'CbCr planes (first
+    /// byte even) or a PNG to R'G'B' (odd), at most 2^22 pixels.
+    case colourimage
+    /// A MultiScan capture (first byte chooses the fuzzed file, the others valid): the `.jsonl`
+    /// (also parsed alone), the metadata `.json`, the `.depth.zlib` or the `.confidence.zlib`
+    /// stream, read as a whole scan.
+    case multiscan
     /// A Polycam camera JSON (`keyframes/corrected_cameras/<t>.json`): parsed alone, then
     /// read as the one corrected camera of an export beside a valid raw camera, depth map
     /// and confidence map (levels 0, 127, 255).
@@ -189,6 +196,25 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
             write(confPNG, scan + "/conf_00000.png")
         }
         write(bytes, scan + "/frame_00000.json")
+        readScan(scan)
+    case .colourimage:
+        if choice % 2 == 0 {
+            _ = try? JPEGDecoder().decodePlanes([UInt8](rest), maxPixels: 1 << 22)
+        } else {
+            _ = try? PNGImage.decodeRGB(Data(rest), maxPixels: 1 << 22)
+        }
+    case .multiscan:
+        let files = MultiScanScan.File.self, stem = scan + "/scan"
+        let kind = [files.cameras, .metadata, .depth, .confidence][Int(choice) % 4]
+        if kind == .cameras { _ = try? MultiScanScan.parseCameras([UInt8](rest), file: "scan.jsonl") }
+        let depth = [Float16](repeating: 1.5, count: 2 * width * height), conf = [UInt8](repeating: 2, count: 2 * width * height)
+        let valid: [MultiScanScan.File: Data] = [
+            .cameras: Data((0..<2).map { i in "{\"timestamp\":\(100_000_000 * (i + 1)),\"intrinsics\":[200,0,0,0,200,0,8,6,1],\"transform\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,\(i),1]}\n" }.joined().utf8),
+            .metadata: Data("{\"depth_unit\": \"m\", \"streams\": [{\"file_extension\": \"mp4\", \"resolution\": [12, 16], \"intrinsics\": [200, 0, 0, 0, 200, 0, 8, 6, 1]}, {\"file_extension\": \"depth.zlib\", \"encoding\": \"float16_zlib\", \"resolution\": [\(height), \(width)], \"number_of_frames\": 2}]}".utf8),
+            .depth: Data(depth.withUnsafeBytes { RawDeflate.compress($0) }),
+            .confidence: Data(conf.withUnsafeBytes { RawDeflate.compress($0) }),
+        ]
+        for (k, data) in valid { write(k == kind ? Data(rest) : data, stem + k.rawValue) }
         readScan(scan)
     case .polycam:
         _ = try? PolycamScan.parseCamera([UInt8](bytes), file: "1000000.json")

@@ -344,3 +344,54 @@ int dp_png_decode_gray(const uint8_t *data, size_t len, int width, int height, i
 }
 
 void dp_png_free(void *p) { free(p); }
+
+int dp_png_decode_rgb(const uint8_t *data, size_t len, uint8_t *pixels, size_t capacity,
+                      int *width, int *height, char *err, size_t err_len) {
+    png_image image;
+    memset(&image, 0, sizeof image);
+    image.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_memory(&image, data, len)) {
+        snprintf(err, err_len, "%s", image.message);
+        return -1;
+    }
+    image.format = PNG_FORMAT_RGB;
+    size_t need = PNG_IMAGE_SIZE(image);
+    if (need > capacity) {
+        snprintf(err, err_len, "image is %ux%u, larger than the %zu bytes given", image.width, image.height, capacity);
+        png_image_free(&image);
+        return -1;
+    }
+    if (!png_image_finish_read(&image, NULL, pixels, 0, NULL)) {
+        snprintf(err, err_len, "%s", image.message);
+        png_image_free(&image);
+        return -1;
+    }
+    *width = (int)image.width;
+    *height = (int)image.height;
+    return 0;
+}
+
+int dp_png_encode_rgb(const uint8_t *pixels, int width, int height, uint8_t **out, size_t *out_len,
+                      char *err, size_t err_len) {
+    png_image image;
+    memset(&image, 0, sizeof image);
+    image.version = PNG_IMAGE_VERSION;
+    image.width = (png_uint_32)width;
+    image.height = (png_uint_32)height;
+    image.format = PNG_FORMAT_RGB;
+    png_alloc_size_t size = 0;
+    if (!png_image_write_to_memory(&image, NULL, &size, 0, pixels, 0, NULL)) {
+        snprintf(err, err_len, "%s", image.message);
+        return -1;
+    }
+    uint8_t *buffer = malloc(size);
+    if (!buffer) { snprintf(err, err_len, "cannot allocate %zu bytes", (size_t)size); return -1; }
+    if (!png_image_write_to_memory(&image, buffer, &size, 0, pixels, 0, NULL)) {
+        snprintf(err, err_len, "%s", image.message);
+        free(buffer);
+        return -1;
+    }
+    *out = buffer;
+    *out_len = size;
+    return 0;
+}

@@ -132,10 +132,10 @@ public enum MeshBuilder {
         var summary = MeshSummary(scan: path, voxelSize: o.voxel, truncation: o.voxel * o.truncation)
         let threads = max(1, requested), layout = scan.depthLayout
 
-        // The video, decoded ahead on its own thread into depth-grid colour images.
+        // The video or images, decoded ahead on their own thread into depth-grid colour images.
         var stream: GridColourStream?
-        if o.color, let video = scan.colourVideoPath {
-            let s = GridColourStream(video: video, threads: 2 * threads, decoding: o.colorFrames, gridWidth: layout.width, gridHeight: layout.height)
+        if o.color, let source = scan.colourSource {
+            let s = GridColourStream(source: source, threads: 2 * threads, decoding: o.colorFrames, gridWidth: layout.width, gridHeight: layout.height)
             s.want(try scan.fusedVideoFrames(frames: scan.depthFrameCount(), stride: o.stride))
             s.wantNoMore()
             s.start()
@@ -143,7 +143,7 @@ public enum MeshBuilder {
             case .ready: stream = s
             case let .unusable(_, reason):
                 s.stop()
-                summary.notes.append("\(video): \(reason): the mesh is grey")
+                summary.notes.append("\(s.path): \(reason): the mesh is grey")
             }
         } else if o.color {
             summary.notes.append("\(scan.layout.missingColourReason): the mesh is grey")

@@ -203,8 +203,10 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
 
     /// A voxel's mean R, G, B from their sums (at `sums`) and its weight; 0 where nothing was
     /// observed.
+    /// A voxel's mean colour from its sums and weight; black for a voxel no coloured frame
+    /// reached (marked by a negative R sum, see `integrate`).
     @inline(__always) static func meanColour(_ sums: UnsafePointer<Float>, _ weight: Float) -> SIMD3<Float> {
-        SIMD3(sums[0], sums[1], sums[2]) / max(weight, 1)
+        sums[0] < 0 ? .zero : SIMD3(sums[0], sums[1], sums[2]) / max(weight, 1)
     }
 
     /// TSDF, weight and colour of block `b`'s voxel `i` (x + 8y + 64z).
@@ -422,9 +424,31 @@ public final class TSDFVolume: @unchecked Sendable {  // blocks are updated by o
                     if let colours {
                         for lane in 0..<8 where update[lane] {
                             let c = colours[Int(pixels[at &+ lane])], p = colour + 3 * (at + lane), k = kept[lane]
+                            if p[0] < 0 {
+                                // the first colour of a voxel only frames without colour reached:
+                                // it is the mean over the voxel's weight (see below)
+                                let w = Float(weight[at &+ lane])
+                                p[0] = Float(c & 0xFF) * w; p[1] = Float(c >> 8 & 0xFF) * w; p[2] = Float(c >> 16 & 0xFF) * w
+                                continue
+                            }
                             p[0] = p[0] * k + Float(c & 0xFF)
                             p[1] = p[1] * k + Float(c >> 8 & 0xFF)
                             p[2] = p[2] * k + Float(c >> 16 & 0xFF)
+                        }
+                    } else if coloured {
+                        // A frame without colour (no image for it, a video frame not decoded or
+                        // past the video's end) leaves the voxel's mean colour as it was: the
+                        // sums are rescaled to the new weight. A voxel no coloured frame has
+                        // reached is marked (R sum −1, read as no colour by `meanColour`) so
+                        // that its first colour stands for the frames before it.
+                        for lane in 0..<8 where update[lane] {
+                            let p = colour + 3 * (at + lane), w = Float(weight[at &+ lane]), old = kept[lane] == 1 ? w - 1 : w
+                            if old == 0 || p[0] < 0 {
+                                p[0] = -1; p[1] = 0; p[2] = 0
+                            } else if w != old {
+                                let scale = w / old
+                                p[0] *= scale; p[1] *= scale; p[2] *= scale
+                            }
                         }
                     }
                 }

@@ -53,7 +53,7 @@ public struct CloudOptions: Sendable, Codable, Equatable, DepthFilterOptions {
     public var ascii = false
     /// Extra per-point properties.
     public var extras: [CloudExtra] = []
-    /// Colour the points from the scan's video when it has one (`CloudColouring`, `uchar red green blue`).
+    /// Colour the points from the scan's video or colour images when it has them (`CloudColouring`, `uchar red green blue`).
     public var color = true
     /// Which video frames give colour: all, or only the reference frames (the cheaper route:
     /// the non-reference frames are not decoded).
@@ -172,10 +172,10 @@ public enum CloudBuilder {
         var summary = CloudSummary(scan: path, voxelSize: o.voxel, frame: o.frame)
         let threads = max(1, requested)
         let layout = scan.depthLayout
-        let video = o.color ? scan.colourVideoPath : nil
-        // The video opens and decodes under the fusion, which takes each batch's images.
+        let video = o.color ? scan.colourSource : nil
+        // The video or images open and decode under the fusion, which takes each batch's images.
         let colouring = try video.map { v in
-            try CloudColouring(video: v, layout: layout, options: o, threads: threads, batchFrames: scan.depthBatchFrames,
+            try CloudColouring(source: v, layout: layout, options: o, threads: threads, batchFrames: scan.depthBatchFrames,
                                wanted: scan.depthFramesWithoutDecoding.map { try scan.fusedVideoFrames(frames: $0, stride: o.stride) })
         }
         defer { colouring?.stream.stop() }

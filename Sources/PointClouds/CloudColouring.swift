@@ -8,8 +8,11 @@ import Execution
 
 /// What colouring did (`CloudSummary.colour`).
 public struct ColourReport: Sendable, Codable {
-    /// The video, as `inspect` describes it.
+    /// The colour source, as `inspect` describes it: the video's path, or the images'
+    /// folder, first file and count (`ColourSource.description`).
     public var video: String
+    /// The source's kind: `video`, or `images` (one image file per colour frame).
+    public var source = "video"
     public var info: VideoInfo
     /// Video frames decoded: every frame up to the last one paired (H.264 and HEVC frames
     /// depend on earlier ones), or only the reference ones among them (`videoFrames`).
@@ -32,12 +35,12 @@ public struct ColourReport: Sendable, Codable {
     public var seconds = 0.0
 
     enum CodingKeys: String, CodingKey {
-        case video, info, videoFramesDecoded = "video_frames_decoded", framesColoured = "frames_coloured"
+        case video, source, info, videoFramesDecoded = "video_frames_decoded", framesColoured = "frames_coloured"
         case framesWithoutVideo = "frames_without_video", videoFrames = "video_frames", framesSkipped = "frames_skipped", samples, pointsWithoutColour = "points_without_colour", seconds
     }
 }
 
-/// Colours a cloud from the scan's video, in the fusion's one pass over the frames: each
+/// Colours a cloud from the scan's colour (`ColourSource`: its video or its image files), in the fusion's one pass over the frames: each
 /// depth sample takes the colour at its pixel (`GridColourSampler`: depth pixel (u, v) ↦
 /// colour (s·u, s·v), bilinear in the full-resolution frame), which goes to the colour sums
 /// of its voxel beside its depth sums (`Fusion.fuse`'s `coloured`, `ColourRecord`); each kept
@@ -64,13 +67,13 @@ final class CloudColouring {
     /// Starts `video`'s colour stream for a cloud of `layout` with options `o`, whose fusion
     /// takes up to `batchFrames` images at once; `wanted`: the video frames of every frame the
     /// fusion will use, in order, when known.
-    init(video: String, layout: DepthFrameLayout, options o: CloudOptions, threads: Int, batchFrames: Int, wanted: [Int]?) {
+    init(source: ColourSource, layout: DepthFrameLayout, options o: CloudOptions, threads: Int, batchFrames: Int, wanted: [Int]?) {
         // Twice the threads for FFmpeg: its frame threads wait on the thread that feeds them
         // (GridColourStream's, which also samples), so more frames in flight keep the cores
         // busy (measured on 2 cores, apartment 942 frames: 4.9 s with 2, 4.5 s with 4).
         // A ring of 128 frames (25 MB at 256×192) holds a depth batch (at most 32 frames: the
         // fusion holds a batch's images at once) with room for FFmpeg to decode ahead.
-        stream = GridColourStream(video: video, threads: 2 * max(1, threads), decoding: o.colorFrames,
+        stream = GridColourStream(source: source, threads: 2 * max(1, threads), decoding: o.colorFrames,
                                   gridWidth: layout.width, gridHeight: layout.height, capacity: max(128, 2 * batchFrames))
         colourFrames = o.colorFrames
         wantedUpFront = wanted != nil
@@ -104,6 +107,7 @@ final class CloudColouring {
         case let .ready(i):
             report = ColourReport(video: stream.path, info: i)
             report!.videoFrames = colourFrames
+            if case .images = stream.source { report!.source = "images" }
         case let .unusable(_, reason): unusable = "\(stream.path): \(reason): the cloud is grey"
         }
     }

@@ -7,9 +7,11 @@ import FileIO
 /// `keyframes/depth/<t>.png` (16-bit mm), `keyframes/confidence/<t>.png` (0, 127, 255),
 /// `keyframes/cameras/<t>.json` (the written poses: ARKit's, drifting) and
 /// `keyframes/corrected_cameras/<t>.json` (the true poses: what Polycam's loop closure
-/// aims at), `<t>` the frame's time in microseconds; and `mesh_info.json`. No images.
-/// The raw cameras describe a 1920x1440 image, the corrected ones `correctedImageSize`
-/// (the undistorted images are smaller), so readers must scale each by its own size.
+/// aims at), `<t>` the frame's time in microseconds; and `mesh_info.json`. With colour, every
+/// frame's JPEG in `keyframes/corrected_images/` and (the same bytes) `keyframes/images/`.
+/// Without images the raw cameras describe a 1920x1440 image and the corrected ones
+/// `correctedImageSize` (the undistorted images are smaller), so readers must scale each by
+/// its own size; with images both describe the images written.
 public final class PolycamScanWriter {
     public let directory: String
     public let layout: DepthFrameLayout
@@ -18,13 +20,14 @@ public final class PolycamScanWriter {
 
     public init(directory: String, layout: DepthFrameLayout) throws {
         self.directory = directory; self.layout = layout
-        for f in [PolycamScan.Folder.depth, PolycamScan.Folder.confidence, PolycamScan.Folder.cameras, PolycamScan.Folder.correctedCameras] {
+        for f in [PolycamScan.Folder.depth, PolycamScan.Folder.confidence, PolycamScan.Folder.cameras, PolycamScan.Folder.correctedCameras,
+                  PolycamScan.Folder.images, PolycamScan.Folder.correctedImages] {
             try AtomicOutput.makeDirectory(directory + "/" + f)
         }
     }
 
     /// A frame's files before its timestamp is known (renamed by `finish`; readers skip dot files).
-    func pending(_ folder: String, _ index: Int) -> String { directory + "/" + folder + "/.frame-\(index).png" }
+    func pending(_ folder: String, _ index: Int, _ ext: String = "png") -> String { directory + "/" + folder + "/.frame-\(index)." + ext }
 
     /// The file name stamp of a time in seconds: microseconds.
     public static func stamp(_ time: Double) -> Int { Int((time * 1e6).rounded()) }
@@ -63,11 +66,15 @@ public final class PolycamScanWriter {
     public func finish(colourIntrinsics k: Intrinsics, frames: [(time: Double, pose: Pose)], truth: [Pose]?) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let corrected = k.scaled(toWidth: Self.correctedImageSize.width, height: Self.correctedImageSize.height)
+        let images = FileManager.default.fileExists(atPath: pending(PolycamScan.Folder.correctedImages, 0, "jpg"))
+        let corrected = images ? k : k.scaled(toWidth: Self.correctedImageSize.width, height: Self.correctedImageSize.height)
         for (i, f) in frames.enumerated() {
             let t = Self.stamp(f.time)
             for folder in [PolycamScan.Folder.depth, PolycamScan.Folder.confidence] {
                 try FileManager.default.moveItem(atPath: pending(folder, i), toPath: directory + "/" + PolycamScan.file(folder, t, "png"))
+            }
+            for folder in [PolycamScan.Folder.images, PolycamScan.Folder.correctedImages] where images {
+                try FileManager.default.moveItem(atPath: pending(folder, i, "jpg"), toPath: directory + "/" + PolycamScan.file(folder, t, "jpg"))
             }
             let blur = 180 + Double(i % 7) * 10
             try encoder.encode(CameraJSON(k, f.pose, blur: blur))
@@ -87,4 +94,25 @@ extension PolycamScanWriter: ScanLayoutWriter {
     }
 
     public func finish(_ s: ScanSidecars) throws { try finish(colourIntrinsics: s.colourIntrinsics, frames: s.frames, truth: s.truth) }
+
+    /// Every keyframe has its image.
+    public func colourImageFrames(count: Int) -> [Int]? { Array(0 ..< count) }
+
+    public func writeColourImage(index: Int, y: [UInt8], u: [UInt8], v: [UInt8], width: Int, height: Int) throws {
+        let cw = (width + 1) / 2, encoder = try JPEGEncoder()
+        // the bytes are the encoder's buffer: copied while it lives
+        let jpeg = try withExtendedLifetime(encoder) {
+            try y.withUnsafeBufferPointer { yp in
+                try u.withUnsafeBufferPointer { up in
+                    try v.withUnsafeBufferPointer { vp in
+                        Data(try encoder.encode(planes: (yp.baseAddress!, up.baseAddress!, vp.baseAddress!), strides: (width, cw, cw),
+                                                width: width, height: height, chromaShift: (1, 1), quality: Scanner3DScanWriter.jpegQuality))
+                    }
+                }
+            }
+        }
+        for folder in [PolycamScan.Folder.images, PolycamScan.Folder.correctedImages] {
+            try jpeg.write(to: URL(fileURLWithPath: pending(folder, index, "jpg")))
+        }
+    }
 }

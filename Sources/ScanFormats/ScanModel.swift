@@ -10,17 +10,20 @@ public enum ScanLayout: String, Sendable, Codable {
     case scannetpp = "scannetpp"
     /// 3D Scanner App's "All Data" export (`Scanner3DScan`).
     case scanner3d = "3d-scanner-app"
+    /// MultiScan's iOS capture (`MultiScanScan`).
+    case multiscan = "multiscan"
     /// Polycam's raw data export (`PolycamScan`).
     case polycam
 
     /// The colour video's file name beside the depth (ARKit-Scanner and Stray Scanner
-    /// `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`); nil for 3D Scanner App and Polycam, which keep
-    /// colour as JPEG frames (not read yet).
+    /// `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`); nil for 3D Scanner App and Polycam, which keep colour
+    /// as JPEG frames (`Scan.colourImages`), and for MultiScan, whose video is named after the scan
+    /// (`<scan>.mp4`: `MultiScanScan.colourVideoPath`).
     public var colourVideoName: String? {
         switch self {
         case .arkitScanner, .stray: return "rgb.mp4"
         case .scannetpp: return "rgb.mkv"
-        case .scanner3d, .polycam: return nil
+        case .scanner3d, .multiscan, .polycam: return nil
         }
     }
 
@@ -32,14 +35,16 @@ public enum ScanLayout: String, Sendable, Codable {
         case .stray: return ("odometry.csv", "camera-to-world position and quaternion, OpenCV camera axes (converted to ARKit's on reading)")
         case .scannetpp: return ("pose_intrinsic_imu.json", "camera-to-world 4x4, row-major, OpenCV camera axes (converted to ARKit's on reading)")
         case .scanner3d: return ("frame_NNNNN.json", "cameraPoseARFrame: camera-to-world 4x4, row-major, ARKit camera axes")
+        case .multiscan: return ("<scan>.jsonl", "transform: camera-to-world 4x4, column-major, ARKit camera axes")
         case .polycam: return ("keyframes/corrected_cameras/<t>.json", "t_00 ... t_23: camera-to-world top 3x4, row-major, ARKit camera axes")
         }
     }
 
     /// Why a scan of this layout without its video has no colour, in words.
     public var missingColourReason: String {
-        if self == .polycam { return "colour from the keyframes/corrected_images or keyframes/images JPEGs is not read yet" }
-        return colourVideoName.map { "no colour video (\($0)) in this scan" } ?? "colour from the frame_NNNNN.jpg images is not read yet"
+        if self == .multiscan { return "no colour video (<scan>.mp4) in this scan" }
+        if self == .polycam { return "no colour images (keyframes/corrected_images/ or keyframes/images/) in this scan" }
+        return colourVideoName.map { "no colour video (\($0)) in this scan" } ?? "no colour images (frame_NNNNN.jpg) in this scan"
     }
 }
 
@@ -226,6 +231,9 @@ public protocol Scan: AnyObject {
     /// A second set of poses of the same frames to measure the poses against (Polycam: the
     /// raw ARKit poses against the loop-closed corrected ones); nil for most layouts.
     var poseComparison: PoseComparison? { get }
+    /// The colour video's path when the scan has one (default: `layout.colourVideoName` in
+    /// the scan folder; a layout naming its video after the scan says where it is).
+    var colourVideoPath: String? { get }
 }
 
 /// One colour image of a scan that keeps colour as image files: the colour frame number

@@ -41,10 +41,22 @@ public protocol ScanLayoutWriter: AnyObject {
     func append(encoded: [UInt8]) throws
     /// Ends the depth and writes the sidecars.
     func finish(_ sidecars: ScanSidecars) throws
+    /// The frames, among `count`, of which the layout keeps a colour image; nil (the
+    /// default) for a layout that keeps colour as a video (`rgb.mp4`).
+    func colourImageFrames(count: Int) -> [Int]?
+    /// Writes frame `index`'s colour image from full-range BT.601 4:2:0 Y'CbCr planes (a JPEG's
+    /// own); thread-safe. The default writes nothing.
+    func writeColourImage(index: Int, y: [UInt8], u: [UInt8], v: [UInt8], width: Int, height: Int) throws
+    /// The colour video's file name in this layout when the app names it after the scan
+    /// (MultiScan's `<scan>.mp4`); nil: `synth`'s usual `rgb.mp4`.
+    var colourVideoName: String? { get }
 }
 
 extension ScanLayoutWriter {
     public func append(encoded: [UInt8]) throws {}
+    public func colourImageFrames(count: Int) -> [Int]? { nil }
+    public func writeColourImage(index: Int, y: [UInt8], u: [UInt8], v: [UInt8], width: Int, height: Int) throws {}
+    public var colourVideoName: String? { nil }
 }
 
 /// Writes a scan in the ARKit-Scanner layout: `metadata.json`, `depth.bin` (any variant),
@@ -238,8 +250,15 @@ public final class StrayScanWriter {
 /// Writes a scan in 3D Scanner App's low-res "All Data" layout, as `Scanner3DScan` reads it:
 /// `depth_NNNNN.png` (16-bit mm), `conf_NNNNN.png`, `frame_NNNNN.json` (`cameraPoseARFrame`
 /// row-major camera-to-world in ARKit camera axes, `intrinsics` row-major at the colour
-/// resolution, `time`, `frame_index`, `exposureDuration`) and `info.json`. No JPEG frames.
+/// resolution, `time`, `frame_index`, `exposureDuration`) and `info.json`; with colour,
+/// `frame_NNNNN.jpg` on every `colourEvery`-th frame from 0 (the app's low-res mode records
+/// depth at ~6 Hz and images at ~2 Hz, psegs `ios_lidar.py`), libjpeg-turbo at `jpegQuality`.
 public final class Scanner3DScanWriter {
+    /// Every third frame has a JPEG (~2 Hz of ~6 Hz depth).
+    public static let colourEvery = 3
+    /// libjpeg quality of the JPEG frames (the app's own is not documented).
+    public static let jpegQuality = 90
+
     public let directory: String
     public let layout: DepthFrameLayout
 
@@ -311,4 +330,22 @@ extension Scanner3DScanWriter: ScanLayoutWriter {
     }
 
     public func finish(_ s: ScanSidecars) throws { try finish(title: s.name, colourIntrinsics: s.colourIntrinsics, frames: s.frames) }
+
+    public func colourImageFrames(count: Int) -> [Int]? { Array(stride(from: 0, to: count, by: Self.colourEvery)) }
+
+    public func writeColourImage(index: Int, y: [UInt8], u: [UInt8], v: [UInt8], width: Int, height: Int) throws {
+        let cw = (width + 1) / 2, encoder = try JPEGEncoder()
+        // the bytes are the encoder's buffer: copied while it lives
+        let jpeg = try withExtendedLifetime(encoder) {
+            try y.withUnsafeBufferPointer { yp in
+                try u.withUnsafeBufferPointer { up in
+                    try v.withUnsafeBufferPointer { vp in
+                        Data(try encoder.encode(planes: (yp.baseAddress!, up.baseAddress!, vp.baseAddress!), strides: (width, cw, cw),
+                                                width: width, height: height, chromaShift: (1, 1), quality: Self.jpegQuality))
+                    }
+                }
+            }
+        }
+        try jpeg.write(to: URL(fileURLWithPath: Scanner3DScan.filePath(directory, "frame", index, "jpg")))
+    }
 }

@@ -33,8 +33,13 @@ import FileIO
 /// taken from the lowest-numbered `frame_*.jpg` (its JPEG frame header, as psegs does);
 /// without one it is the standard iPhone video size nearest the principal point (as for
 /// Stray Scanner), reported as a warning. An `intrinsics` written column-major (`cx, cy`
-/// in the last row) is recognised and read so, with a warning. Colour from the JPEG frames
-/// is not read yet (the other layouts colour from a video).
+/// in the last row) is recognised and read so, with a warning.
+///
+/// Colour: the `frame_NNNNN.jpg` files are the scan's `colourImages` (colour frame number =
+/// the file's number; depth frame i's colour frame is the number of its `depth_NNNNN.png`),
+/// read by the colour pipeline's `ImageSequenceReader`. psegs: "for 'low-res' capture mode,
+/// Depth gets recorded at ~6Hz but images only at ~2Hz. Also, sometimes images just don't
+/// get recorded (dropped frames)": depth frames without an image add no colour.
 ///
 /// Frames are the `depth_NNNNN.png` files in numeric order; each pairs with the
 /// `frame_NNNNN.json` of its number. A frame whose JSON is missing or unusable keeps its
@@ -59,6 +64,8 @@ public final class Scanner3DScan: Scan {
     private let confidenceNumbers: Set<Int>
     private let frameNumberToSlot: [Int: Int]
     private let perFrameIntrinsics: [Int: Intrinsics]
+    /// The `frame_NNNNN.jpg` files, by number.
+    private let jpegs: [ColourImage]
 
     /// A folder with at least one `frame_*.json` and one `depth_*.png`.
     public static func looksLike(_ path: String) -> Bool {
@@ -186,9 +193,7 @@ public final class Scanner3DScan: Scan {
         }
         intrinsics = base
         perFrameIntrinsics = perFrame
-        if let jpegs = numbers["frame.jpg"], !jpegs.isEmpty {
-            problems.append(ScanProblem(.warning, path, "\(jpegs.count) colour frames frame_NNNNN.jpg are not read yet (the other layouts colour from a video): clouds and meshes are grey"))
-        }
+        jpegs = (numbers["frame.jpg"] ?? []).sorted().map { ColourImage(frame: $0, path: Self.filePath(path, "frame", $0, "jpg")) }
         self.problems = problems
     }
 
@@ -296,7 +301,10 @@ public final class Scanner3DScan: Scan {
     public var pairingRule: String { "depth_NNNNN.png <-> frame_NNNNN.json of the same number" }
     public var depthFramesWithoutDecoding: Int? { depthFrameNumbers.count }
     public var layoutDescription: String { "3D Scanner App (\(layout.rawValue), low-res export)" }
-    public var videoPairingRule: String { "no video: colour frames are frame_NNNNN.jpg (not read yet)" }
+    public var videoPairingRule: String { "depth_NNNNN.png <-> frame_NNNNN.jpg of the same number (images on a subset of the frames)" }
+    public var colourImages: [ColourImage]? { jpegs }
+    /// The number of the depth frame's files, which its JPEG (when it has one) shares.
+    public func videoFrame(forDepthFrame index: Int) -> Int { index < depthFrameNumbers.count ? depthFrameNumbers[index] : index }
 
     public var depthBatchFrames: Int { PNGFrameStream.batchFrames(depthLayout) }
 

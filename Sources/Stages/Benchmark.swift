@@ -221,19 +221,21 @@ public enum Benchmark {
     /// Decodes every depth frame of `path` `runs` times (after one warm-up run that also
     /// validates the stream) and reports the median.
     /// Decoding the scan's colour video on `threads` threads, every frame handed out (what
-    /// `ffmpeg -threads N -i VIDEO -f null -` does); "bytes" are the decoded frames' Y'CbCr.
+    /// `ffmpeg -threads N -i VIDEO -f null -` does), or its colour images on `threads` workers;
+    /// "bytes" are the decoded frames' Y'CbCr (4:2:0-sized).
     public static func video(scan path: String, threads: Int, runs: Int) throws -> BenchResult {
         let scan = try ScanOpener.open(path, strict: false)
-        let video = try RGBExporter.video(of: scan)
+        let source = try RGBExporter.video(of: scan)
+        var wanted: [Int] = []
+        if case let .images(images) = source { wanted = images.map(\.frame) }
         var frames = 0, bytes = 0, touched = 0
         let times = try timed(runs: runs) {
             frames = 0; bytes = 0
-            let reader = try VideoReader(path: video, threads: threads)
-            try reader.forEachFrame { f in
-                frames += 1
+            let reader = try openColourFrames(source, threads: threads)
+            while try reader.next(upcoming: wanted[min(frames, wanted.count)...], complete: true, { (f: VideoFrame) in
                 bytes += f.width * f.height * 3 / 2
                 touched &+= Int(f.planes.0[0])
-            }
+            }) == .frame { frames += 1 }
         }
         _ = touched
         return BenchResult(stage: .video, scan: path, frames: frames, threads: threads, runSeconds: times, bytes: bytes)

@@ -36,7 +36,7 @@ public enum CloudStage: Stage {
                 s += String(format: "gravity: %d frames, down (%.4f, %.4f, %.4f), %.3f deg from world -y\n", g.framesUsed, g.down[0], g.down[1], g.down[2], g.angleToMinusYDegrees)
             } else { s += "gravity: no IMU gravity in this scan\n" }
             if let r = c.colour {
-                s += "colour: \(r.framesColoured) frames coloured from \(r.video) (\(r.info.codec) \(r.info.width)x\(r.info.height)), \(r.videoFramesDecoded) video frames decoded, \(r.samples) samples, \(String(format: "%.2f", r.seconds)) s\n"
+                s += "colour: \(r.framesColoured) frames coloured from \(r.video) (\(r.info.codec) \(r.info.width)x\(r.info.height)), \(r.videoFramesDecoded) \(r.source == "images" ? "images" : "video frames") decoded, \(r.samples) samples, \(String(format: "%.2f", r.seconds)) s\n"
             }
             for n in c.notes { s += "note: \(n)\n" }
             return s

@@ -108,7 +108,7 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
         }
         if let v = video { rows.append(v.row) } else { rows.append(["video frames", "0", "-", "-", "no colour video"]) }
         let widths = (0..<4).map { c in rows.map { $0[c].count }.max()! }
-        let rules = "pairing: \(pairingRule)\n" + (video.map { "video pairing: \($0.pairingRule)\n" } ?? "")
+        let rules = "pairing: \(pairingRule)\n" + (video.map { "\($0.source == "images" ? "colour" : "video") pairing: \($0.pairingRule)\n" } ?? "")
         return rules + rows.map { r in
             (0..<4).map { r[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ") + "  " + r[4]
         }.joined(separator: "\n")

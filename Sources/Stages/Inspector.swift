@@ -111,7 +111,13 @@ public enum Inspector {
             problems.append(ScanProblem(.warning, "depth", "\(summary.emptyFrames) frames have no valid depth: \(IndexRange.ranges(stats.emptyFrames).map(\.description).joined(separator: ", "))"))
         }
         var accounting = FrameAccounting(scan: scan, depthFrames: frames)
-        if let file = scan.colourVideoPath {
+        if case let .images(images) = scan.colourSource {
+            // Images on a subset of the frames is how such layouts record colour: counted in
+            // the accounting's row, not warned about.
+            do { accounting.video = try VideoAccounting(scan: scan, images: images, depthFrames: frames) } catch let e as DepthPoseError {
+                problems.append(ScanProblem(.error, "colour", "\(e): clouds of this scan cannot be coloured"))
+            }
+        } else if let file = scan.colourVideoPath {
             do {
                 let v = try VideoAccounting(scan: scan, file: file, depthFrames: frames)
                 accounting.video = v
@@ -163,8 +169,12 @@ extension InspectReport {
         for e in depth.evidence { s += "            - \(e)\n" }
         s += "intrinsics  fx \(f(intrinsics.fx)) fy \(f(intrinsics.fy)) cx \(f(intrinsics.cx)) cy \(f(intrinsics.cy)) at \(intrinsics.width)x\(intrinsics.height)\n"
         if let v = accounting.video {
-            let fps = v.info.framesPerSecond.map { String(format: "%.2f fps", $0) } ?? "frame rate not declared"
-            s += "video       \(v.info.codec) \(v.info.width)x\(v.info.height) \(v.info.pixelFormat), \(fps), \(v.videoFrames) frames (\(v.file))\n"
+            if v.source == "images" {
+                s += "colour      images, \(v.info.codec) \(v.info.width)x\(v.info.height) \(v.info.pixelFormat): \(v.file)\n"
+            } else {
+                let fps = v.info.framesPerSecond.map { String(format: "%.2f fps", $0) } ?? "frame rate not declared"
+                s += "video       \(v.info.codec) \(v.info.width)x\(v.info.height) \(v.info.pixelFormat), \(fps), \(v.videoFrames) frames (\(v.file))\n"
+            }
         }
         if let t = timing {
             s += "time        \(f(t.firstTimestamp, 6)) .. \(f(t.lastTimestamp, 6)) s, duration \(f(t.duration)) s, \(f(t.frameRate, 2)) fps"

@@ -17,6 +17,12 @@ import FileIO
 /// ffmpeg's frames as in these). The decoding thread copies each wanted frame into a free
 /// slot and `threads` encoding threads (a libjpeg-turbo handle per slot) take them as they
 /// come, so decoding and encoding overlap.
+///
+/// A scan whose colour is image files (`ColourSource.images`, 3D Scanner App's
+/// `frame_NNNNN.jpg`) gets the same names, numbered by colour frame number (gaps stay gaps):
+/// a JPEG is copied byte for byte (re-encoding would only lose quality; `quality` does not
+/// apply), a PNG is encoded from its R'G'B' at `quality` (libjpeg-turbo, BT.601 4:2:0). `every`
+/// keeps the frames whose number is a multiple of it, as for a video.
 public enum RGBExporter {
     public struct Options: Sendable, Codable, Equatable {
         /// libjpeg quality (1–100). At 95 the frames measure 42.7 dB PSNR against ffmpeg's
@@ -45,10 +51,10 @@ public enum RGBExporter {
         enum CodingKeys: String, CodingKey { case video, info, videoFrames = "video_frames", written }
     }
 
-    /// The scan's video, or the error of a scan that has none (checked before anything is written).
-    static func video(of scan: any Scan) throws(VideoError) -> String {
-        guard let path = scan.colourVideoPath else { throw .missing(path: scan.layout.colourVideoName.map { scan.path + "/" + $0 } ?? scan.path + ": \(scan.layout.missingColourReason);") }
-        return path
+    /// The scan's colour, or the error of a scan that has none (checked before anything is written).
+    static func video(of scan: any Scan) throws(VideoError) -> ColourSource {
+        guard let source = scan.colourSource else { throw .missing(path: scan.layout.colourVideoName.map { scan.path + "/" + $0 } ?? scan.path + ": \(scan.layout.missingColourReason);") }
+        return source
     }
 
     /// The JPEG name of video frame `index` (the toolkit's numbering).
@@ -56,7 +62,11 @@ public enum RGBExporter {
 
     /// Writes the frames into `dir` (which exists); `depthFrames` depth frames pair with poses.
     static func export(_ scan: any Scan, depthFrames: Int, to dir: String, options o: Options, threads: Int, progress: ProgressMeter? = nil) throws -> Summary {
-        let path = try video(of: scan)
+        let path: String
+        switch try video(of: scan) {
+        case let .video(p): path = p
+        case let .images(images): return try exportImages(images, scan: scan, depthFrames: depthFrames, to: dir, options: o, threads: threads, progress: progress)
+        }
         let reader = try VideoReader(path: path, threads: threads)
         var summary = Summary(video: path, info: reader.info)
         var posed: Set<Int>?
@@ -102,6 +112,39 @@ public enum RGBExporter {
         if let failure = queue.failure { throw failure }
         summary.written = queue.written
         summary.videoFrames = reader.framesDecoded
+        return summary
+    }
+
+    /// Copies (JPEG) or encodes (PNG) the wanted images into `dir`, on `threads` workers.
+    static func exportImages(_ images: [ColourImage], scan: any Scan, depthFrames: Int, to dir: String, options o: Options, threads: Int,
+                             progress: ProgressMeter?) throws -> Summary {
+        let reader = try ImageSequenceReader(images: images, threads: threads)
+        var summary = Summary(video: reader.path, info: reader.info)
+        summary.videoFrames = images.count
+        let posed = o.posedOnly ? Set((0..<depthFrames).filter { scan.pose(forFrame: $0) != nil }.map { scan.videoFrame(forDepthFrame: $0) }) : nil
+        let wanted = images.filter { $0.frame % o.every == 0 && posed?.contains($0.frame) ?? true }
+        progress?.phase("rgb")
+        progress?.expect(wanted.count)
+        let failures = parallelMap(wanted.count, threads: max(1, threads)) { k -> (any Error)? in
+            let image = wanted[k], file = dir + "/" + fileName(image.frame)
+            do {
+                let bytes = try InputFile.read(image.path, what: "colour image", limit: InputFile.maxImageBytes)
+                var out = bytes
+                if ImageSequenceReader.isPNG(bytes) {
+                    do {
+                        let (rgb, w, h) = try PNGImage.decodeRGB(Data(bytes))
+                        out = try rgb.withUnsafeBufferPointer { try JPEGImage.encode(rgb: $0, width: w, height: h, quality: o.quality) }
+                    } catch { throw VideoError.decode(path: image.path, frame: image.frame, reason: "\(error)") }
+                }
+                do { try Data(out).write(to: URL(fileURLWithPath: file)) } catch {
+                    throw IOError.cannotWrite(path: file, reason: AtomicOutput.systemReason(error))
+                }
+                return nil
+            } catch { return error }
+        }
+        if let failure = failures.lazy.compactMap({ $0 }).first { throw failure }
+        progress?.advance(to: wanted.count)
+        summary.written = wanted.count
         return summary
     }
 

@@ -2,12 +2,16 @@ import ScanFormats
 import Statistics
 import Video
 
-/// The colour video in the frame accounting: what it is, which depth frames have their video
-/// frame and which video frames have no depth frame, and whether the video's presentation
-/// times agree with the depth frames' capture times. Read from the container without
-/// decoding a frame.
+/// The colour source in the frame accounting: what it is, which depth frames have their colour
+/// frame and which colour frames have no depth frame, and (a video) whether the video's
+/// presentation times agree with the depth frames' capture times. Read from the container
+/// (a video) or the first image's headers (images) without decoding a frame.
 public struct VideoAccounting: Sendable, Codable, Equatable {
+    /// The video's path, or the images' folder, first file and count.
     public var file: String
+    /// `video`, or `images` (one file per colour frame: `videoFrames` counts the images, and
+    /// the ranges below are colour frame numbers).
+    public var source = "video"
     public var info: VideoInfo
     public var pairingRule: String
     /// Frames in the stream (packets, one per frame).
@@ -25,9 +29,29 @@ public struct VideoAccounting: Sendable, Codable, Equatable {
     public var timingWorstFrame: Int?
 
     enum CodingKeys: String, CodingKey {
-        case file, info, pairingRule = "pairing_rule", videoFrames = "video_frames", matched
+        case file, source, info, pairingRule = "pairing_rule", videoFrames = "video_frames", matched
         case depthWithoutVideo = "depth_without_video", videoWithoutDepth = "video_without_depth", timedFrames = "timed_frames"
         case timingMedianResidual = "timing_median_residual_s", timingMaxResidual = "timing_max_residual_s", timingWorstFrame = "timing_worst_frame"
+    }
+
+    /// Accounts for the colour images of `scan` against its first `depthFrames` frames.
+    public init(scan: any Scan, images: [ColourImage], depthFrames: Int) throws {
+        let reader = try ImageSequenceReader(images: images, threads: 1)
+        info = reader.info
+        file = reader.path
+        source = "images"
+        pairingRule = scan.videoPairingRule
+        videoFrames = images.count
+        let numbers = Set(images.map(\.frame))
+        var noImage: [Int] = [], used = Set<Int>()
+        for i in 0..<depthFrames {
+            let v = scan.videoFrame(forDepthFrame: i)
+            if numbers.contains(v) { used.insert(v) } else { noImage.append(i) }
+        }
+        matched = depthFrames - noImage.count
+        depthWithoutVideo = IndexRange.ranges(noImage)
+        videoWithoutDepth = IndexRange.ranges(images.map(\.frame).filter { !used.contains($0) })
+        timedFrames = 0
     }
 
     /// Accounts for the video at `file` against `depthFrames` frames of `scan`.
@@ -70,12 +94,13 @@ public struct VideoAccounting: Sendable, Codable, Equatable {
     var row: [String] {
         func list(_ r: [IndexRange]) -> String { r.map(\.description).joined(separator: ", ") }
         var detail: [String] = []
-        if !depthWithoutVideo.isEmpty { detail.append("no video frame for depth frames \(list(depthWithoutVideo))") }
-        if !videoWithoutDepth.isEmpty { detail.append("no depth frame for video frames \(list(videoWithoutDepth))") }
+        let images = source == "images"
+        if !depthWithoutVideo.isEmpty { detail.append("no \(images ? "colour image" : "video frame") for depth frames \(list(depthWithoutVideo))") }
+        if !videoWithoutDepth.isEmpty { detail.append("no depth frame for \(images ? "images" : "video frames") \(list(videoWithoutDepth))") }
         if let m = timingMedianResidual, let worst = timingMaxResidual {
             detail.append(String(format: "time vs capture time: |residual| median %.1f ms, max %.1f ms over %d frames", m * 1000, worst * 1000, timedFrames))
         }
         let unmatched = IndexRange.total(videoWithoutDepth)
-        return ["video frames", "\(videoFrames)", "\(videoFrames - unmatched)", "\(unmatched)", detail.joined(separator: "; ")]
+        return [images ? "colour images" : "video frames", "\(videoFrames)", "\(videoFrames - unmatched)", "\(unmatched)", detail.joined(separator: "; ")]
     }
 }

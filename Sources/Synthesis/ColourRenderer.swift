@@ -27,8 +27,16 @@ public struct ColourRenderer: Sendable {
         castIntrinsics = intrinsics.scaled(toWidth: min(castWidth, intrinsics.width), height: min(castHeight, intrinsics.height))
     }
 
+    /// The Y'CbCr coding of the planes `render` gives.
+    public enum Levels: Sendable {
+        /// Video range BT.709, what the apps' H.264 video carries.
+        case video709
+        /// Full range BT.601, a JPEG's own (JFIF).
+        case jpeg601
+    }
+
     /// The frame seen from `pose` (camera-to-world, ARKit camera axes): Y, U and V planes.
-    public func render(pose: Pose) -> (y: [UInt8], u: [UInt8], v: [UInt8]) {
+    public func render(pose: Pose, levels: Levels = .video709) -> (y: [UInt8], u: [UInt8], v: [UInt8]) {
         let k = castIntrinsics, cw = k.width, ch = k.height
         var grid = [SIMD3<Float>](repeating: .zero, count: cw * ch)
         for v in 0..<ch {
@@ -52,17 +60,20 @@ public struct ColourRenderer: Sendable {
             return top * (1 - fy) + bottom * fy
         }
         func byte(_ x: Float) -> UInt8 { UInt8(max(0, min(255, x.rounded()))) }
+        func ycc(_ c: SIMD3<Float>) -> (y: Float, u: Float, v: Float) {
+            levels == .video709 ? YUV.videoRange(rgb: c, bt709: true) : YUV.fullRange(rgb: c, bt709: false)
+        }
         var yPlane = [UInt8](repeating: 0, count: w * h)
         var uPlane = [UInt8](repeating: 0, count: w * h / 4), vPlane = uPlane
         // A 2×2 block at a time: its four lumas, and the chroma of its mean colour.
         for v in stride(from: 0, to: h, by: 2) {
             for u in stride(from: 0, to: w, by: 2) {
                 let c00 = colour(u, v), c10 = colour(u + 1, v), c01 = colour(u, v + 1), c11 = colour(u + 1, v + 1)
-                yPlane[v * w + u] = byte(YUV.videoRange(rgb: c00, bt709: true).y)
-                yPlane[v * w + u + 1] = byte(YUV.videoRange(rgb: c10, bt709: true).y)
-                yPlane[(v + 1) * w + u] = byte(YUV.videoRange(rgb: c01, bt709: true).y)
-                yPlane[(v + 1) * w + u + 1] = byte(YUV.videoRange(rgb: c11, bt709: true).y)
-                let c = YUV.videoRange(rgb: (c00 + c10 + c01 + c11) / 4, bt709: true)
+                yPlane[v * w + u] = byte(ycc(c00).y)
+                yPlane[v * w + u + 1] = byte(ycc(c10).y)
+                yPlane[(v + 1) * w + u] = byte(ycc(c01).y)
+                yPlane[(v + 1) * w + u + 1] = byte(ycc(c11).y)
+                let c = ycc((c00 + c10 + c01 + c11) / 4)
                 uPlane[v / 2 * (w / 2) + u / 2] = byte(c.u); vPlane[v / 2 * (w / 2) + u / 2] = byte(c.v)
             }
         }

@@ -10,8 +10,11 @@ import Video
 public struct SynthOptions: Sendable {
     public enum Layout: String, Sendable, CaseIterable {
         case lz4, deflate, wholefile, stray
-        /// 3D Scanner App's low-res "All Data" export (no colour video: `colour` is refused).
+        /// 3D Scanner App's low-res "All Data" export (colour as JPEG frames on a subset of frames).
         case scanner3d
+        /// MultiScan's iOS capture: `<scan>.depth.zlib` (float16), `.confidence.zlib`, `.jsonl`,
+        /// `.json`, with `colour` the video `<scan>.mp4` (the scan is the output folder's name).
+        case multiscan
         /// Polycam's raw data export: corrected cameras the truth, raw cameras the written
         /// (drifting) poses (no colour video: `colour` is refused).
         case polycam
@@ -51,8 +54,9 @@ public struct SynthOptions: Sendable {
     /// The scene and walk: the furnished room (default) or the real-like apartment tour
     /// with real-like depth (see `Scene`).
     public var scene = Scene.room
-    /// Also write the colour camera's video (`rgb.mp4`, H.264 through libx264; see
-    /// `ColourRenderer`), at 1920×1440 scaled as the depth is from 256×192.
+    /// Also write the colour camera's frames (see `ColourRenderer`), at 1920×1440 scaled as the
+    /// depth is from 256×192: the video `rgb.mp4` (H.264 through libx264), or in a layout that
+    /// keeps colour as images (`ScanLayoutWriter.colourImageFrames`) its image files.
     public var colour = false
 
     public enum Scene: String, Sendable, CaseIterable {
@@ -68,13 +72,14 @@ public struct SynthOptions: Sendable {
 
 extension SynthOptions.Layout {
     /// The writer of this layout, writing into `directory`.
-    func writer(directory: String, depth: DepthFrameLayout, strayGeneration: StrayGeneration?) throws -> any ScanLayoutWriter {
+    func writer(directory: String, name: String, depth: DepthFrameLayout, strayGeneration: StrayGeneration?) throws -> any ScanLayoutWriter {
         switch self {
         case .lz4: return try ARKitScanWriter(directory: directory, variant: .lz4, layout: depth)
         case .deflate: return try ARKitScanWriter(directory: directory, variant: .deflate, layout: depth)
         case .wholefile: return try ARKitScanWriter(directory: directory, variant: .wholeFile, layout: depth)
         case .stray: return try StrayScanWriter(directory: directory, layout: depth, generation: strayGeneration)
         case .scanner3d: return try Scanner3DScanWriter(directory: directory, layout: depth)
+        case .multiscan: return try MultiScanWriter(directory: directory, stem: name, layout: depth)
         case .polycam: return try PolycamScanWriter(directory: directory, layout: depth)
         }
     }
@@ -165,9 +170,24 @@ public enum Synthesizer {
         try writer.finish()
     }
 
+    /// Renders the colour of `frames` as full-range BT.601 planes (a JPEG's own) and hands each
+    /// to the layout's writer (`ScanLayoutWriter.writeColourImage`), in parallel batches.
+    static func writeColourImages(_ o: SynthOptions, scene: RoomScene, poses: [Pose], frames: [Int], writer: any ScanLayoutWriter) throws {
+        let size = colourSize(depthWidth: o.width, depthHeight: o.height)
+        let renderer = ColourRenderer(scene: scene, intrinsics: colourIntrinsics.scaled(toWidth: size.width, height: size.height),
+                                      castWidth: min(size.width, ColourRenderer.castLimit.width), castHeight: min(size.height, ColourRenderer.castLimit.height))
+        let batch = 16
+        for start in stride(from: 0, to: frames.count, by: batch) {
+            let results = parallelMap(min(batch, frames.count - start), threads: o.threads) { k -> Result<Void, any Error> in
+                let i = frames[start + k], f = renderer.render(pose: poses[i], levels: .jpeg601)
+                return Result { try writer.writeColourImage(index: i, y: f.y, u: f.u, v: f.v, width: size.width, height: size.height) }
+            }
+            for r in results { try r.get() }
+        }
+    }
+
     public static func write(_ o: SynthOptions, to directory: String) throws -> SynthSummary {
         precondition(o.frames > 0 && o.fps > 0 && o.width > 0 && o.height > 0)
-        precondition(!(o.colour && (o.layout == .scanner3d || o.layout == .polycam)), "3D Scanner App and Polycam exports have no colour video")
         let staged = try AtomicOutput.StagedDirectory(target: directory)
         let dir = staged.staging
         let duration = Double(o.frames) / o.fps
@@ -236,7 +256,8 @@ public enum Synthesizer {
         let travelled = distances.last!
 
         // Depth, in parallel batches appended in order.
-        let writer = try o.layout.writer(directory: dir, depth: layout, strayGeneration: o.strayGeneration)
+        let name = URL(fileURLWithPath: directory).lastPathComponent
+        let writer = try o.layout.writer(directory: dir, name: name, depth: layout, strayGeneration: o.strayGeneration)
         let batch = 32
         for start in stride(from: 0, to: o.frames, by: batch) {
             // Each frame is rendered and encoded (to bytes appended in order below, or
@@ -253,7 +274,13 @@ public enum Synthesizer {
             for f in frames { try writer.append(encoded: try f.get()) }
         }
 
-        if o.colour { try writeColourVideo(o, scene: scene, poses: truth, to: dir + "/" + colourVideoName) }
+        if o.colour {
+            if let frames = writer.colourImageFrames(count: o.frames) {
+                try writeColourImages(o, scene: scene, poses: truth, frames: frames, writer: writer)
+            } else {
+                try writeColourVideo(o, scene: scene, poses: truth, to: dir + "/" + (writer.colourVideoName ?? colourVideoName))
+            }
+        }
 
         // IMU on its own clock, never equal to frame times.
         var imuNoise = SeededRandom(seed: o.seed, stream: 0x1A0)
@@ -262,8 +289,14 @@ public enum Synthesizer {
             DeviceMotion.sample(pose: poseAt, at: -0.2 + Double(k) / o.imuRate + 0.0031, clockOffset: o.startTime, noise: &imuNoise)
         }
 
-        let sidecars = ScanSidecars(name: URL(fileURLWithPath: directory).lastPathComponent, colourSize: (1920, 1440),
-                                    colourIntrinsics: colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu, truth: truth)
+        // A layout with colour images writes the intrinsics of its images, as the apps do
+        // (the reader takes the colour size from the first image); otherwise the iPhone's.
+        let imageSize = colourSize(depthWidth: o.width, depthHeight: o.height)
+        let images = o.colour && writer.colourImageFrames(count: o.frames) != nil
+        let sidecars = ScanSidecars(name: name,
+                                    colourSize: images ? imageSize : (1920, 1440),
+                                    colourIntrinsics: images ? colourIntrinsics.scaled(toWidth: imageSize.width, height: imageSize.height) : colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu,
+                                    truth: truth)
         try writer.finish(sidecars)
         let keys = times.indices.map(sidecars.key)
 

@@ -1,5 +1,6 @@
 /// Colour of a decoded frame at any point: bilinear in the luma plane and in the chroma
-/// planes, then converted with the frame's matrix and range (`YUV.rgb`).
+/// planes, then converted with the frame's matrix and range (`YUV.Matrix(for:)`; the identity for an
+/// R'G'B' frame), rounded half up.
 ///
 /// Coordinates are luma pixels with pixel centres at integer coordinates (the convention
 /// of the intrinsics: cx, cy name the centre pixel's coordinates). A chroma sample of
@@ -23,7 +24,8 @@ public struct ColourSampler {
         let cx = (x - (sx - 1) / 2) / sx, cy = (y - (sy - 1) / 2) / sy
         let u = Self.bilinear(f.planes.1, stride: f.strides.1, width: cw, height: ch, x: cx, y: cy)
         let v = Self.bilinear(f.planes.2, stride: f.strides.2, width: cw, height: ch, x: cx, y: cy)
-        return YUV.rgb(y: luma, u: u, v: v, fullRange: f.fullRange, bt709: f.bt709)
+        let (r, g, b) = YUV.Matrix(for: f).rgb(y: luma, u: u, v: v)
+        return SIMD3((r + 0.5).rounded(.down), (g + 0.5).rounded(.down), (b + 0.5).rounded(.down))
     }
 
     @inline(__always)

@@ -60,7 +60,7 @@ public struct GridColourSampler: Sendable {
 
     /// R'G'B' (0–255, rounded) of `frame` at grid pixel (u, v).
     public func rgb(_ frame: VideoFrame, u: Int, v: Int) -> SIMD3<UInt8> {
-        let m = YUV.Matrix(fullRange: frame.fullRange, bt709: frame.bt709)
+        let m = YUV.Matrix(for: frame)
         let c = columns.withUnsafeBufferPointer { cs in rows.withUnsafeBufferPointer { rs in Self.packed(frame, cs[u], rs[v], m) } }
         return SIMD3(UInt8(c & 0xFF), UInt8(c >> 8 & 0xFF), UInt8(c >> 16))
     }
@@ -70,7 +70,7 @@ public struct GridColourSampler: Sendable {
     public func colours(_ frame: VideoFrame, pixels: UnsafePointer<UInt32>, count: Int, into out: UnsafeMutablePointer<UInt32>) {
         columns.withUnsafeBufferPointer { cs in
             rows.withUnsafeBufferPointer { rs in
-                let c = cs.baseAddress!, r = rs.baseAddress!, m = YUV.Matrix(fullRange: frame.fullRange, bt709: frame.bt709)
+                let c = cs.baseAddress!, r = rs.baseAddress!, m = YUV.Matrix(for: frame)
                 for i in 0..<count {
                     let p = pixels[i]
                     out[i] = Self.packed(frame, c[Int(p & 0xFFFF)], r[Int(p >> 16)], m)
@@ -86,7 +86,7 @@ public struct GridColourSampler: Sendable {
     /// into SIMD registers, the arithmetic is `packed`'s in the same order (the same
     /// floats, so the same bytes; tested), and the rounding uses no checked conversion.
     public func image(_ frame: VideoFrame, into out: UnsafeMutablePointer<UInt32>) {
-        let m = YUV.Matrix(fullRange: frame.fullRange, bt709: frame.bt709)
+        let m = YUV.Matrix(for: frame)
         let vectorColumns = gridWidth / 8 * 8
         columns.withUnsafeBufferPointer { cs in
             rows.withUnsafeBufferPointer { rs in

@@ -1,7 +1,9 @@
+import ScanFormats
 import Foundation
 
-/// A video's frames as colour images at the resolution of a coarser grid (`GridColourSampler`:
-/// the depth grid), decoded ahead on a thread of their own into a small ring: the consumer
+/// A scan's colour frames (`ColourSource`: a video, or image files read by
+/// `ImageSequenceReader`; both a `ColourFrameSource`) as colour images at the resolution of a
+/// coarser grid (`GridColourSampler`: the depth grid), decoded ahead on a thread of their own into a small ring: the consumer
 /// (the cloud's and the mesh's fusion) works on the depth of one frame while
 /// FFmpeg's threads and this one decode and sample the next ones, so the depth work runs
 /// under the video decode instead of taking turns with it. A grid image is 4 bytes a pixel
@@ -11,15 +13,17 @@ import Foundation
 /// for `.reference` its every timestamp), so a stage can start the stream before work of
 /// its own (the cloud's grey fusion) and find the video open and decoding when it needs it.
 ///
-/// Only the frames asked for (`want`, ascending) are sampled; the others are decoded and
-/// dropped (H.264 and HEVC frames depend on earlier ones). The wanted frames may be given
+/// Only the frames asked for (`want`, ascending) are sampled; a video's others are decoded and
+/// dropped (H.264 and HEVC frames depend on earlier ones), an image source's are not decoded. The wanted frames may be given
 /// while the stream runs (the cloud learns them during its fusion): the thread decodes no
 /// frame past the last one known to be wanted until more are wanted or `wantNoMore()` says
 /// none will be. The consumer asks for frames in the same order (`colours(of:)`), reads the
 /// images, and hands their slots back (`release`): one frame at a time, or a batch of
 /// frames at once (the cloud's fusion), as long as a batch fits the ring.
 public final class GridColourStream: @unchecked Sendable {  // state shared through `condition`
+    /// The source in words (`ColourSource.description`).
     public let path: String
+    public let source: ColourSource
     private let threads: Int
     private let decoding: VideoReader.Frames
     private let gridWidth: Int, gridHeight: Int
@@ -32,8 +36,8 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
     private var framesComplete = false
     /// What opening found (nil until the video is open or failed to open).
     private var opening: Opening?
-    /// The video's frame count when it is read for reference frames only (`VideoReader.frameCount`).
-    private var videoFrameCount: Int?
+    /// The source, once open (its `skipped` and `withoutFrameNote`).
+    private var reader: (any ColourFrameSource)?
     /// Video frame index of each filled slot (by sequence number modulo `capacity`).
     private var slotFrame: [Int]
     /// Slots filled, slots handed back (`release`), and slots given out or passed over by
@@ -58,8 +62,14 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
 
     /// A stream of `path`'s frames (decoded on `threads` FFmpeg threads, every frame or the
     /// reference frames only) sampled at a `gridWidth` × `gridHeight` grid. Call `start()`.
-    public init(video path: String, threads: Int, decoding: VideoReader.Frames = .all, gridWidth: Int, gridHeight: Int, capacity: Int = defaultCapacity) {
-        self.path = path; self.threads = threads; self.decoding = decoding
+    public convenience init(video path: String, threads: Int, decoding: VideoReader.Frames = .all, gridWidth: Int, gridHeight: Int, capacity: Int = defaultCapacity) {
+        self.init(source: .video(path: path), threads: threads, decoding: decoding, gridWidth: gridWidth, gridHeight: gridHeight, capacity: capacity)
+    }
+
+    /// The same for any colour source (`decoding` applies to a video; an image source decodes
+    /// the wanted images on `threads` workers).
+    public init(source: ColourSource, threads: Int, decoding: VideoReader.Frames = .all, gridWidth: Int, gridHeight: Int, capacity: Int = defaultCapacity) {
+        self.source = source; path = source.description; self.threads = threads; self.decoding = decoding
         self.gridWidth = gridWidth; self.gridHeight = gridHeight
         self.capacity = max(1, capacity)
         ring = .allocate(capacity: self.capacity * gridWidth * gridHeight)
@@ -115,12 +125,12 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
     private func produce() {
         var decodedFrames = 0
         do {
-            let reader = try VideoReader(path: path, threads: threads, frames: decoding)
+            let reader = try openColourFrames(source, threads: threads, decoding: decoding)
             defer { decodedFrames = reader.framesDecoded }
             let problem = GridColourSampler.shapeProblem(video: reader.info, gridWidth: gridWidth, gridHeight: gridHeight)
             condition.lock()
             opening = problem.map { .unusable(reader.info, reason: $0) } ?? .ready(reader.info)
-            videoFrameCount = reader.frameCount
+            self.reader = reader
             condition.broadcast()
             condition.unlock()
             if problem == nil { try decode(reader) }
@@ -134,17 +144,20 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
     }
 
     /// Decodes up to the last wanted frame, sampling the wanted ones into the ring.
-    private func decode(_ reader: VideoReader) throws {
+    private func decode(_ reader: any ColourFrameSource) throws {
         var k = 0, grid: GridColourSampler?
         let pixels = gridWidth * gridHeight
         while true {
             condition.lock()
             while k >= frames.count && !framesComplete && !cancelled { condition.wait() }
             let stop = cancelled, more = k < frames.count
+            // the next wanted frames, as far as known (a bounded look: the list may be long)
+            let end = min(frames.count, k + Self.lookahead)
+            let upcoming = more ? frames[k ..< end] : [], complete = framesComplete && end == frames.count
             condition.unlock()
             if stop { throw Cancelled() }
             if !more { return }
-            let decoded = try reader.next { (f: VideoFrame) throws in
+            let step = try reader.next(upcoming: upcoming, complete: complete) { (f: VideoFrame) throws in
                 condition.lock()
                 // frames asked for twice or out of order are skipped
                 while true {
@@ -161,7 +174,7 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
                 if grid == nil { grid = GridColourSampler(gridWidth: gridWidth, gridHeight: gridHeight, frame: f) }
                 guard let g = grid, g.fits(f) else {
                     throw VideoError.decode(path: reader.path, frame: f.index,
-                                            reason: "frame is \(f.width)x\(f.height); the video started at \(grid!.videoWidth)x\(grid!.videoHeight)")
+                                            reason: "frame is \(f.width)x\(f.height); the first frame is \(grid!.videoWidth)x\(grid!.videoHeight)")
                 }
                 g.image(f, into: ring + (produced % capacity) * pixels)
                 condition.lock()
@@ -171,9 +184,16 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
                 condition.unlock()
                 k += 1
             }
-            if !decoded { return }
+            switch step {
+            case .frame: break
+            case .end: return
+            case .passed: k = end  // none of these frames has an image
+            }
         }
     }
+
+    /// Wanted frames an image source looks at, at most, in one call.
+    static let lookahead = 64
 
     /// The colour image of video frame `index` (`gridWidth` × `gridHeight`, `R | G << 8 | B << 16`),
     /// valid until `release()`; nil when the video has no such frame (it ended first) or did
@@ -201,21 +221,20 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
         }
     }
 
-    /// Whether video frame `index`, which `colours(of:)` did not give, exists but was not
+    /// Whether colour frame `index`, which `colours(of:)` did not give, exists but was not
     /// decoded (a non-reference frame, reading `VideoReader.Frames.reference`) rather than
-    /// lying past the video's end.
+    /// lying past the video's end or having no image (`ColourFrameSource.skipped`).
     public func wasSkipped(_ index: Int) -> Bool {
         condition.lock(); defer { condition.unlock() }
-        return videoFrameCount.map { index < $0 } ?? false
+        return reader?.skipped(index) ?? false
     }
 
-    /// The note of a stage that used `count` frames whose video frame does not exist (the
-    /// video ends first), with the video's length: its frame count read from the container
-    /// when reading reference frames only (fewer are decoded), else the frames decoded (all of
-    /// them, since the decoding reached the end). Valid once the thread ended.
+    /// The note of a stage that used `count` frames whose colour frame does not exist (the
+    /// video ends first; no image), with the source's length
+    /// (`ColourFrameSource.withoutFrameNote`). Valid once the thread ended.
     public func withoutVideoNote(_ count: Int) -> String {
         condition.lock(); defer { condition.unlock() }
-        return "\(count) of the frames used have no video frame (the video has \(videoFrameCount ?? decoded)): they add no colour"
+        return reader?.withoutFrameNote(count) ?? "\(count) of the frames used have no colour frame: they add no colour"
     }
 
     /// Hands back the slots of every image `colours(of:)` gave.

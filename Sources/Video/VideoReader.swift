@@ -40,6 +40,17 @@ public struct VideoFrame {
     public let fullRange: Bool
     /// BT.709 coefficients rather than BT.601.
     public let bt709: Bool
+    /// The planes are R'G'B' samples, not Y'CbCr (a PNG colour image; no chroma subsampling):
+    /// `planes` holds them in the roles of Y, Cb and Cr as G, B, R, so the samplers' one
+    /// affine conversion (`YUV.Matrix(for:)`) is the identity on them.
+    public let rgb: Bool
+
+    public init(index: Int, seconds: Double?, width: Int, height: Int, planes: (UnsafePointer<UInt8>, UnsafePointer<UInt8>, UnsafePointer<UInt8>),
+                strides: (Int, Int, Int), chromaShift: (x: Int, y: Int), fullRange: Bool, bt709: Bool, rgb: Bool = false) {
+        self.index = index; self.seconds = seconds; self.width = width; self.height = height
+        self.planes = planes; self.strides = strides; self.chromaShift = chromaShift
+        self.fullRange = fullRange; self.bt709 = bt709; self.rgb = rgb
+    }
 }
 
 /// Streams the frames of a video file through FFmpeg's decoders (H.264, HEVC and whatever

@@ -270,3 +270,23 @@ extension PolycamScanTests {
         if case .images(let list)? = raw.colourSource { XCTAssertEqual(list.count, 2) } else { XCTFail("colour from the images") }
     }
 }
+
+extension PolycamScanTests {
+    /// synth --color writes every keyframe's JPEG (corrected_images and images), and the cloud
+    /// takes its colour from them.
+    func testSynthColourImagesColourTheCloud() throws {
+        let dir = try TestSupport.synthScan(layout: .polycam, frames: 4, seed: 6, width: 32, height: 24) { $0.colour = true }
+        let scan = try PolycamScan(path: dir)
+        XCTAssertEqual(scan.colourImages?.map(\.frame), [0, 1, 2, 3])
+        XCTAssertEqual(try PolycamScan(path: dir, poses: .raw).colourImages?.count, 4)
+        // The corrected cameras then describe the images written (not 1024x768).
+        let k = try PolycamScan.parseCamera(TestSupport.read(dir + "/" + PolycamScan.file(Folder.correctedCameras, scan.timestamps[0], "json")), file: "c").intrinsics
+        XCTAssertEqual(k.width, Synthesizer.colourSize(depthWidth: 32, depthHeight: 24).width)
+        var o = CloudOptions.unfiltered(voxel: 0.02)
+        o.color = true
+        let cloud = try CloudBuilder.build(scan: dir, options: o, threads: 2).0
+        let rgb = try XCTUnwrap(cloud.colours)
+        XCTAssertGreaterThan(cloud.count, 50)
+        XCTAssertGreaterThan(Set(stride(from: 0, to: rgb.count, by: 3).map { rgb[$0] }).count, 3, "coloured, not grey")
+    }
+}

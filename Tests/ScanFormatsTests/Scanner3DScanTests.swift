@@ -53,7 +53,10 @@ final class Scanner3DScanTests: XCTestCase {
         // A depth pixel at the principal point, 2 m away, lands 2 m along world -x.
         let p = pose.apply(info.intrinsics.backProject(u: 32, v: 24, depth: 2))
         XCTAssertLessThan(length(p - Vec3(-1, 2, 3)), 1e-12)
-        XCTAssertTrue(scan.problems.contains { $0.message.contains("1 colour frames frame_NNNNN.jpg are not read yet") }, "\(scan.problems)")
+        // The JPEG is the scan's colour, numbered as its file.
+        XCTAssertEqual(scan.colourImages, [ColourImage(frame: 0, path: dir + "/frame_00000.jpg")])
+        XCTAssertEqual(scan.colourSource, .images([ColourImage(frame: 0, path: dir + "/frame_00000.jpg")]))
+        XCTAssertFalse(scan.problems.contains { $0.message.contains("not read yet") }, "\(scan.problems)")
 
         // Intrinsics written column-major are recognised (and said).
         TestSupport.writeText(Self.frameJSON(pose: Self.handPose, k: [1000, 0, 0, 0, 1000, 0, 640, 480, 1]), dir + "/frame_00000.json")

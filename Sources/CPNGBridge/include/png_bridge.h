@@ -29,5 +29,17 @@ int dp_png_decode_gray_fast(const uint8_t *data, size_t len, int width, int heig
 int dp_png_decode_gray_libpng(const uint8_t *data, size_t len, int width, int height, int bit_depth,
                               void *pixels, size_t capacity, char *err, size_t err_len);
 
+/* Decodes any PNG libpng reads (grey, palette, RGB, alpha, 8 or 16 bits) to 8-bit RGB rows
+ * (3 bytes a pixel, top row first) through libpng's simplified API: alpha is dropped
+ * (composited on black), 16-bit samples are scaled to 8 bits. `pixels` holds `capacity`
+ * bytes; call dp_png_info first for the size. */
+int dp_png_decode_rgb(const uint8_t *data, size_t len, uint8_t *pixels, size_t capacity,
+                      int *width, int *height, char *err, size_t err_len);
+
+/* Encodes 8-bit RGB rows (3 bytes a pixel) into a malloc'ed PNG in *out (free with
+ * dp_png_free), through libpng's simplified API. */
+int dp_png_encode_rgb(const uint8_t *pixels, int width, int height, uint8_t **out, size_t *out_len,
+                      char *err, size_t err_len);
+
 void dp_png_free(void *p);
 #endif
