@@ -2,8 +2,8 @@
 # Coverage-guided fuzzing (libFuzzer + AddressSanitizer) of every parser and decoder that
 # takes untrusted bytes: depth.bin (all variants), PNG and NPY frames, LZFSE streams, the ARKit-Scanner
 # JSON sidecars, the Stray Scanner CSVs, ScanNet++ JSON, 3D Scanner App frame JSON, colour images (JPEG planes,
-# RGB PNG), MultiScan
-# captures (jsonl, metadata, depth and confidence streams), TUM/KITTI/EuRoC trajectories and
+# RGB PNG), MultiScan captures (jsonl, metadata, depth and confidence streams), ARKitScenes
+# .traj/.pincam, TUM/KITTI/EuRoC trajectories and
 # dataset archives, and evo result files (see Fuzz/Targets/FuzzTargets.swift).
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default: 60 s, every target
@@ -27,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_only=""; [ "${1:-}" = --build-only ] && { build_only=1; shift; }
 seconds=${1:-60}; shift || true
-all=(depthbin png npy lzfse arkit stray scannetpp scanner3d colourimage multiscan polycam trajectory archive result)
+all=(depthbin png npy lzfse arkit stray scannetpp scanner3d colourimage multiscan arkitscenes polycam trajectory archive result)
 targets=("${@:-${all[@]}}")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 scripts/setup.sh >/dev/null
@@ -164,6 +164,22 @@ if [ ! -e "$seeds/polycam/corrected" ]; then
   cp "$(ls "$pc"/scan/keyframes/corrected_cameras/*.json | head -1)" "$seeds/polycam/corrected"
   rm -rf "$pc"
   printf '{"blur_score": 212.5, "cx": 8.25, "cy": 6, "fx": 200, "fy": 200.5, "height": 12, "timestamp": 1000000, "t_00": 1, "t_01": 0, "t_02": 0, "t_03": 0.5, "t_10": 0, "t_11": 1, "t_12": 0, "t_13": 0, "t_20": 0, "t_21": 0, "t_22": 1, "t_23": -1e-3, "width": 16}' > "$seeds/polycam/keys"
+fi
+
+# ARKitScenes seeds (once): the .traj (first byte 0) and a .pincam (first byte 1) of
+# `synth --layout arkitscenes`, and a hand-written .traj with a repeated and a malformed row.
+if [ ! -e "$seeds/arkitscenes/traj" ]; then
+  mkdir -p "$seeds/arkitscenes"
+  dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
+  [ -x "$dp" ] || swift build 2>&1 | grep -E "error" >&2 || true
+  [ -x "$dp" ] || dp=.build/debug/depthpose
+  ask=$(mktemp -d)
+  "$dp" synth --out "$ask/scan" --frames 13 --fps 60 --width 16 --height 12 --layout arkitscenes --seed 3 >/dev/null
+  prefixed 0 "$ask/scan/lowres_wide.traj" "$seeds/arkitscenes/traj"
+  prefixed 1 "$(ls "$ask"/scan/lowres_wide_intrinsics/*.pincam | head -1)" "$seeds/arkitscenes/pincam"
+  printf '1.000 0.1 0.2 0.3 1 2 3\n1.000 0.1 0.2 0.3 1 2 3\n1.100 0.1 0.2 0.3 1 2\n1.200 0 0 0 0 0 0\n' > "$ask/hand.traj"
+  prefixed 0 "$ask/hand.traj" "$seeds/arkitscenes/hand"
+  rm -rf "$ask"
 fi
 
 # LZFSE seeds (once): streams of every block kind from the reference encoder (pyliblzfse, in

@@ -43,6 +43,9 @@ enum FuzzTarget: String, CaseIterable {
     /// (also parsed alone), the metadata `.json`, the `.depth.zlib` or the `.confidence.zlib`
     /// stream, read as a whole scan.
     case multiscan
+    /// ARKitScenes' `lowres_wide.traj` (first byte even) or a `.pincam` (odd): parsed alone,
+    /// then read in a video folder of three valid depth frames (poses interpolated between rows).
+    case arkitscenes
     /// A Polycam camera JSON (`keyframes/corrected_cameras/<t>.json`): parsed alone, then
     /// read as the one corrected camera of an export beside a valid raw camera, depth map
     /// and confidence map (levels 0, 127, 255).
@@ -215,6 +218,21 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
             .confidence: Data(conf.withUnsafeBytes { RawDeflate.compress($0) }),
         ]
         for (k, data) in valid { write(k == kind ? Data(rest) : data, stem + k.rawValue) }
+    case .arkitscenes:
+        let isTraj = choice % 2 == 0
+        if isTraj { _ = try? ARKitScenesScan.parseTraj([UInt8](rest), file: "lowres_wide.traj") } else { _ = try? ARKitScenesScan.parsePincam([UInt8](rest), file: "x.pincam") }
+        for f in ["lowres_depth", "confidence", "lowres_wide_intrinsics"] { try? FileManager.default.createDirectory(atPath: scan + "/" + f, withIntermediateDirectories: true) }
+        let mm = [UInt16](repeating: 1500, count: width * height), conf = [UInt8](repeating: 2, count: width * height)
+        if let png = try? mm.withUnsafeBufferPointer({ try PNGImage.encode(gray16: $0, width: width, height: height, compressionLevel: 1) }),
+           let confPNG = try? conf.withUnsafeBufferPointer({ try PNGImage.encode(gray8: $0, width: width, height: height, compressionLevel: 1) }) {
+            for t in ["1.000", "1.050", "1.100"] {
+                write(png, scan + "/lowres_depth/4_\(t).png")
+                write(confPNG, scan + "/confidence/4_\(t).png")
+                write("16 12 12.5 12.5 8 6\n", scan + "/lowres_wide_intrinsics/4_\(t).pincam")
+            }
+        }
+        if !isTraj { write(Data(rest), scan + "/lowres_wide_intrinsics/4_1.000.pincam") }
+        write(isTraj ? Data(rest) : Data("1.0 0 0 0 0 0 0\n1.1 0.1 0 0 0 0 0.1\n".utf8), scan + "/lowres_wide.traj")
         readScan(scan)
     case .polycam:
         _ = try? PolycamScan.parseCamera([UInt8](bytes), file: "1000000.json")

@@ -40,7 +40,8 @@ import FileIO
 ///   uses, so it is taken as is; it scales `intrinsics` (`reshape(3, 3).transpose()`) by the
 ///   depth over the colour resolution, falling back to the colour stream's `intrinsics`.
 ///
-/// Read here: iOS captures (float16 metres, confidence 0–2). Android captures (`mm`,
+/// Read here: iOS captures (float16 metres, confidence 0–2); a stream with a zlib header
+/// (re-compressed, as the wording "zlib stream" suggests) is read too, with a warning. Android captures (`mm`,
 /// `uint16_zlib`, confidence 0–255) are refused with a clear error. Depth is inflated as one
 /// stream, frame after frame, in batches (constant memory); float16 becomes float32 metres,
 /// NaN, infinite and negative samples becoming 0 (no depth, counted in a warning). The frame
@@ -72,6 +73,8 @@ public final class MultiScanScan: Scan {
     private let perFrameIntrinsics: [Intrinsics?]
     private let depthFile: PositionalFile
     private let confidenceFile: PositionalFile?
+    /// Where each stream's deflate data begins: 0, or 2 after a zlib header (see `zlibHeader`).
+    private let depthStart: Int, confidenceStart: Int
     private var frameCount: Int?
 
     /// The files of a capture, by kind: `file(.depth, "scene_00000_00")` is `scene_00000_00.depth.zlib`.
@@ -256,6 +259,17 @@ public final class MultiScanScan: Scan {
         return (records, problems)
     }
 
+    /// Whether `file` starts with a zlib (RFC 1950) header: the app writes raw deflate, but
+    /// a stream re-compressed with `zlib.compress` has one. Read as raw deflate, its first byte
+    /// would open a stored block with non-zero padding bits, which no encoder writes.
+    /// Such a stream is read from after the header; its 4-byte Adler-32 trailer is expected.
+    static func zlibHeader(_ file: PositionalFile) -> Bool {
+        guard file.size >= 6 else { return false }
+        var b: [UInt8] = [0, 0]
+        guard (try? b.withUnsafeMutableBytes { try file.read(at: 0, into: $0, expected: "") }) != nil else { return false }
+        return b[0] & 0x0F == 8 && b[0] >> 4 <= 7 && b[1] & 0x20 == 0 && (Int(b[0]) << 8 | Int(b[1])) % 31 == 0
+    }
+
     // MARK: - Opening
 
     /// Opens a capture. What stops the reading: no or unreadable metadata, a depth size or
@@ -302,6 +316,11 @@ public final class MultiScanScan: Scan {
         } else {
             confidenceFile = nil
             problems.append(ScanProblem(.warning, confName, "missing: every frame is read as high confidence"))
+        }
+        depthStart = Self.zlibHeader(depthFile) ? 2 : 0
+        confidenceStart = confidenceFile.map { Self.zlibHeader($0) ? 2 : 0 } ?? 0
+        for (start, file) in [(depthStart, depthName), (confidenceStart, confName)] where start > 0 {
+            problems.append(ScanProblem(.warning, file, "a zlib stream (2-byte header, Adler-32 trailer), not the app's raw deflate: read from byte 2"))
         }
         if let range = meta.depthConfidenceValueRange, range != [0, 2] {
             problems.append(ScanProblem(.warning, metaName, "\"depth_confidence_value_range\" is \(range); levels other than 0, 1, 2 are refused as corrupt"))
@@ -407,10 +426,10 @@ public final class MultiScanScan: Scan {
         let conf = UnsafeMutableRawBufferPointer.allocate(byteCount: withConfidence ? batchFrames * pixels : 1, alignment: 64)
         defer { out.deallocate(); half.deallocate(); conf.deallocate() }
         let depth: InflateStream
-        do { depth = try InflateStream(file: depthFile) } catch { throw ScanFormatError.corruptDepth(InputLocation(file: depthName), "\(error)") }
+        do { depth = try InflateStream(file: depthFile, offset: depthStart) } catch { throw ScanFormatError.corruptDepth(InputLocation(file: depthName), "\(error)") }
         var confStream: InflateStream?
         if withConfidence, let confidenceFile {
-            do { confStream = try InflateStream(file: confidenceFile) } catch { throw ScanFormatError.malformed(InputLocation(file: confName), "\(error)") }
+            do { confStream = try InflateStream(file: confidenceFile, offset: confidenceStart) } catch { throw ScanFormatError.malformed(InputLocation(file: confName), "\(error)") }
         }
         var problems: [ScanProblem] = []
         var index = 0, invalidSamples = 0, confidenceEnd: Int?, partial = 0
@@ -469,7 +488,8 @@ public final class MultiScanScan: Scan {
             problems.append(ScanProblem(.warning, "\(InputLocation(file: depthName, frame: index, byteOffset: depth.compressedOffset))",
                                         "the stream ends with \(partial) of \(halfBytes) bytes of a frame after \(index) whole frames: the partial frame is ignored"))
         }
-        if depth.trailingBytes > 0 { problems.append(ScanProblem(.warning, depthName, "\(depth.trailingBytes) bytes after the end of the deflate stream were ignored")) }
+        let trailing = depth.trailingBytes - (depthStart > 0 ? 4 : 0)  // a zlib stream's Adler-32
+        if trailing > 0 { problems.append(ScanProblem(.warning, depthName, "\(trailing) bytes after the end of the deflate stream were ignored")) }
         if invalidSamples > 0 { problems.append(ScanProblem(.warning, depthName, "\(invalidSamples) samples are NaN, infinite or negative: read as no depth")) }
         if withConfidence, confStream != nil {
             confidenceProblem = confidenceEnd.map { e in ScanProblem(.warning, confName, "the stream ends after \(e) of \(index) frames; later frames are read as high confidence") }

@@ -12,6 +12,8 @@ public enum ScanLayout: String, Sendable, Codable {
     case scanner3d = "3d-scanner-app"
     /// MultiScan's iOS capture (`MultiScanScan`).
     case multiscan = "multiscan"
+    /// Apple's ARKitScenes raw layout (`ARKitScenesScan`).
+    case arkitScenes = "arkitscenes"
     /// Polycam's raw data export (`PolycamScan`).
     case polycam
 
@@ -23,7 +25,7 @@ public enum ScanLayout: String, Sendable, Codable {
         switch self {
         case .arkitScanner, .stray: return "rgb.mp4"
         case .scannetpp: return "rgb.mkv"
-        case .scanner3d, .multiscan, .polycam: return nil
+        case .scanner3d, .multiscan, .arkitScenes, .polycam: return nil
         }
     }
 
@@ -36,6 +38,7 @@ public enum ScanLayout: String, Sendable, Codable {
         case .scannetpp: return ("pose_intrinsic_imu.json", "camera-to-world 4x4, row-major, OpenCV camera axes (converted to ARKit's on reading)")
         case .scanner3d: return ("frame_NNNNN.json", "cameraPoseARFrame: camera-to-world 4x4, row-major, ARKit camera axes")
         case .multiscan: return ("<scan>.jsonl", "transform: camera-to-world 4x4, column-major, ARKit camera axes")
+        case .arkitScenes: return ("lowres_wide.traj", "world-to-camera axis-angle and translation, OpenCV camera axes (inverted and converted to ARKit's on reading), interpolated at the depth frames' times")
         case .polycam: return ("keyframes/corrected_cameras/<t>.json", "t_00 ... t_23: camera-to-world top 3x4, row-major, ARKit camera axes")
         }
     }
@@ -44,7 +47,8 @@ public enum ScanLayout: String, Sendable, Codable {
     public var missingColourReason: String {
         if self == .multiscan { return "no colour video (<scan>.mp4) in this scan" }
         if self == .polycam { return "no colour images (keyframes/corrected_images/ or keyframes/images/) in this scan" }
-        return colourVideoName.map { "no colour video (\($0)) in this scan" } ?? "no colour images (frame_NNNNN.jpg) in this scan"
+        return colourVideoName.map { "no colour video (\($0)) in this scan" }
+            ?? "no colour images (\(self == .arkitScenes ? "lowres_wide/<video_id>_<t>.png" : "frame_NNNNN.jpg")) in this scan"
     }
 }
 
@@ -234,6 +238,10 @@ public protocol Scan: AnyObject {
     /// The colour video's path when the scan has one (default: `layout.colourVideoName` in
     /// the scan folder; a layout naming its video after the scan says where it is).
     var colourVideoPath: String? { get }
+    /// The poses resampled at the depth frames' times, for a layout whose pose file is
+    /// sampled on its own clock (ARKitScenes' `.traj`): which frames are at a row,
+    /// interpolated or refused (`PoseResampling`); nil when each frame has its own pose entry.
+    var poseResampling: PoseResampling? { get }
 }
 
 /// One colour image of a scan that keeps colour as image files: the colour frame number

@@ -9,6 +9,7 @@ public enum ScanOpener {
         if StrayScan.looksLike(path) { return .stray }
         if Scanner3DScan.looksLike(path) { return .scanner3d }
         if MultiScanScan.looksLike(path) { return .multiscan }
+        if ARKitScenesScan.looksLike(path) { return .arkitScenes }
         if PolycamScan.looksLike(path) { return .polycam }
         return nil
     }
@@ -30,6 +31,7 @@ public enum ScanOpener {
         case .stray: return try StrayScan(path: path, strict: strict, motion: motion)
         case .scanner3d: return try Scanner3DScan(path: path)
         case .multiscan: return try MultiScanScan(path: path)
+        case .arkitScenes: return try ARKitScenesScan(path: path, strict: strict)
         case .polycam: return try PolycamScan(path: path, poses: poses)
         case nil: break
         }
@@ -39,6 +41,6 @@ public enum ScanOpener {
     /// The files each layout is recognised by, in words (for "not a scan" messages).
     public static let expectedFiles = "metadata.json + depth.bin (ARKit-Scanner), odometry.csv + depth/ (Stray Scanner), "
         + "pose_intrinsic_imu.json + depth.bin (ScanNet++), frame_NNNNN.json + depth_NNNNN.png (3D Scanner App, low-res export), "
-        + "<scan>.depth.zlib + <scan>.jsonl (MultiScan) "
-        + "or keyframes/corrected_cameras/ or keyframes/cameras/ + keyframes/depth/ (Polycam raw data)"
+        + "<scan>.depth.zlib + <scan>.jsonl (MultiScan), " + ARKitScenesScan.expectedFiles
+        + " or keyframes/corrected_cameras/ or keyframes/cameras/ + keyframes/depth/ (Polycam raw data)"
 }

@@ -34,6 +34,9 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
     public var imuMedianAbsOffset: Double?
     /// The colour video, when the scan has one (set by `inspect`, which reads it).
     public var video: VideoAccounting?
+    /// How the poses were resampled at the frames' times, for a layout whose pose file is
+    /// sampled on its own clock (`Scan.poseResampling`); nil otherwise.
+    public var poseInterpolation: PoseInterpolationAccounting?
 
     enum CodingKeys: String, CodingKey {
         case pairingRule = "pairing_rule", depthFrames = "depth_frames", poses, matched
@@ -41,7 +44,7 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
         case posesWithoutDepth = "poses_without_depth", imuSamples = "imu_samples", framesWithIMU = "frames_with_imu"
         case framesWithoutIMU = "frames_without_imu", framesWithoutTimestamp = "frames_without_timestamp", imuSamplesUsed = "imu_samples_used", imuSamplesShared = "imu_samples_shared"
         case imuTolerance = "imu_tolerance_s", imuMaxAbsOffset = "imu_max_abs_offset_s", imuMedianAbsOffset = "imu_median_abs_offset_s"
-        case video
+        case video, poseInterpolation = "pose_interpolation"
     }
 
     /// Accounts for `depthFrames` frames of `scan`.
@@ -82,6 +85,7 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
         offsets.sort()
         imuMaxAbsOffset = offsets.last
         imuMedianAbsOffset = offsets.isEmpty ? nil : Median.of(sorted: offsets)
+        poseInterpolation = scan.poseResampling.map { PoseInterpolationAccounting($0, depthFrames: depthFrames) }
     }
 
     /// The accounting as a text table.
@@ -106,6 +110,7 @@ public struct FrameAccounting: Sendable, Codable, Equatable {
         } else {
             rows.append(["IMU samples", "0", "-", "-", "no IMU file"])
         }
+        if let p = poseInterpolation { rows.append(p.row) }
         if let v = video { rows.append(v.row) } else { rows.append(["video frames", "0", "-", "-", "no colour video"]) }
         let widths = (0..<4).map { c in rows.map { $0[c].count }.max()! }
         let rules = "pairing: \(pairingRule)\n" + (video.map { "\($0.source == "images" ? "colour" : "video") pairing: \($0.pairingRule)\n" } ?? "")
@@ -134,4 +139,49 @@ public struct IndexRange: Sendable, Codable, Equatable, CustomStringConvertible 
     }
 
     public static func total(_ r: [IndexRange]) -> Int { r.reduce(0) { $0 + $1.count } }
+}
+
+/// The frames of a scan whose poses are resampled at the frames' times (`PoseResampling`):
+/// how many sit on a row, are interpolated, are refused (outside the rows: extrapolation;
+/// across a gap longer than the limit) or have no pose at all.
+public struct PoseInterpolationAccounting: Sendable, Codable, Equatable {
+    public var file: String
+    public var rows: Int
+    public var medianRowSpacing: Double?
+    public var gapLimit: Double?
+    public var framesAtRows: Int
+    public var framesInterpolated: Int
+    public var refusedOutsideRows: [IndexRange]
+    public var refusedAcrossGap: [IndexRange]
+    public var unposed: [IndexRange]
+
+    enum CodingKeys: String, CodingKey {
+        case file, rows, medianRowSpacing = "median_row_spacing_s", gapLimit = "gap_limit_s", framesAtRows = "frames_at_rows"
+        case framesInterpolated = "frames_interpolated", refusedOutsideRows = "refused_outside_rows", refusedAcrossGap = "refused_across_gap", unposed
+    }
+
+    /// Counts the first `depthFrames` frames of `r`.
+    public init(_ r: PoseResampling, depthFrames: Int) {
+        file = r.file; rows = r.rows; medianRowSpacing = r.medianSpacing; gapLimit = r.gapLimit
+        let s = Array(r.sampling.prefix(depthFrames))
+        func frames(_ k: PoseSampling) -> [Int] { s.indices.filter { s[$0] == k } }
+        framesAtRows = frames(.atRow).count
+        framesInterpolated = frames(.interpolated).count
+        refusedOutsideRows = IndexRange.ranges(frames(.outsideRows))
+        refusedAcrossGap = IndexRange.ranges(frames(.acrossGap))
+        unposed = IndexRange.ranges(frames(.unposed))
+    }
+
+    /// The accounting table's row.
+    var row: [String] {
+        func list(_ r: [IndexRange]) -> String { r.map(\.description).joined(separator: ", ") }
+        var d = "\(framesAtRows) frames at a row, \(framesInterpolated) interpolated"
+        if let m = medianRowSpacing, let g = gapLimit { d += String(format: " (rows %.1f ms apart, median; gaps up to %.1f ms)", m * 1000, g * 1000) }
+        if !refusedOutsideRows.isEmpty { d += "; refused outside the rows (no extrapolation): frames \(list(refusedOutsideRows))" }
+        if !refusedAcrossGap.isEmpty { d += "; refused across a gap: frames \(list(refusedAcrossGap))" }
+        if !unposed.isEmpty { d += "; unposed: frames \(list(unposed))" }
+        let posed = framesAtRows + framesInterpolated
+        let total = posed + IndexRange.total(refusedOutsideRows) + IndexRange.total(refusedAcrossGap) + IndexRange.total(unposed)
+        return ["\(file) resampled", "\(total)", "\(posed)", "\(total - posed)", d]
+    }
 }

@@ -129,7 +129,8 @@ public enum Inspector {
                 problems.append(ScanProblem(.error, "video", "\(e): clouds of this scan cannot be coloured"))
             }
         }
-        if accounting.depthFrames != accounting.poses && !scan.poses.isEmpty {
+        // (Resampled poses are one per posed frame: the scan names its refused frames itself.)
+        if accounting.depthFrames != accounting.poses && !scan.poses.isEmpty && accounting.poseInterpolation == nil {
             problems.append(ScanProblem(.warning, "pairing", "\(accounting.depthFrames) depth frames but \(accounting.poses) poses; see the accounting table"))
         }
         if scan.poses.isEmpty {

@@ -15,8 +15,10 @@ public struct SynthOptions: Sendable {
         /// MultiScan's iOS capture: `<scan>.depth.zlib` (float16), `.confidence.zlib`, `.jsonl`,
         /// `.json`, with `colour` the video `<scan>.mp4` (the scan is the output folder's name).
         case multiscan
+        /// ARKitScenes' raw layout: 10 Hz `.traj` rows under the depth (no colour video: `colour` is refused).
+        case arkitscenes
         /// Polycam's raw data export: corrected cameras the truth, raw cameras the written
-        /// (drifting) poses (no colour video: `colour` is refused).
+        /// (drifting) poses, with `colour` every frame's JPEG.
         case polycam
     }
     public var frames = 300
@@ -80,6 +82,7 @@ extension SynthOptions.Layout {
         case .stray: return try StrayScanWriter(directory: directory, layout: depth, generation: strayGeneration)
         case .scanner3d: return try Scanner3DScanWriter(directory: directory, layout: depth)
         case .multiscan: return try MultiScanWriter(directory: directory, stem: name, layout: depth)
+        case .arkitscenes: return try ARKitScenesScanWriter(directory: directory, layout: depth)
         case .polycam: return try PolycamScanWriter(directory: directory, layout: depth)
         }
     }
@@ -188,6 +191,7 @@ public enum Synthesizer {
 
     public static func write(_ o: SynthOptions, to directory: String) throws -> SynthSummary {
         precondition(o.frames > 0 && o.fps > 0 && o.width > 0 && o.height > 0)
+        precondition(!(o.colour && o.layout == .arkitscenes), "ARKitScenes videos have no colour video")
         let staged = try AtomicOutput.StagedDirectory(target: directory)
         let dir = staged.staging
         let duration = Double(o.frames) / o.fps

@@ -7,7 +7,7 @@ struct SynthCommand: ParsableCommand {
         commandName: "synth",
         abstract: "Generate a deterministic synthetic scan of a furnished room, with ground truth.",
         discussion: """
-        Writes the scan (ARKit-Scanner layout with the chosen depth.bin variant, the Stray layout, 3D Scanner App's or MultiScan's) plus \
+        Writes the scan (ARKit-Scanner layout with the chosen depth.bin variant, the Stray layout, 3D Scanner App's, MultiScan's or ARKitScenes') plus \
         groundtruth.tum (true poses), scene.json (room geometry, intrinsics, noise model, drift) and \
         gestures_truth.json (true gesture times). The same options and seed always give the same files.
         """)
@@ -19,7 +19,7 @@ struct SynthCommand: ParsableCommand {
     @Option(help: "Random seed (scene jitter, path, noise).") var seed = defaults.seed
     @Option(help: "Pose drift of the written trajectory, metres per metre travelled (plus yaw drift, 0.5 rad per unit).") var drift = defaults.drift
     @Option(help: "Number of near/far occluder gestures.") var gestures = defaults.gestures
-    @Option(help: "Layout: lz4, deflate, wholefile (ARKit-Scanner depth.bin variants), stray, scanner3d (3D Scanner App, low-res export) multiscan (MultiScan, files named after the --out folder) or polycam (Polycam raw data: corrected cameras the truth, raw cameras the --drift poses).") var layout = defaults.layout
+    @Option(help: "Layout: lz4, deflate, wholefile (ARKit-Scanner depth.bin variants), stray, scanner3d (3D Scanner App, low-res export), multiscan (MultiScan, files named after the --out folder), arkitscenes (ARKitScenes raw: 10 Hz .traj rows; use --fps 60 as the dataset) or polycam (Polycam raw data: corrected cameras the truth, raw cameras the --drift poses).") var layout = defaults.layout
     @Option(help: "Depth width in pixels.") var width = defaults.width
     @Option(help: "Depth height in pixels.") var height = defaults.height
     @Option(help: "Timestamp of the first frame (seconds since boot).") var startTime = defaults.startTime
@@ -46,6 +46,7 @@ struct SynthCommand: ParsableCommand {
         guard holds >= 0, startupFrames >= 0, tilt.isFinite, abs(tilt) < 90 else { throw ValidationError("--holds and --startup-frames must be >= 0, --tilt within (-90, 90)") }
         guard Double(frames) / fps >= 4 * Double(holds) else { throw ValidationError("--holds: each 3 s stop needs 4 s of scan") }
         if scene == .apartment && (holds > 0 || walking) { throw ValidationError("--holds and --walking shape the room's walk; the apartment has its own") }
+        if color && layout == .arkitscenes { throw ValidationError("--color writes rgb.mp4; ARKitScenes has no video (colour is lowres_wide PNG frames)") }
     }
 
     func run() throws {

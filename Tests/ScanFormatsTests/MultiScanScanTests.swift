@@ -249,6 +249,27 @@ final class MultiScanScanTests: XCTestCase {
         XCTAssertTrue(scan.problems.contains { $0.location.contains(".depth.zlib: frame 3 (byte offset") && $0.message.contains("1000 of 6144 bytes of a frame after 3 whole frames") }, "\(scan.problems)")
     }
 
+    /// The app writes raw deflate; a stream re-compressed with a zlib header (as the issue
+    /// text calls it) reads the same, with a warning.
+    func testZlibWrappedStreamsReadTheSame() throws {
+        let dir = try TestSupport.synthScan(layout: .multiscan, frames: 3)
+        var before: [Float] = []
+        try MultiScanScan(path: dir).forEachDepthBatch(threads: 1) { b in before += UnsafeRawBufferPointer(b.bytes).bindMemory(to: Float.self) }
+        for kind in [MultiScanScan.File.depth, .confidence] {
+            let raw = try Self.deflated(try Self.inflated(Self.file(dir, kind)))
+            TestSupport.write([0x78, 0x9C] + raw + [0, 0, 0, 0], Self.file(dir, kind))  // header, stream, (unchecked) Adler-32
+        }
+        let scan = try MultiScanScan(path: dir)
+        var after: [Float] = [], levels: [UInt8] = []
+        try scan.forEachDepthBatch(threads: 1, confidence: true, onFrame: nil) { b in
+            after += UnsafeRawBufferPointer(b.bytes).bindMemory(to: Float.self); levels += b.confidence!
+        }
+        XCTAssertEqual(after, before)
+        XCTAssertEqual(levels.count, 3 * 64 * 48)
+        XCTAssertEqual(scan.problems.filter { $0.message.contains("a zlib stream (2-byte header") }.count, 2, "\(scan.problems)")
+        XCTAssertFalse(scan.problems.contains { $0.message.contains("bytes after the end") }, "\(scan.problems)")
+    }
+
     func testNaNAndNegativeDepthReadAsNoDepth() throws {
         let dir = try TestSupport.synthScan(layout: .multiscan, frames: 1)
         var frame = try Self.inflated(Self.file(dir, .depth))
