@@ -27,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_only=""; [ "${1:-}" = --build-only ] && { build_only=1; shift; }
 seconds=${1:-60}; shift || true
-all=(depthbin png npy lzfse arkit stray scannetpp scanner3d colourimage multiscan arkitscenes record3d trajectory archive result)
+all=(depthbin png npy lzfse arkit stray scannetpp scanner3d colourimage multiscan arkitscenes record3d polycam trajectory archive result)
 targets=("${@:-${all[@]}}")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 scripts/setup.sh >/dev/null
@@ -166,6 +166,21 @@ if [ ! -e "$seeds/multiscan/jsonl" ]; then
   prefixed 2 "$ms/scan/scan.depth.zlib" "$seeds/multiscan/depth"; prefixed 3 "$ms/scan/scan.confidence.zlib" "$seeds/multiscan/confidence"
   head -c 300 "$ms/scan/scan.jsonl" > "$ms/cut"; prefixed 0 "$ms/cut" "$seeds/multiscan/cut"
   rm -rf "$ms"
+fi
+
+# Polycam seeds (once, also where the other seeds predate the target): camera JSONs from
+# `synth --layout polycam` (raw and corrected), and a hand-written one with a key synth does not write.
+if [ ! -e "$seeds/polycam/corrected" ]; then
+  mkdir -p "$seeds/polycam"
+  dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
+  [ -x "$dp" ] || swift build 2>&1 | grep -E "error" >&2 || true
+  [ -x "$dp" ] || dp=.build/debug/depthpose
+  pc=$(mktemp -d)
+  "$dp" synth --out "$pc/scan" --frames 2 --width 16 --height 12 --layout polycam --seed 3 --drift 0.05 >/dev/null
+  cp "$(ls "$pc"/scan/keyframes/cameras/*.json | head -1)" "$seeds/polycam/raw"
+  cp "$(ls "$pc"/scan/keyframes/corrected_cameras/*.json | head -1)" "$seeds/polycam/corrected"
+  rm -rf "$pc"
+  printf '{"blur_score": 212.5, "cx": 8.25, "cy": 6, "fx": 200, "fy": 200.5, "height": 12, "timestamp": 1000000, "t_00": 1, "t_01": 0, "t_02": 0, "t_03": 0.5, "t_10": 0, "t_11": 1, "t_12": 0, "t_13": 0, "t_20": 0, "t_21": 0, "t_22": 1, "t_23": -1e-3, "width": 16}' > "$seeds/polycam/keys"
 fi
 
 # ARKitScenes seeds (once): the .traj (first byte 0) and a .pincam (first byte 1) of

@@ -50,6 +50,10 @@ enum FuzzTarget: String, CaseIterable {
     /// beside two valid frames; a `.r3d` zip read in place; or frame 1's `rgbd/1.depth` stream
     /// in a valid folder.
     case record3d
+    /// A Polycam camera JSON (`keyframes/corrected_cameras/<t>.json`): parsed alone, then
+    /// read as the one corrected camera of an export beside a valid raw camera, depth map
+    /// and confidence map (levels 0, 127, 255).
+    case polycam
     /// A TUM, KITTI or EuRoC trajectory file (first byte chooses).
     case trajectory
     /// A `.tar`, `.tar.gz` or `.zip` dataset archive, extracted safely.
@@ -236,6 +240,22 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
         readScan(scan)
     case .record3d:
         fuzzRecord3D(choice: choice, Data(rest), scan: scan)
+    case .polycam:
+        _ = try? PolycamScan.parseCamera([UInt8](bytes), file: "1000000.json")
+        let mm = [UInt16](repeating: 1500, count: width * height), conf = (0 ..< width * height).map { [UInt8(0), 127, 255][$0 % 3] }
+        for f in [PolycamScan.Folder.depth, PolycamScan.Folder.confidence, PolycamScan.Folder.cameras, PolycamScan.Folder.correctedCameras] {
+            try? FileManager.default.createDirectory(atPath: scan + "/" + f, withIntermediateDirectories: true)
+        }
+        if let png = try? mm.withUnsafeBufferPointer({ try PNGImage.encode(gray16: $0, width: width, height: height, compressionLevel: 1) }),
+           let confPNG = try? conf.withUnsafeBufferPointer({ try PNGImage.encode(gray8: $0, width: width, height: height, compressionLevel: 1) }) {
+            write(png, scan + "/" + PolycamScan.Folder.depth + "/1000000.png")
+            write(confPNG, scan + "/" + PolycamScan.Folder.confidence + "/1000000.png")
+        }
+        write(#"{"fx": 200, "fy": 200, "cx": 8, "cy": 6, "width": 16, "height": 12, "blur_score": 100, "t_00": 1, "t_01": 0, "t_02": 0, "t_03": 0, "t_10": 0, "t_11": 1, "t_12": 0, "t_13": 0, "t_20": 0, "t_21": 0, "t_22": 1, "t_23": 0}"#,
+              scan + "/" + PolycamScan.Folder.cameras + "/1000000.json")
+        write(bytes, scan + "/" + PolycamScan.Folder.correctedCameras + "/1000000.json")
+        readScan(scan)
+        _ = (try? ScanOpener.open(scan))?.poseComparison
     case .scannetpp:
         write(validDepthBin(), scan + "/depth.bin")
         write(metadata, scan + "/metadata.json")

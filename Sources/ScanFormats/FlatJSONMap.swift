@@ -10,6 +10,8 @@ public struct FlatJSONEntry: Sendable, Equatable {
     public var value: String
     /// 1-based line of the key.
     public var line: Int
+    /// Whether the value was written as a JSON string (`"1.5"` rather than `1.5`).
+    public var isString = false
 }
 
 /// Reads the flat JSON objects the capture apps write (`trans.json`, `imu.json`,
@@ -86,8 +88,9 @@ public enum FlatJSONMap {
                 let key = try string()
                 try expect(":")
                 skipSpace()
+                let isString = i < b.count && b[i] == UInt8(ascii: "\"")
                 let value = try scalar()
-                try body(FlatJSONEntry(key: key, value: value, line: keyLine))
+                try body(FlatJSONEntry(key: key, value: value, line: keyLine, isString: isString))
                 skipSpace()
                 guard i < b.count else { throw fail("object not closed; expected ',' or '}'") }
                 if b[i] == UInt8(ascii: ",") { i += 1; continue }

@@ -16,16 +16,18 @@ public enum ScanLayout: String, Sendable, Codable {
     case arkitScenes = "arkitscenes"
     /// Record3D, LiDAR or TrueDepth: the `.r3d` file or its unzipped folder (`Record3DScan`).
     case record3d = "record3d"
+    /// Polycam's raw data export (`PolycamScan`).
+    case polycam
 
     /// The colour video's file name beside the depth (ARKit-Scanner and Stray Scanner
-    /// `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`); nil for 3D Scanner App, which keeps colour as
-    /// JPEG frames (`Scan.colourImages`), and for MultiScan, whose video is named after the scan
+    /// `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`); nil for 3D Scanner App and Polycam, which keep colour
+    /// as JPEG frames (`Scan.colourImages`), and for MultiScan, whose video is named after the scan
     /// (`<scan>.mp4`: `MultiScanScan.colourVideoPath`).
     public var colourVideoName: String? {
         switch self {
         case .arkitScanner, .stray: return "rgb.mp4"
         case .scannetpp: return "rgb.mkv"
-        case .scanner3d, .multiscan, .arkitScenes, .record3d: return nil
+        case .scanner3d, .multiscan, .arkitScenes, .record3d, .polycam: return nil
         }
     }
 
@@ -40,6 +42,7 @@ public enum ScanLayout: String, Sendable, Codable {
         case .multiscan: return ("<scan>.jsonl", "transform: camera-to-world 4x4, column-major, ARKit camera axes")
         case .arkitScenes: return ("lowres_wide.traj", "world-to-camera axis-angle and translation, OpenCV camera axes (inverted and converted to ARKit's on reading), interpolated at the depth frames' times")
         case .record3d: return ("metadata", "poses: camera-to-world qx qy qz qw tx ty tz, OpenGL (= ARKit) camera axes of the portrait image")
+        case .polycam: return ("keyframes/corrected_cameras/<t>.json", "t_00 ... t_23: camera-to-world top 3x4, row-major, ARKit camera axes")
         }
     }
 
@@ -47,6 +50,7 @@ public enum ScanLayout: String, Sendable, Codable {
     public var missingColourReason: String {
         if self == .record3d { return "no rgbd/N.jpg colour images listed (a .r3d's images are zip members, not read)" }
         if self == .multiscan { return "no colour video (<scan>.mp4) in this scan" }
+        if self == .polycam { return "no colour images (keyframes/corrected_images/ or keyframes/images/) in this scan" }
         return colourVideoName.map { "no colour video (\($0)) in this scan" }
             ?? "no colour images (\(self == .arkitScenes ? "lowres_wide/<video_id>_<t>.png" : "frame_NNNNN.jpg")) in this scan"
     }
@@ -232,6 +236,9 @@ public protocol Scan: AnyObject {
     /// (3D Scanner App's `frame_NNNNN.jpg`, ...), ascending by frame number; nil for a layout
     /// with a video (`colourVideoPath`).
     var colourImages: [ColourImage]? { get }
+    /// A second set of poses of the same frames to measure the poses against (Polycam: the
+    /// raw ARKit poses against the loop-closed corrected ones); nil for most layouts.
+    var poseComparison: PoseComparison? { get }
     /// The colour video's path when the scan has one (default: `layout.colourVideoName` in
     /// the scan folder; a layout naming its video after the scan says where it is).
     var colourVideoPath: String? { get }
@@ -298,6 +305,7 @@ extension Scan {
     public func directDepthFrames() throws -> DirectDepthFrames? { nil }
 
     public var colourImages: [ColourImage]? { nil }
+    public var poseComparison: PoseComparison? { nil }
 
     /// The scan's colour: its image files, else its video, else nil.
     public var colourSource: ColourSource? {

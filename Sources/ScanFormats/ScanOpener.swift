@@ -11,18 +11,22 @@ public enum ScanOpener {
         if MultiScanScan.looksLike(path) { return .multiscan }
         if ARKitScenesScan.looksLike(path) { return .arkitScenes }
         if Record3DScan.looksLike(path) { return .record3d }
+        if PolycamScan.looksLike(path) { return .polycam }
         return nil
     }
 
     /// Recognises the layout of `path` and opens it (see `ARKitScan`/`StrayScan` for `strict`;
     /// without `motion`, their IMU files are not read, for stages that do not use them).
-    public static func open(_ path: String, strict: Bool = true, motion: Bool = true) throws -> any Scan {
+    /// `poses`: which pose set a layout with two returns (Polycam: corrected or raw); a path
+    /// to a Polycam capture's camera folder opens the capture with that folder's set.
+    public static func open(_ path: String, strict: Bool = true, motion: Bool = true, poses: PoseSet = .corrected) throws -> any Scan {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
             throw ScanFormatError.missing(path: path, what: "scan folder")
         }
         if !isDir.boolValue, Record3DScan.isR3DFile(path) { return try Record3DScan(path: path) }
         guard isDir.boolValue else { throw ScanFormatError.unknownLayout(path: path, detail: "not a folder") }
+        if let (capture, set) = PolycamScan.poseFolder(path) { return try PolycamScan(path: capture, poses: set) }
         switch layout(of: path) {
         case .scannetpp: return try ScanNetPPScan(path: path)
         case .arkitScanner: return try ARKitScan(path: path, strict: strict, motion: motion)
@@ -31,6 +35,7 @@ public enum ScanOpener {
         case .multiscan: return try MultiScanScan(path: path)
         case .arkitScenes: return try ARKitScenesScan(path: path, strict: strict)
         case .record3d: return try Record3DScan(path: path)
+        case .polycam: return try PolycamScan(path: path, poses: poses)
         case nil: break
         }
         throw ScanFormatError.unknownLayout(path: path, detail: "expected " + expectedFiles)
@@ -39,5 +44,6 @@ public enum ScanOpener {
     /// The files each layout is recognised by, in words (for "not a scan" messages).
     public static let expectedFiles = "metadata.json + depth.bin (ARKit-Scanner), odometry.csv + depth/ (Stray Scanner), "
         + "pose_intrinsic_imu.json + depth.bin (ScanNet++), frame_NNNNN.json + depth_NNNNN.png (3D Scanner App, low-res export), "
-        + "<scan>.depth.zlib + <scan>.jsonl (MultiScan), metadata + rgbd/N.depth (Record3D, unzipped; or its .r3d file) or " + ARKitScenesScan.expectedFiles
+        + "<scan>.depth.zlib + <scan>.jsonl (MultiScan), metadata + rgbd/N.depth (Record3D, unzipped; or its .r3d file), " + ARKitScenesScan.expectedFiles
+        + " or keyframes/corrected_cameras/ or keyframes/cameras/ + keyframes/depth/ (Polycam raw data)"
 }

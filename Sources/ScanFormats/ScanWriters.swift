@@ -15,9 +15,14 @@ public struct ScanSidecars {
     /// (depthpose's convention: camera-to-world, ARKit camera axes).
     public var frames: [(time: Double, pose: Pose)]
     public var imu: [IMUSample]
+    /// Each frame's true pose, for a layout that also stores refined poses (Polycam's
+    /// corrected cameras); nil: the written poses.
+    public var truth: [Pose]?
 
-    public init(name: String, colourSize: (width: Int, height: Int), colourIntrinsics: Intrinsics, frames: [(time: Double, pose: Pose)], imu: [IMUSample]) {
+    public init(name: String, colourSize: (width: Int, height: Int), colourIntrinsics: Intrinsics, frames: [(time: Double, pose: Pose)], imu: [IMUSample],
+                truth: [Pose]? = nil) {
         self.name = name; self.colourSize = colourSize; self.colourIntrinsics = colourIntrinsics; self.frames = frames; self.imu = imu
+        self.truth = truth
     }
 
     /// Frame `i`'s key as the ARKit-Scanner layout and the ground truth stamp it (`%.6f` seconds).

@@ -28,6 +28,13 @@ public enum ScanTrajectory {
         return (Trajectory(poses: usable.map(\.pose), stamps: stamps.map { $0 ?? 0 }, name: scan.name), notes)
     }
 
+    /// The usable poses of a pose set with capture times (`Scan.poseComparison`'s) as a
+    /// trajectory; poses without a time are left out.
+    public static func trajectory(_ poses: [TimedPose], name: String) -> Trajectory {
+        let usable = poses.filter { $0.isUsable && $0.time != nil }
+        return Trajectory(poses: usable.map(\.pose), stamps: usable.map { $0.time! }, name: name)
+    }
+
     /// The IMU gravity (device frame) of the sample nearest each pose of `t`, nil where no
     /// sample is close enough; and how it was obtained. Scans that record only the raw
     /// accelerometer (Stray Scanner) get `MotionCompensatedGravity`'s estimate instead.

@@ -20,6 +20,13 @@ public struct TrajectoryReport: Sendable, Codable {
     /// Near/far gestures in the scan's depth, by kind (nil when the depth could not be read).
     public var gestures: GestureCounts?
     public var reference: ReferenceComparison?
+    /// The scan's own second pose set against its first (Polycam: the raw ARKit poses as the
+    /// estimate, the loop-closed corrected poses as the reference), when it has both.
+    public var scanReference: ReferenceComparison?
+
+    enum CodingKeys: String, CodingKey {
+        case version, scan, name, notes, analytics, gestures, reference, scanReference = "scan_reference"
+    }
 
     public struct ReferenceComparison: Sendable, Codable {
         public var file: String
@@ -178,35 +185,29 @@ public enum TrajectoryReporter {
         series.up = input.scan != nil ? 1 : upAxis(traj.positions)
         var reference: TrajectoryReport.ReferenceComparison?
         if let refPath = o.reference {
-            var e = Evaluation.Options()
-            e.format = o.referenceFormat
-            o.alignment.apply(to: &e)
             let ref = try TrajectoryFiles.read(refPath, format: o.referenceFormat)
-            let prepared = try Evaluation.prepare(reference: ref, estimate: traj, options: e, referencePath: refPath, estimatePath: path)
-            var offset: TimeOffset.Estimate?
-            if ref.stamps != nil && e.format.hasTimestamps {
-                do { offset = try TimeOffset.estimate(reference: ref, estimate: traj, aligned: o.alignment != .none) } catch {
-                    notes.append("no time offset estimate: \(error)")
-                }
-            }
-            let refStationary = ref.stamps != nil && e.format.hasTimestamps
-                ? TrajectoryAnalytics.stationarySegments(positions: ref.positions, stamps: ref.stamps!, options: o.analytics) : []
-            let ape = try PoseMetrics.ape(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart)
-            var pairs = try PoseMetrics.pairs(prepared.estimate.poses, delta: 1, unit: .metres, allPairs: false)
-            var delta = "1.0 m"
-            if pairs.isEmpty { pairs = try PoseMetrics.pairs(prepared.estimate.poses, delta: 1, unit: .frames, allPairs: false); delta = "1 frame" }
-            let (rpe, rpePairs) = try PoseMetrics.rpe(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart, pairs: pairs)
-            reference = .init(file: refPath, format: o.referenceFormat.rawValue, poses: prepared.reference.count, alignment: prepared.alignment,
-                              alignmentKind: o.alignment.title, timeOffset: offset, stationary: refStationary, ape: ErrorStatistics(ape),
-                              rpe: ErrorStatistics(rpe), rpeDelta: delta,
-                              driftPerMetre: try DriftPerMetre.compute(reference: prepared.reference, estimate: prepared.estimate))
+            let c = try compare(reference: ref, estimate: traj, format: o.referenceFormat, options: o, referencePath: refPath, estimatePath: path, notes: &notes)
+            reference = c.comparison
+            let prepared = c.prepared
             let t0 = traj.stamps![0]
-            series.errors = zip(prepared.estimate.stamps ?? [], ape).map { ($0 - t0, $1) }
+            series.errors = zip(prepared.estimate.stamps ?? [], c.ape).map { ($0 - t0, $1) }
             series.referencePositions = prepared.reference.positions
             series.poses = prepared.estimate.poses
             series.up = upAxis(prepared.reference.positions)
             let travelled = Trajectory.distanceTravelled(prepared.reference.poses)
-            series.rpe = zip(rpePairs, rpe).map { (travelled[$0.0], $1) }
+            series.rpe = zip(c.rpePairs, c.rpe).map { (travelled[$0.0], $1) }
+        }
+        var scanReference: TrajectoryReport.ReferenceComparison?
+        if let scan = input.scan, let pc = scan.poseComparison {
+            let ref = ScanTrajectory.trajectory(pc.reference, name: pc.referenceName), est = ScanTrajectory.trajectory(pc.estimate, name: pc.estimateName)
+            if ref.count >= 2 && est.count >= 2 {
+                do {
+                    scanReference = try compare(reference: ref, estimate: est, format: .tum, options: o, referencePath: pc.referenceName,
+                                                estimatePath: pc.estimateName, notes: &notes).comparison
+                } catch { notes.append("no \(pc.estimateName) against \(pc.referenceName): \(error)") }
+            } else {
+                notes.append("no \(pc.estimateName) against \(pc.referenceName): fewer than 2 usable poses in one of them")
+            }
         }
         var gestures: GestureCounts?
         if let scan = input.scan {
@@ -215,7 +216,38 @@ public enum TrajectoryReporter {
             case .failure(let error): notes.append("no gesture counts: \(error)")
             }
         }
-        return (TrajectoryReport(scan: path, name: input.name, notes: notes, analytics: analytics, gestures: gestures, reference: reference), series)
+        return (TrajectoryReport(scan: path, name: input.name, notes: notes, analytics: analytics, gestures: gestures, reference: reference,
+                                 scanReference: scanReference), series)
+    }
+
+    /// The comparison of `traj` (estimate) with `ref` (reference) as evo computes it: APE
+    /// after the options' alignment, RPE over 1 m (1 frame when the path is shorter), the
+    /// time offset, drift per metre.
+    static func compare(reference ref: Trajectory, estimate traj: Trajectory, format: TrajectoryFormat, options o: Options,
+                        referencePath refPath: String, estimatePath path: String, notes: inout [String])
+        throws -> (comparison: TrajectoryReport.ReferenceComparison, prepared: Evaluation.Prepared, ape: [Double], rpe: [Double], rpePairs: [(Int, Int)]) {
+        var e = Evaluation.Options()
+        e.format = format
+        o.alignment.apply(to: &e)
+        let prepared = try Evaluation.prepare(reference: ref, estimate: traj, options: e, referencePath: refPath, estimatePath: path)
+        var offset: TimeOffset.Estimate?
+        if ref.stamps != nil && e.format.hasTimestamps {
+            do { offset = try TimeOffset.estimate(reference: ref, estimate: traj, aligned: o.alignment != .none) } catch {
+                notes.append("no time offset estimate: \(error)")
+            }
+        }
+        let refStationary = ref.stamps != nil && e.format.hasTimestamps
+            ? TrajectoryAnalytics.stationarySegments(positions: ref.positions, stamps: ref.stamps!, options: o.analytics) : []
+        let ape = try PoseMetrics.ape(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart)
+        var pairs = try PoseMetrics.pairs(prepared.estimate.poses, delta: 1, unit: .metres, allPairs: false)
+        var delta = "1.0 m"
+        if pairs.isEmpty { pairs = try PoseMetrics.pairs(prepared.estimate.poses, delta: 1, unit: .frames, allPairs: false); delta = "1 frame" }
+        let (rpe, rpePairs) = try PoseMetrics.rpe(reference: prepared.reference, estimate: prepared.estimate, relation: .translationPart, pairs: pairs)
+        let comparison = TrajectoryReport.ReferenceComparison(file: refPath, format: format.rawValue, poses: prepared.reference.count, alignment: prepared.alignment,
+                          alignmentKind: o.alignment.title, timeOffset: offset, stationary: refStationary, ape: ErrorStatistics(ape),
+                          rpe: ErrorStatistics(rpe), rpeDelta: delta,
+                          driftPerMetre: try DriftPerMetre.compute(reference: prepared.reference, estimate: prepared.estimate))
+        return (comparison, prepared, ape, rpe, rpePairs)
     }
 
     /// The up axis of a path whose world is not known: the one it moves least along (people
@@ -271,6 +303,12 @@ public enum TrajectoryReporter {
             rows.append(("APE (m)", "rmse \(f(ref.ape.rmse, 4)), mean \(f(ref.ape.mean, 4)), median \(f(ref.ape.median, 4)), std \(f(ref.ape.std, 4)), min \(f(ref.ape.min, 4)), max \(f(ref.ape.max, 4)), sse \(f(ref.ape.sse, 4))"))
             rows.append(("RPE (m, delta \(ref.rpeDelta))", "rmse \(f(ref.rpe.rmse, 4)), mean \(f(ref.rpe.mean, 4)), median \(f(ref.rpe.median, 4)), max \(f(ref.rpe.max, 4))"))
             rows.append(("drift per metre", ref.driftPerMetre.isEmpty ? "path too short" : ref.driftPerMetre.map { "\(f($0.length, 0)) m: \(f($0.percent, 2))% (\($0.segments) segments)" }.joined(separator: "; ")))
+        }
+        if let sr = r.scanReference {
+            rows.append(("scan reference", "\(sr.file), against the scan's other poses (Polycam: keyframes/cameras): \(sr.poses) associated poses, \(sr.alignmentKind), scale \(f(sr.alignment.scale, 6))"))
+            rows.append(("APE against \(sr.file) (m)", "rmse \(f(sr.ape.rmse, 4)), mean \(f(sr.ape.mean, 4)), median \(f(sr.ape.median, 4)), max \(f(sr.ape.max, 4))"))
+            rows.append(("RPE against \(sr.file) (m, delta \(sr.rpeDelta))", "rmse \(f(sr.rpe.rmse, 4)), mean \(f(sr.rpe.mean, 4)), median \(f(sr.rpe.median, 4)), max \(f(sr.rpe.max, 4))"))
+            rows.append(("drift per metre against \(sr.file)", sr.driftPerMetre.isEmpty ? "path too short" : sr.driftPerMetre.map { "\(f($0.length, 0)) m: \(f($0.percent, 2))% (\($0.segments) segments)" }.joined(separator: "; ")))
         }
         return rows
     }

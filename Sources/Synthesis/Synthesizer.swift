@@ -23,6 +23,9 @@ public struct SynthOptions: Sendable {
 
         /// Whether `synth --color` is refused (the layout keeps colour in a form synth does not write).
         public var refusesColour: Bool { [.record3d, .r3d].contains(self) }
+        /// Polycam's raw data export: corrected cameras the truth, raw cameras the written
+        /// (drifting) poses, with `colour` every frame's JPEG.
+        case polycam
     }
     public var frames = 300
     public var fps = 30.0
@@ -87,6 +90,7 @@ extension SynthOptions.Layout {
         case .multiscan: return try MultiScanWriter(directory: directory, stem: name, layout: depth)
         case .arkitscenes: return try ARKitScenesScanWriter(directory: directory, layout: depth)
         case .record3d, .r3d: return try Record3DScanWriter(directory: directory, layout: depth, zipped: self == .r3d)
+        case .polycam: return try PolycamScanWriter(directory: directory, layout: depth)
         }
     }
 }
@@ -302,7 +306,8 @@ public enum Synthesizer {
         let images = o.colour && writer.colourImageFrames(count: o.frames) != nil
         let sidecars = ScanSidecars(name: name,
                                     colourSize: images ? imageSize : (1920, 1440),
-                                    colourIntrinsics: images ? colourIntrinsics.scaled(toWidth: imageSize.width, height: imageSize.height) : colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu)
+                                    colourIntrinsics: images ? colourIntrinsics.scaled(toWidth: imageSize.width, height: imageSize.height) : colourIntrinsics, frames: zip(times, written).map { (o.startTime + $0, $1) }, imu: imu,
+                                    truth: truth)
         try writer.finish(sidecars)
         let keys = times.indices.map(sidecars.key)
 

@@ -19,7 +19,7 @@ struct SynthCommand: ParsableCommand {
     @Option(help: "Random seed (scene jitter, path, noise).") var seed = defaults.seed
     @Option(help: "Pose drift of the written trajectory, metres per metre travelled (plus yaw drift, 0.5 rad per unit).") var drift = defaults.drift
     @Option(help: "Number of near/far occluder gestures.") var gestures = defaults.gestures
-    @Option(help: "Layout: lz4, deflate, wholefile (ARKit-Scanner depth.bin variants), stray, scanner3d (3D Scanner App, low-res export), multiscan (MultiScan, files named after the --out folder), arkitscenes (ARKitScenes raw: 10 Hz .traj rows; use --fps 60 as the dataset), record3d (Record3D, unzipped) or r3d (Record3D's .r3d file, written as <out>/<name>.r3d).") var layout = defaults.layout
+    @Option(help: "Layout: lz4, deflate, wholefile (ARKit-Scanner depth.bin variants), stray, scanner3d (3D Scanner App, low-res export), multiscan (MultiScan, files named after the --out folder), arkitscenes (ARKitScenes raw: 10 Hz .traj rows; use --fps 60 as the dataset), record3d (Record3D, unzipped), r3d (Record3D's .r3d file, written as <out>/<name>.r3d) or polycam (Polycam raw data: corrected cameras the truth, raw cameras the --drift poses).") var layout = defaults.layout
     @Option(help: "Depth width in pixels.") var width = defaults.width
     @Option(help: "Depth height in pixels.") var height = defaults.height
     @Option(help: "Timestamp of the first frame (seconds since boot).") var startTime = defaults.startTime
@@ -33,7 +33,7 @@ struct SynthCommand: ParsableCommand {
     @Option(help: "Real-capture artefact: the written world tilted by this many degrees (the true gravity tilt error).") var tilt = defaults.tiltDegrees
     @Option(help: "Scene: room (one furnished room, default) or apartment (a real-like four-room walk with real-like depth; the bench scene).") var scene = defaults.scene
     @Option(help: "Stray layout: write this app generation (2021-02, 2021-03, 2021-08, 2022-02, 2025-02; default: the newest plus per-frame intrinsics).") var strayGeneration: StrayGeneration?
-    @Flag(help: "Also write the colour camera's frames (rgb.mp4, H.264, 1920x1440 at the default depth size; scanner3d: frame_NNNNN.jpg on every third frame, as the app's JPEGs; arkitscenes: a lowres_wide PNG of every frame): a textured scene whose true colours tests check.") var color = defaults.colour
+    @Flag(help: "Also write the colour camera's frames (rgb.mp4, H.264, 1920x1440 at the default depth size; scanner3d: frame_NNNNN.jpg on every third frame, as the app's JPEGs; arkitscenes: a lowres_wide PNG of every frame; polycam: keyframes/corrected_images and images, every frame): a textured scene whose true colours tests check.") var color = defaults.colour
     @OptionGroup var threads: ThreadOptions
 
     func validate() throws {
