@@ -69,13 +69,20 @@ echo "fuzz: $(counters) coverage counters" >&2
 
 # 2. Seeds (once): small real-shaped inputs of every kind.
 seeds=$fz/seeds
+# The depthpose that makes the seeds: the newer of the release and the debug build (a stale
+# release binary may not know a layout added since; scripts/test.sh has just built debug),
+# built (debug) when there is neither.
+seed_depthpose() {
+  local r=.build/release/depthpose d=.build/debug/depthpose
+  if [ -x "$r" ] && { [ ! -x "$d" ] || [ "$r" -nt "$d" ]; }; then echo "$r"; return; fi
+  [ -x "$d" ] || swift build 2>&1 | grep -E "error" >&2 || true
+  echo "$d"
+}
 # A seed for a target whose first byte chooses the file: prefixed BYTE FILE SEED.
 prefixed() { { printf "\\$(printf '%03o' "$1")"; cat "$2"; } > "$3"; }
 if [ ! -d "$seeds/result" ]; then
   echo "fuzz: making seed corpora" >&2
-  dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
-  [ -x "$dp" ] || swift build 2>&1 | grep -E "error" >&2 || true
-  [ -x "$dp" ] || dp=.build/debug/depthpose
+  dp=$(seed_depthpose)
   tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
   for t in "${all[@]}"; do mkdir -p "$seeds/$t"; done
   for layout in lz4 deflate wholefile stray; do
@@ -113,9 +120,7 @@ fi
 # from `synth --layout scanner3d`, and a hand-written one with keys synth does not write.
 if [ ! -e "$seeds/scanner3d/frame1" ]; then
   mkdir -p "$seeds/scanner3d"
-  dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
-  [ -x "$dp" ] || swift build 2>&1 | grep -E "error" >&2 || true
-  [ -x "$dp" ] || dp=.build/debug/depthpose
+  dp=$(seed_depthpose)
   s3d=$(mktemp -d)
   "$dp" synth --out "$s3d/scan" --frames 2 --width 16 --height 12 --layout scanner3d --seed 3 >/dev/null
   cp "$s3d/scan/frame_00000.json" "$seeds/scanner3d/frame0"; cp "$s3d/scan/frame_00001.json" "$seeds/scanner3d/frame1"
@@ -128,9 +133,7 @@ fi
 # frame stream.
 if [ ! -e "$seeds/record3d/r3d" ]; then
   mkdir -p "$seeds/record3d"
-  dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
-  [ -x "$dp" ] || swift build 2>&1 | grep -E "error" >&2 || true
-  [ -x "$dp" ] || dp=.build/debug/depthpose
+  dp=$(seed_depthpose)
   r3=$(mktemp -d)
   "$dp" synth --out "$r3/scan" --frames 2 --width 16 --height 12 --layout record3d --seed 3 >/dev/null
   "$dp" synth --out "$r3/zip" --frames 2 --width 16 --height 12 --layout r3d --seed 3 >/dev/null
@@ -144,7 +147,7 @@ fi
 # depth PNG read as RGB (1 + bytes).
 if [ ! -e "$seeds/colourimage/jpeg" ]; then
   mkdir -p "$seeds/colourimage"
-  dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
+  dp=$(seed_depthpose)
   ci=$(mktemp -d)
   "$dp" synth --out "$ci/scan" --frames 1 --width 16 --height 12 --layout scanner3d --color --seed 3 >/dev/null
   { printf '\000'; cat "$ci/scan/frame_00000.jpg"; } > "$seeds/colourimage/jpeg"
@@ -157,9 +160,7 @@ fi
 # whose last line is cut short.
 if [ ! -e "$seeds/multiscan/jsonl" ]; then
   mkdir -p "$seeds/multiscan"
-  dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
-  [ -x "$dp" ] || swift build 2>&1 | grep -E "error" >&2 || true
-  [ -x "$dp" ] || dp=.build/debug/depthpose
+  dp=$(seed_depthpose)
   ms=$(mktemp -d)
   "$dp" synth --out "$ms/scan" --frames 2 --width 16 --height 12 --layout multiscan --seed 3 >/dev/null
   prefixed 0 "$ms/scan/scan.jsonl" "$seeds/multiscan/jsonl"; prefixed 1 "$ms/scan/scan.json" "$seeds/multiscan/json"
@@ -172,9 +173,7 @@ fi
 # `synth --layout polycam` (raw and corrected), and a hand-written one with a key synth does not write.
 if [ ! -e "$seeds/polycam/corrected" ]; then
   mkdir -p "$seeds/polycam"
-  dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
-  [ -x "$dp" ] || swift build 2>&1 | grep -E "error" >&2 || true
-  [ -x "$dp" ] || dp=.build/debug/depthpose
+  dp=$(seed_depthpose)
   pc=$(mktemp -d)
   "$dp" synth --out "$pc/scan" --frames 2 --width 16 --height 12 --layout polycam --seed 3 --drift 0.05 >/dev/null
   cp "$(ls "$pc"/scan/keyframes/cameras/*.json | head -1)" "$seeds/polycam/raw"
@@ -187,9 +186,7 @@ fi
 # `synth --layout arkitscenes`, and a hand-written .traj with a repeated and a malformed row.
 if [ ! -e "$seeds/arkitscenes/traj" ]; then
   mkdir -p "$seeds/arkitscenes"
-  dp=.build/release/depthpose; [ -x "$dp" ] || dp=.build/debug/depthpose
-  [ -x "$dp" ] || swift build 2>&1 | grep -E "error" >&2 || true
-  [ -x "$dp" ] || dp=.build/debug/depthpose
+  dp=$(seed_depthpose)
   ask=$(mktemp -d)
   "$dp" synth --out "$ask/scan" --frames 13 --fps 60 --width 16 --height 12 --layout arkitscenes --seed 3 >/dev/null
   prefixed 0 "$ask/scan/lowres_wide.traj" "$seeds/arkitscenes/traj"
