@@ -94,7 +94,7 @@ public final class NightlyRunner: Sendable {
         defer { if source.extracted && !options.keepExtracted { AtomicOutput.removeItem(workDir + "/extract") } }
         let describe = source.describe
         let scans = try ScanDiscovery.find(root: source.root, excluding: [out])
-        guard !scans.isEmpty else { throw BatchError.notADataset(path: dataset, reason: "no scans found (ARKit-Scanner, Stray Scanner or ScanNet++ layouts)") }
+        guard !scans.isEmpty else { throw BatchError.notADataset(path: dataset, reason: "no scans found (\(ScanLayout.appList) layouts)") }
 
         var queue: [(DiscoveredScan, String)] = []
         for s in scans {

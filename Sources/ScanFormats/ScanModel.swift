@@ -4,7 +4,7 @@ import Geometry
 import Execution
 
 /// The capture layouts depthpose reads.
-public enum ScanLayout: String, Sendable, Codable {
+public enum ScanLayout: String, Sendable, Codable, CaseIterable {
     case arkitScanner = "arkit-scanner"
     case stray = "stray-scanner"
     case scannetpp = "scannetpp"
@@ -19,10 +19,31 @@ public enum ScanLayout: String, Sendable, Codable {
     /// Polycam's raw data export (`PolycamScan`).
     case polycam
 
+    /// The app or dataset that writes this layout, as users name it.
+    public var appName: String {
+        switch self {
+        case .arkitScanner: return "ARKit-Scanner"
+        case .stray: return "Stray Scanner"
+        case .scannetpp: return "ScanNet++"
+        case .scanner3d: return "3D Scanner App"
+        case .multiscan: return "MultiScan"
+        case .arkitScenes: return "ARKitScenes"
+        case .record3d: return "Record3D"
+        case .polycam: return "Polycam"
+        }
+    }
+
+    /// Every layout's app, in words ("ARKit-Scanner, Stray Scanner, ... or Polycam"): what
+    /// the commands' help and "no scans found" say depthpose reads.
+    public static var appList: String {
+        let names = allCases.map(\.appName)
+        return names.dropLast().joined(separator: ", ") + " or " + names.last!
+    }
+
     /// The colour video's file name beside the depth (ARKit-Scanner and Stray Scanner
-    /// `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`); nil for 3D Scanner App and Polycam, which keep colour
-    /// as JPEG frames (`Scan.colourImages`), and for MultiScan, whose video is named after the scan
-    /// (`<scan>.mp4`: `MultiScanScan.colourVideoPath`).
+    /// `rgb.mp4`, ScanNet++ `iphone/rgb.mkv`); nil for the layouts that keep colour as image
+    /// files (3D Scanner App, ARKitScenes, Record3D, Polycam: `Scan.colourImages`), and for
+    /// MultiScan, whose video is named after the scan (`<scan>.mp4`: `MultiScanScan.colourVideoPath`).
     public var colourVideoName: String? {
         switch self {
         case .arkitScanner, .stray: return "rgb.mp4"
@@ -48,11 +69,14 @@ public enum ScanLayout: String, Sendable, Codable {
 
     /// Why a scan of this layout without its video has no colour, in words.
     public var missingColourReason: String {
-        if self == .record3d { return "no rgbd/N.jpg colour images listed (a .r3d's images are zip members, not read)" }
-        if self == .multiscan { return "no colour video (<scan>.mp4) in this scan" }
-        if self == .polycam { return "no colour images (keyframes/corrected_images/ or keyframes/images/) in this scan" }
-        return colourVideoName.map { "no colour video (\($0)) in this scan" }
-            ?? "no colour images (\(self == .arkitScenes ? "lowres_wide/<video_id>_<t>.png" : "frame_NNNNN.jpg")) in this scan"
+        switch self {
+        case .arkitScanner, .stray, .scannetpp: return "no colour video (\(colourVideoName!)) in this scan"
+        case .multiscan: return "no colour video (<scan>.mp4) in this scan"
+        case .scanner3d: return "no colour images (frame_NNNNN.jpg) in this scan"
+        case .arkitScenes: return "no colour images (lowres_wide/<video_id>_<t>.png) in this scan"
+        case .record3d: return "no rgbd/N.jpg colour images listed (a .r3d's images are zip members, not read)"
+        case .polycam: return "no colour images (keyframes/corrected_images/ or keyframes/images/) in this scan"
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ScanFormats
 import Stages
 import Diagnostics
 import Execution
@@ -6,7 +7,7 @@ import Execution
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration.stage(InspectStage.self)
 
-    @Argument(help: "Scan folder (ARKit-Scanner, Stray Scanner or ScanNet++ layout).") var scan: String
+    @Argument(help: ArgumentHelp("Scan folder, or a Record3D .r3d file (\(ScanLayout.appList)).")) var scan: String
     @Flag(help: "Print the report as JSON.") var json = false
     @Flag(help: "No progress on standard error (by default a bar on a terminal, else a line every \(Int(ProgressMeter.lineInterval)) s).")
     var quiet = false

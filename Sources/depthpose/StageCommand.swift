@@ -1,4 +1,5 @@
 import ArgumentParser
+import ScanFormats
 import Stages
 import Execution
 
@@ -47,7 +48,7 @@ extension StageArguments {
 
 /// What every stage command takes besides its options.
 struct StageIO: ParsableArguments {
-    @Argument(help: "Scan folder (ARKit-Scanner, Stray Scanner or ScanNet++ layout).") var scan: String
+    @Argument(help: ArgumentHelp("Scan folder, or a Record3D .r3d file (\(ScanLayout.appList)).")) var scan: String
     @Option(name: .long, help: "Output: a file or a folder, as the command says above.") var out: String
     @Flag(help: "Print the summary as JSON.") var json = false
     @Flag(help: "No progress on standard error (by default a bar on a terminal, else a line every \(Int(ProgressMeter.lineInterval)) s).")
