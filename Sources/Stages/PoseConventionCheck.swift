@@ -288,20 +288,21 @@ public final class PoseConventionCheck {
 
     // MARK: - Verdict
 
-    /// A warning when a convention other than the poses as read clearly fits the depth
-    /// better: its median residual is under `clearlyBetter` times the as-read one, which is
-    /// above `noiseFloor`; or the poses as read are no poses or land too few points, and the
-    /// alternative's median is within `agreementThreshold`. Nil otherwise, and when nothing
-    /// was measured.
+    /// A warning when a convention other than the poses as read fits the depth, and clearly
+    /// better: its median residual is within `agreementThreshold` (it agrees, as the right
+    /// convention does) and, when the poses as read were measured, under `clearlyBetter`
+    /// times the as-read one, which is above `noiseFloor`. An alternative that is only less
+    /// wrong (a scene the depth cannot judge: a hand over the lens through most of the scan
+    /// gives every convention a residual of 30% or more) is no evidence. Nil otherwise, and
+    /// when nothing was measured.
     public static func problem(_ r: PoseConventionReport) -> ScanProblem? {
         guard r.notMeasured == nil, let best = r.best, best != .asRead, let fit = r.figures(best), let b = fit.medianResidual,
-              let asRead = r.asRead else { return nil }
+              let asRead = r.asRead, b <= agreementThreshold else { return nil }
         let asReadText: String
         if let m = asRead.medianResidual {
             guard m > noiseFloor, b < clearlyBetter * m else { return nil }
             asReadText = "against \(percent(m)) as read"
         } else {
-            guard b <= agreementThreshold else { return nil }
             asReadText = asRead.status == .notAPose ? "while the matrices as read are no rigid poses" : "while as read too few points land in the other frame"
         }
         return ScanProblem(.warning, r.poseFile, "the depth fits the poses read as \(best.rawValue), \(best.description): median depth residual "
