@@ -107,6 +107,25 @@ struct PNGFrameStream {
         return layout
     }
 
+    /// Reads and decodes the 16-bit depth PNG `file` of depth frame `frame` into `dst`; the
+    /// error names the file and frame, returned rather than thrown (frames decode in parallel).
+    static func readDepthPNG(_ file: String, frame: Int, layout: DepthFrameLayout, into dst: UnsafeMutableRawBufferPointer) -> ScanFormatError? {
+        do {
+            let data = try StrayScan.readFile(file, what: "depth frame \(frame)", frame: frame)
+            try PNGImage.decodeGray(data, width: layout.width, height: layout.height, bitDepth: 16, into: dst)
+        } catch let e as ScanFormatError { return e } catch { return .corruptDepth(InputLocation(file: file, frame: frame), "\(error)") }
+        return nil
+    }
+
+    /// Reads and decodes the 8-bit confidence PNG `file` of depth frame `frame` into `dst`
+    /// (levels as stored: the caller checks or maps them); throws naming the file and frame.
+    static func readConfidencePNG(_ file: String, frame: Int, layout: DepthFrameLayout, into dst: UnsafeMutableRawBufferPointer) throws {
+        let data = try StrayScan.readFile(file, what: "confidence map", frame: frame)
+        do {
+            try PNGImage.decodeGray(data, width: layout.width, height: layout.height, bitDepth: 8, into: dst)
+        } catch { throw ScanFormatError.malformed(InputLocation(file: file, frame: frame), "\(error)") }
+    }
+
     /// Throws unless every level of the decoded confidence map `dst` is 0 (low), 1 (medium)
     /// or 2 (high): anything else is a corrupt map, named by `file`, frame and pixel.
     static func checkConfidenceLevels(_ dst: UnsafeMutableRawBufferPointer, layout: DepthFrameLayout, file: String, frame: Int) throws {

@@ -332,11 +332,7 @@ public final class PolycamScan: Scan {
 
     private func readDepth(index: Int, into dst: UnsafeMutableRawBufferPointer) -> ScanFormatError? {
         let p = path + "/" + Self.file(Folder.depth, timestamps[index], "png")
-        do {
-            let data = try StrayScan.readFile(p, what: "depth map \(index)", frame: index)
-            try PNGImage.decodeGray(data, width: depthLayout.width, height: depthLayout.height, bitDepth: 16, into: dst)
-        } catch let e as ScanFormatError { return e } catch { return .corruptDepth(InputLocation(file: p, frame: index), "\(error)") }
-        return nil
+        return PNGFrameStream.readDepthPNG(p, frame: index, layout: depthLayout, into: dst)
     }
 
     /// The confidence map (0 low, 1 medium, 2 high) of depth frame `index`, if exported.
@@ -349,10 +345,7 @@ public final class PolycamScan: Scan {
         let t = timestamps[index]
         guard confidenceStamps.contains(t) else { return false }
         let p = path + "/" + Self.file(Folder.confidence, t, "png")
-        let data = try StrayScan.readFile(p, what: "confidence map", frame: index)
-        do {
-            try PNGImage.decodeGray(data, width: depthLayout.width, height: depthLayout.height, bitDepth: 8, into: dst)
-        } catch { throw ScanFormatError.malformed(InputLocation(file: p, frame: index), "\(error)") }
+        try PNGFrameStream.readConfidencePNG(p, frame: index, layout: depthLayout, into: dst)
         try Self.normaliseConfidence(dst, layout: depthLayout, file: p, frame: index)
         return true
     }

@@ -99,18 +99,7 @@ extension PolycamScanWriter: ScanLayoutWriter {
     public func colourImageFrames(count: Int) -> [Int]? { Array(0 ..< count) }
 
     public func writeColourImage(index: Int, y: [UInt8], u: [UInt8], v: [UInt8], width: Int, height: Int) throws {
-        let cw = (width + 1) / 2, encoder = try JPEGEncoder()
-        // the bytes are the encoder's buffer: copied while it lives
-        let jpeg = try withExtendedLifetime(encoder) {
-            try y.withUnsafeBufferPointer { yp in
-                try u.withUnsafeBufferPointer { up in
-                    try v.withUnsafeBufferPointer { vp in
-                        Data(try encoder.encode(planes: (yp.baseAddress!, up.baseAddress!, vp.baseAddress!), strides: (width, cw, cw),
-                                                width: width, height: height, chromaShift: (1, 1), quality: Scanner3DScanWriter.jpegQuality))
-                    }
-                }
-            }
-        }
+        let jpeg = try ScanSidecars.jpeg(y: y, u: u, v: v, width: width, height: height)
         for folder in [PolycamScan.Folder.images, PolycamScan.Folder.correctedImages] {
             try jpeg.write(to: URL(fileURLWithPath: pending(folder, index, "jpg")))
         }

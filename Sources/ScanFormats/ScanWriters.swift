@@ -25,6 +25,23 @@ public struct ScanSidecars {
         self.truth = truth
     }
 
+    /// A colour image as the apps' JPEGs: 4:2:0 full-range Y'CbCr planes (`writeColourImage`'s)
+    /// encoded by libjpeg-turbo at `Scanner3DScanWriter.jpegQuality`.
+    public static func jpeg(y: [UInt8], u: [UInt8], v: [UInt8], width: Int, height: Int) throws -> Data {
+        let cw = (width + 1) / 2, encoder = try JPEGEncoder()
+        // the bytes are the encoder's buffer: copied while it lives
+        return try withExtendedLifetime(encoder) {
+            try y.withUnsafeBufferPointer { yp in
+                try u.withUnsafeBufferPointer { up in
+                    try v.withUnsafeBufferPointer { vp in
+                        Data(try encoder.encode(planes: (yp.baseAddress!, up.baseAddress!, vp.baseAddress!), strides: (width, cw, cw),
+                                                width: width, height: height, chromaShift: (1, 1), quality: Scanner3DScanWriter.jpegQuality))
+                    }
+                }
+            }
+        }
+    }
+
     /// Frame `i`'s key as the ARKit-Scanner layout and the ground truth stamp it (`%.6f` seconds).
     public func key(_ i: Int) -> String { String(format: "%.6f", frames[i].time) }
 }
@@ -334,18 +351,7 @@ extension Scanner3DScanWriter: ScanLayoutWriter {
     public func colourImageFrames(count: Int) -> [Int]? { Array(stride(from: 0, to: count, by: Self.colourEvery)) }
 
     public func writeColourImage(index: Int, y: [UInt8], u: [UInt8], v: [UInt8], width: Int, height: Int) throws {
-        let cw = (width + 1) / 2, encoder = try JPEGEncoder()
-        // the bytes are the encoder's buffer: copied while it lives
-        let jpeg = try withExtendedLifetime(encoder) {
-            try y.withUnsafeBufferPointer { yp in
-                try u.withUnsafeBufferPointer { up in
-                    try v.withUnsafeBufferPointer { vp in
-                        Data(try encoder.encode(planes: (yp.baseAddress!, up.baseAddress!, vp.baseAddress!), strides: (width, cw, cw),
-                                                width: width, height: height, chromaShift: (1, 1), quality: Self.jpegQuality))
-                    }
-                }
-            }
-        }
+        let jpeg = try ScanSidecars.jpeg(y: y, u: u, v: v, width: width, height: height)
         try jpeg.write(to: URL(fileURLWithPath: Scanner3DScan.filePath(directory, "frame", index, "jpg")))
     }
 }

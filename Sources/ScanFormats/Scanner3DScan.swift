@@ -317,11 +317,7 @@ public final class Scanner3DScan: Scan {
 
     private func readDepth(index: Int, into dst: UnsafeMutableRawBufferPointer) -> ScanFormatError? {
         let p = Self.filePath(path, "depth", depthFrameNumbers[index], "png")
-        do {
-            let data = try StrayScan.readFile(p, what: "depth frame \(index)", frame: index)
-            try PNGImage.decodeGray(data, width: depthLayout.width, height: depthLayout.height, bitDepth: 16, into: dst)
-        } catch let e as ScanFormatError { return e } catch { return .corruptDepth(InputLocation(file: p, frame: index), "\(error)") }
-        return nil
+        return PNGFrameStream.readDepthPNG(p, frame: index, layout: depthLayout, into: dst)
     }
 
     /// The confidence map (0 low, 1 medium, 2 high) of depth frame `index`, if exported.
@@ -334,10 +330,7 @@ public final class Scanner3DScan: Scan {
         let k = depthFrameNumbers[index]
         guard confidenceNumbers.contains(k) else { return false }
         let p = Self.filePath(path, "conf", k, "png")
-        let data = try StrayScan.readFile(p, what: "confidence map", frame: index)
-        do {
-            try PNGImage.decodeGray(data, width: depthLayout.width, height: depthLayout.height, bitDepth: 8, into: dst)
-        } catch { throw ScanFormatError.malformed(InputLocation(file: p, frame: index), "\(error)") }
+        try PNGFrameStream.readConfidencePNG(p, frame: index, layout: depthLayout, into: dst)
         try PNGFrameStream.checkConfidenceLevels(dst, layout: depthLayout, file: p, frame: index)
         return true
     }

@@ -302,10 +302,7 @@ public final class StrayScan: Scan {
     private func readConfidence(index: Int, into dst: UnsafeMutableRawBufferPointer) throws -> Bool {
         let p = path + "/confidence/" + Self.frameName(depthFrameNumbers[index]) + ".png"
         guard FileManager.default.fileExists(atPath: p) else { return false }
-        let data = try Self.readFile(p, what: "confidence map", frame: index)
-        do {
-            try PNGImage.decodeGray(data, width: depthLayout.width, height: depthLayout.height, bitDepth: 8, into: dst)
-        } catch { throw ScanFormatError.malformed(InputLocation(file: p, frame: index), "\(error)") }
+        try PNGFrameStream.readConfidencePNG(p, frame: index, layout: depthLayout, into: dst)
         try PNGFrameStream.checkConfidenceLevels(dst, layout: depthLayout, file: p, frame: index)
         return true
     }
