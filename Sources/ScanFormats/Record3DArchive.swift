@@ -228,3 +228,33 @@ final class Record3DArchive: @unchecked Sendable {
         api.error_string(a).map { String(cString: $0) } ?? "libarchive error \(api.error_number(a))"
     }
 }
+
+/// The colour images of a `.r3d` (`rgbd/N.jpg` entries), read in place for the colour
+/// stream: an index of its own and a `Fetcher` of its own over the archive, so the colour
+/// stream never waits on the depth stream's reading. Entries are asked for a few at a time
+/// in frame order (one sequential pass for an archive in frame-major order). Not thread-safe.
+public final class ArchiveImages {
+    private let archive: Record3DArchive
+    private let fetcher: Record3DArchive.Fetcher
+
+    /// Indexes the archive's `rgbd/N.jpg` entries (the metadata is not read again).
+    public init(path: String) throws {
+        archive = try Record3DArchive(path: path, wanted: { Record3DScan.parseEntryName($0)?.0 == .jpg },
+                                      metadataName: "", metadataLimit: 0)
+        fetcher = Record3DArchive.Fetcher(archive)
+    }
+
+    /// The bytes of the entries `names`, in order, each at most `limit` bytes; an entry the
+    /// archive lacks, or that holds more, is a failure naming archive and entry. Throws only
+    /// for an archive that cannot be read.
+    public func read(_ names: [String], limit: Int) throws -> [Result<[UInt8], ScanFormatError>] {
+        let wanted = names.compactMap { n in archive.ordinals[n].map { (ordinal: $0, name: n, limit: limit) } }
+        try fetcher.prepare(wanted, later: [:], keep: { _ in false })
+        return names.map { n in
+            guard let o = archive.ordinals[n], let r = fetcher.take(o) else {
+                return .failure(.missing(path: archive.path + ":" + n, what: "colour image entry"))
+            }
+            return r.mapError { .malformed(InputLocation(file: archive.path + ":" + n), $0.message) }
+        }
+    }
+}

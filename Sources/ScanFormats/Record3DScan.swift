@@ -297,9 +297,6 @@ public final class Record3DScan: Scan {
             problems.append(ScanProblem(.warning, Self.entryName(.conf, f), "missing: \(withoutConfidence.count) depth frames have no .conf; they are read as all high confidence"))
         }
         let jpgCount = numbers[.jpg]?.count ?? 0
-        if inArchive, jpgCount > 0 {
-            problems.append(ScanProblem(.warning, path, "\(jpgCount) colour frames rgbd/N.jpg inside the .r3d are not read (colour is read from image files: unzip the .r3d to colour from them)"))
-        }
         var evidence = ["\(depthNumbers.count) \(inArchive ? "entries" : "files") rgbd/N.depth, LZFSE float32 metres \(size.width)x\(size.height) (\(camera), portrait as stored)",
                         "\(confSet.count) rgbd/N.conf (LZFSE uint8 0-2), \(jpgCount) rgbd/N.jpg",
                         "metadata: K column-major for \(cw)x\(ch), \(meta.poses.count) poses qx qy qz qw tx ty tz" + (meta.fps.map { ", \($0) fps" } ?? "")]
@@ -383,10 +380,13 @@ public final class Record3DScan: Scan {
     public func videoFrame(forDepthFrame index: Int) -> Int { index < depthFrameNumbers.count ? depthFrameNumbers[index] : index }
     public var videoPairingRule: String { "no video: colour frame rgbd/N.jpg <-> depth frame rgbd/N.depth" }
 
-    /// The unzipped folder's `rgbd/N.jpg` (colour frame N); nil for the `.r3d` (its images
-    /// are zip members, which the colour stages do not read).
+    /// The `rgbd/N.jpg` (colour frame N): files of the unzipped folder, or entries of the
+    /// `.r3d` read in place (`ArchiveImages`).
     public var colourImages: [ColourImage]? {
-        isArchive ? nil : jpgNumbers.map { ColourImage(frame: $0, path: path + "/" + Self.entryName(.jpg, $0)) }
+        jpgNumbers.map { n in
+            isArchive ? ColourImage(frame: n, path: path, member: Self.entryName(.jpg, n))
+                      : ColourImage(frame: n, path: path + "/" + Self.entryName(.jpg, n))
+        }
     }
 
     /// Frames a batch holds: 32, fewer for large frames (at most 32 MiB of depth a batch).

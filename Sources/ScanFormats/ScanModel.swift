@@ -74,7 +74,7 @@ public enum ScanLayout: String, Sendable, Codable, CaseIterable {
         case .multiscan: return "no colour video (<scan>.mp4) in this scan"
         case .scanner3d: return "no colour images (frame_NNNNN.jpg) in this scan"
         case .arkitScenes: return "no colour images (lowres_wide/<video_id>_<t>.png) in this scan"
-        case .record3d: return "no rgbd/N.jpg colour images listed (a .r3d's images are zip members, not read)"
+        case .record3d: return "no colour images (rgbd/N.jpg) in this scan"
         case .polycam: return "no colour images (keyframes/corrected_images/ or keyframes/images/) in this scan"
         }
     }
@@ -278,7 +278,13 @@ public protocol Scan: AnyObject {
 public struct ColourImage: Sendable, Equatable {
     public var frame: Int
     public var path: String
-    public init(frame: Int, path: String) { self.frame = frame; self.path = path }
+    /// The entry's name when the image is a member of the archive at `path` (Record3D's
+    /// `.r3d`: `rgbd/N.jpg`, read in place through `ArchiveImages`); nil for a file.
+    public var member: String?
+    public init(frame: Int, path: String, member: String? = nil) { self.frame = frame; self.path = path; self.member = member }
+
+    /// The image in words: its file, or archive and entry (`scan.r3d:rgbd/3.jpg`).
+    public var location: String { member.map { path + ":" + $0 } ?? path }
 }
 
 /// Where a scan's colour comes from.

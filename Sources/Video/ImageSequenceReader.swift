@@ -32,6 +32,8 @@ public final class ImageSequenceReader: ColourFrameSource {
     private var position = 0
     /// Images decoded ahead, by position.
     private var ready: [Int: Result<Decoded, VideoError>] = [:]
+    /// The archive the images are entries of (Record3D's `.r3d`), read in place; nil for files.
+    private let archive: ArchiveImages?
 
     /// Reads the first image's headers (size, coding); nothing is decoded.
     public init(images: [ColourImage], threads: Int) throws(VideoError) {
@@ -40,9 +42,14 @@ public final class ImageSequenceReader: ColourFrameSource {
         self.threads = max(1, threads)
         path = Self.describe(images)
         let first = images[0]
-        let bytes: [UInt8]
-        do { bytes = try InputFile.read(first.path, what: "colour image", limit: InputFile.maxImageBytes) } catch {
+        do { archive = try first.member.map { _ in try ArchiveImages(path: first.path) } } catch {
             throw .open(path: first.path, reason: "\(error)")
+        }
+        let bytes: [UInt8]
+        switch Self.read([first], from: archive)[0] {
+        case let .success(b): bytes = b
+        case let .failure(.decode(_, _, reason)): throw .open(path: first.location, reason: reason)
+        case let .failure(e): throw e
         }
         do {
             if Self.isPNG(bytes) {
@@ -56,14 +63,13 @@ public final class ImageSequenceReader: ColourFrameSource {
                 info = VideoInfo(width: h.width, height: h.height, framesPerSecond: nil, declaredFrames: images.count, durationSeconds: nil,
                                  codec: "mjpeg", pixelFormat: format)
             }
-        } catch { throw .open(path: first.path, reason: "not a JPEG or PNG colour image: \(error)") }
+        } catch { throw .open(path: first.location, reason: "not a JPEG or PNG colour image: \(error)") }
     }
 
     /// The images in words: their folder, the first file's name and how many there are.
     public static func describe(_ images: [ColourImage]) -> String {
         guard let first = images.first else { return "no colour images" }
-        let url = URL(fileURLWithPath: first.path)
-        return "\(url.deletingLastPathComponent().path)/\(url.lastPathComponent) (first of \(images.count) colour images)"
+        return "\(first.location) (first of \(images.count) colour images)"
     }
 
     public static func isPNG(_ bytes: [UInt8]) -> Bool { bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) }
@@ -96,11 +102,33 @@ public final class ImageSequenceReader: ColourFrameSource {
         }
     }
 
-    /// Reads and decodes one image (any thread).
-    static func decode(_ image: ColourImage) -> Result<Decoded, VideoError> {
+    /// The bytes of `images`: entries of `archive` (read in order, on this thread), or files.
+    static func read(_ images: [ColourImage], from archive: ArchiveImages?) -> [Result<[UInt8], VideoError>] {
+        guard let archive else {
+            return images.map { image in
+                Result { () throws(VideoError) -> [UInt8] in
+                    do { return try InputFile.read(image.path, what: "colour image", limit: InputFile.maxImageBytes) } catch {
+                        throw .decode(path: image.path, frame: image.frame, reason: "\(error)")
+                    }
+                }
+            }
+        }
+        do {
+            return zip(images, try archive.read(images.map { $0.member ?? "" }, limit: InputFile.maxImageBytes)).map { image, r in
+                r.mapError { .decode(path: image.location, frame: image.frame, reason: "\($0)") }
+            }
+        } catch {
+            return images.map { .failure(.decode(path: $0.location, frame: $0.frame, reason: "\(error)")) }
+        }
+    }
+
+    /// Reads (a file) and decodes one image (any thread); an archive's entries are read first
+    /// (`read`) and their bytes given.
+    static func decode(_ image: ColourImage, bytes given: Result<[UInt8], VideoError>? = nil) -> Result<Decoded, VideoError> {
         let bytes: [UInt8]
-        do { bytes = try InputFile.read(image.path, what: "colour image", limit: InputFile.maxImageBytes) } catch {
-            return .failure(.decode(path: image.path, frame: image.frame, reason: "\(error)"))
+        switch given ?? read([image], from: nil)[0] {
+        case let .success(b): bytes = b
+        case let .failure(e): return .failure(e)
         }
         do {
             if isPNG(bytes) {
@@ -114,7 +142,7 @@ public final class ImageSequenceReader: ColourFrameSource {
             return .success(Decoded(frame: image.frame, width: p.width, height: p.height, planes: [p.y, p.cb, p.cr], strides: p.strides,
                                     chromaShift: p.chromaShift, rgb: false))
         } catch {
-            return .failure(.decode(path: image.path, frame: image.frame, reason: "\(error)"))
+            return .failure(.decode(path: image.location, frame: image.frame, reason: "\(error)"))
         }
     }
 
@@ -134,7 +162,9 @@ public final class ImageSequenceReader: ColourFrameSource {
         }
         if ready[target] == nil {
             let todo = wanted.filter { ready[$0] == nil }
-            let decoded = parallelMap(todo.count, threads: min(threads, todo.count)) { Self.decode(images[todo[$0]]) }
+            // an archive's entries are read here, in order; files by the decoding threads
+            let bytes = archive.map { Self.read(todo.map { images[$0] }, from: $0) }
+            let decoded = parallelMap(todo.count, threads: min(threads, todo.count)) { Self.decode(images[todo[$0]], bytes: bytes?[$0]) }
             for (k, d) in zip(todo, decoded) { ready[k] = d }
         }
         for k in ready.keys where k < target { ready[k] = nil }  // decoded ahead, no longer wanted

@@ -344,6 +344,48 @@ final class Record3DScanTests: XCTestCase {
         let scan = try ScanOpener.open(dir)
         XCTAssertEqual(scan.colourImages, [ColourImage(frame: 0, path: dir + "/rgbd/0.jpg"), ColourImage(frame: 2, path: dir + "/rgbd/2.jpg")])
         XCTAssertEqual(scan.videoFrame(forDepthFrame: 2), 2)
-        XCTAssertNil(try ScanOpener.open(try Self.synth(zipped: true, frames: 2)).colourImages)
+        XCTAssertEqual(try ScanOpener.open(try Self.synth(zipped: true, frames: 2)).colourImages, [])
+    }
+
+    /// The `.r3d`'s `rgbd/N.jpg` entries colour the cloud in place, exactly as the same JPEGs
+    /// do as files of the unzipped folder (the entries stored out of frame order, so the
+    /// colour stream's reader goes back in the archive too).
+    func testR3DColoursFromItsJPEGEntriesAsTheFolderDoes() throws {
+        let dir = TestSupport.copy(try Self.synth(zipped: false, frames: 6))
+        var members = [("metadata", TestSupport.read(dir + "/metadata"))]
+        for i in 0..<6 { for e in ["depth", "conf"] { members.append(("rgbd/\(i).\(e)", TestSupport.read("\(dir)/rgbd/\(i).\(e)"))) } }
+        for i in [4, 0, 2] {  // colour on a subset, out of order in the zip
+            let jpeg = Self.colourJPEG(width: 96, height: 128, shade: UInt8(60 + 40 * i))
+            TestSupport.write(jpeg, "\(dir)/rgbd/\(i).jpg")
+            members.append(("rgbd/\(i).jpg", jpeg))
+        }
+        let r3d = try Self.makeZip(members)
+        let opened = try ScanOpener.open(r3d)
+        XCTAssertEqual(opened.colourImages?.map(\.member), ["rgbd/0.jpg", "rgbd/2.jpg", "rgbd/4.jpg"])
+        let (folderCloud, folderSummary) = try CloudBuilder.build(scan: dir, options: CloudOptions(), threads: 2)
+        let (r3dCloud, r3dSummary) = try CloudBuilder.build(scan: r3d, options: CloudOptions(), threads: 2)
+        XCTAssertEqual(r3dSummary.colour?.framesColoured, 3)
+        XCTAssertEqual(folderSummary.colour?.framesColoured, 3)
+        XCTAssertEqual(r3dCloud.positions, folderCloud.positions)
+        let colours = try XCTUnwrap(r3dCloud.colours)
+        XCTAssertEqual(colours, folderCloud.colours)
+        XCTAssertGreaterThan(Set(colours).count, 3, "the JPEGs' shades reach the points")
+        // A damaged entry names the archive, the entry and the frame.
+        members[members.count - 2].1 = Array(members[members.count - 2].1.prefix(200))
+        let damaged = try Self.makeZip(members)
+        XCTAssertThrowsError(try CloudBuilder.build(scan: damaged, options: CloudOptions(), threads: 2)) { e in
+            XCTAssertTrue("\(e)".contains("scan.r3d:rgbd/0.jpg"), "\(e)")
+        }
+    }
+
+    /// A 4:2:0 JPEG of one colour: luma `shade`, blue and red difference away from grey.
+    static func colourJPEG(width: Int, height: Int, shade: UInt8) -> [UInt8] {
+        let luma = [UInt8](repeating: shade, count: width * height)
+        let cb = [UInt8](repeating: 90, count: (width / 2) * (height / 2)), cr = [UInt8](repeating: 170, count: (width / 2) * (height / 2))
+        let encoder = try! JPEGEncoder()  // its buffer holds the bytes until it goes
+        return luma.withUnsafeBufferPointer { y in cb.withUnsafeBufferPointer { u in cr.withUnsafeBufferPointer { v in
+            Array(try! encoder.encode(planes: (y.baseAddress!, u.baseAddress!, v.baseAddress!), strides: (width, width / 2, width / 2),
+                                      width: width, height: height, chromaShift: (1, 1), quality: 90))
+        } } }
     }
 }
