@@ -66,7 +66,7 @@ public final class ImageSequenceReader: ColourFrameSource {
         } catch { throw .open(path: first.location, reason: "not a JPEG or PNG colour image: \(error)") }
     }
 
-    /// The images in words: their folder, the first file's name and how many there are.
+    /// The images in words: where the first is (a file, or archive and entry) and how many there are.
     public static func describe(_ images: [ColourImage]) -> String {
         guard let first = images.first else { return "no colour images" }
         return "\(first.location) (first of \(images.count) colour images)"
