@@ -73,13 +73,14 @@ if [ "${1:-}" = "--tests" ]; then
   # evo (pinned, with the scipy whose Rotation it measures angles with) regenerates
   # Notebooks-data/evo/expected.json: scripts/peers/evo_expected.py.
   # nbclient, nbformat, ipykernel, pandas, matplotlib: the notebook in Notebooks-data is executed by a test.
+  # PyYAML (module yaml, a dependency of snakemake): DefaultsTests reads Pipelines/config.yaml with it.
   # pyliblzfse (module liblzfse): Apple's reference LZFSE encoder, the peer of LZFSETests; an sdist
   # whose bundled C compiles at install (gcc, Python's headers).
   apt_install gcc python3-dev
   packages=(numpy lz4 imageio plyfile snakemake "snakemake-executor-plugin-slurm==2.8.0" "evo==1.38.1" "scipy==1.17.1" "open3d==0.20.0"
             nbclient nbformat ipykernel pandas matplotlib "pyliblzfse==0.4.1")
   venv=${DEPTHPOSE_VENV:-$(venv_for "$here/.venv" "${packages[@]}")}
-  make_venv "$venv" "import numpy, lz4.block, imageio, plyfile, snakemake, snakemake_executor_plugin_slurm, evo, scipy, open3d, nbclient, nbformat, ipykernel, pandas, matplotlib, liblzfse; assert evo.__version__ == 'v1.38.1' and scipy.__version__ == '1.17.1' and open3d.__version__ == '0.20.0'" \
+  make_venv "$venv" "import numpy, lz4.block, imageio, plyfile, snakemake, snakemake_executor_plugin_slurm, evo, scipy, open3d, nbclient, nbformat, ipykernel, pandas, matplotlib, liblzfse, yaml; assert evo.__version__ == 'v1.38.1' and scipy.__version__ == '1.17.1' and open3d.__version__ == '0.20.0'" \
     "${packages[@]}"
   echo "$venv/bin/python"
 fi
