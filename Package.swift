@@ -100,7 +100,9 @@ let package = Package(
         .target(name: "Trajectories", dependencies: ["Diagnostics", "Statistics", "FileIO", "TextNumbers", "Geometry", "LinearAlgebra", algorithms], swiftSettings: optimisedInDebug),
         .target(name: "Synthesis", dependencies: ["Execution", "FileIO", "Geometry", "ScanFormats", "Trajectories", "Gestures", "Video", algorithms],
                 swiftSettings: optimisedInDebug),
-        .target(name: "Stages", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "Codecs", "Geometry", "ScanFormats", "Video", "PointClouds", "VoxelFusion", "Meshing", "Trajectories", "Gestures", "Plots"],
+        // Datasets for other tools: COLMAP's model, nerfstudio's transforms.json, Open3D's RGBD layout; the frame selection.
+        .target(name: "Exports", dependencies: ["Geometry"], swiftSettings: optimisedInDebug),
+        .target(name: "Stages", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "Codecs", "Geometry", "ScanFormats", "Video", "PointClouds", "VoxelFusion", "Meshing", "Trajectories", "Gestures", "Plots", "Exports"],
                 swiftSettings: optimisedInDebug),
         // Figures with round ticks, drawn as self-contained HTML pages (Debian's Chart.js inlined).
         .target(name: "Plots", dependencies: ["Diagnostics", "FileIO", "Geometry", "CCairo"]),
@@ -112,7 +114,7 @@ let package = Package(
 
         // MARK: - Command line
         .executableTarget(name: "depthpose", dependencies: [
-            "CPUCheck", "CProcessControl", "Diagnostics", "Execution", "FileIO", "ScanFormats", "PointClouds", "VoxelFusion", "Video", "Meshing", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch", "Plots", "ResultFiles",
+            "CPUCheck", "CProcessControl", "Diagnostics", "Execution", "FileIO", "ScanFormats", "PointClouds", "VoxelFusion", "Video", "Meshing", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch", "Plots", "ResultFiles", "Exports",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: cpuLevel),
 

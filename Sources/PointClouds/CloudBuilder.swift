@@ -164,8 +164,12 @@ public struct CloudSummary: Sendable, Codable, FrameAccounting {
 public enum CloudBuilder {
     /// Builds the cloud of the scan at `path` on `threads` worker threads, counting the
     /// frames done on `progress` if given (neither changes a byte of the result).
+    /// `frames`, when given, keeps only those frames (of those the options use; the others
+    /// are counted as skipped by the stride): `export` fuses the frames it exports. `colourTap`
+    /// sees every colour frame the colouring decodes (`ColourFrameTap`).
     public static func build(scan path: String, options o: CloudOptions, threads requested: Int = ProcessStats.cores,
-                             progress: ProgressMeter? = nil) throws -> (PointCloud, CloudSummary) {
+                             progress: ProgressMeter? = nil, frames chosen: Set<Int>? = nil,
+                             colourTap: ColourFrameTap? = nil) throws -> (PointCloud, CloudSummary) {
         if let p = o.problem { throw CloudError.options(p) }
         let start = ProcessStats.now()
         let scan = try ScanOpener.open(path, strict: true)
@@ -176,7 +180,8 @@ public enum CloudBuilder {
         // The video or images open and decode under the fusion, which takes each batch's images.
         let colouring = try video.map { v in
             try CloudColouring(source: v, layout: layout, options: o, threads: threads, batchFrames: scan.depthBatchFrames,
-                               wanted: scan.depthFramesWithoutDecoding.map { try scan.fusedVideoFrames(frames: $0, stride: o.stride) })
+                               wanted: scan.depthFramesWithoutDecoding.map { try scan.fusedVideoFrames(frames: $0, stride: o.stride, only: chosen) },
+                               tap: colourTap)
         }
         defer { colouring?.stream.stop() }
         // A store per thread (each takes its own set's voxels), joined before the read-out;
@@ -221,7 +226,7 @@ public enum CloudBuilder {
         /// Frame `info`'s accounting; its pose and intrinsics when it is fused.
         func take(_ info: FrameInfo) throws -> (frame: Int, pose: Pose, intrinsics: Intrinsics)? {
             cameras.append(info.pose?.translation ?? .zero)
-            guard let (pose, intrinsics) = try summary.take(info, stride: o.stride, scanPath: scan.path) else { return nil }
+            guard let (pose, intrinsics) = try summary.take(info, stride: o.stride, scanPath: scan.path, only: chosen) else { return nil }
             used.append(pose)
             gravity.add(pose: pose, imu: info.imu)
             return (info.index, pose, intrinsics)

@@ -66,15 +66,16 @@ final class CloudColouring {
 
     /// Starts `video`'s colour stream for a cloud of `layout` with options `o`, whose fusion
     /// takes up to `batchFrames` images at once; `wanted`: the video frames of every frame the
-    /// fusion will use, in order, when known.
-    init(source: ColourSource, layout: DepthFrameLayout, options o: CloudOptions, threads: Int, batchFrames: Int, wanted: [Int]?) {
+    /// fusion will use, in order, when known; `tap` sees every frame decoded (`ColourFrameTap`).
+    init(source: ColourSource, layout: DepthFrameLayout, options o: CloudOptions, threads: Int, batchFrames: Int, wanted: [Int]?,
+         tap: ColourFrameTap? = nil) {
         // Twice the threads for FFmpeg: its frame threads wait on the thread that feeds them
         // (GridColourStream's, which also samples), so more frames in flight keep the cores
         // busy (measured on 2 cores, apartment 942 frames: 4.9 s with 2, 4.5 s with 4).
         // A ring of 128 frames (25 MB at 256×192) holds a depth batch (at most 32 frames: the
         // fusion holds a batch's images at once) with room for FFmpeg to decode ahead.
         stream = GridColourStream(source: source, threads: 2 * max(1, threads), decoding: o.colorFrames,
-                                  gridWidth: layout.width, gridHeight: layout.height, capacity: max(128, 2 * batchFrames))
+                                  gridWidth: layout.width, gridHeight: layout.height, capacity: max(128, 2 * batchFrames), tap: tap)
         colourFrames = o.colorFrames
         wantedUpFront = wanted != nil
         if let wanted {

@@ -79,6 +79,8 @@ public final class PolycamScan: Scan {
     public private(set) var problems: [ScanProblem] = []
     /// Timestamps (µs) of the depth files, ascending; depth frame i is `keyframes/depth/<timestamps[i]>.png`.
     public let timestamps: [Int]
+    /// Each timestamp's `blur_score` (higher is sharper), from the pose set read.
+    private let blurScores: [Int: Double]
     public let colourImages: [ColourImage]?
     /// The raw poses set against the corrected ones, when the capture has both.
     public let poseComparison: PoseComparison?
@@ -166,6 +168,7 @@ public final class PolycamScan: Scan {
 
         // Camera JSONs: one pose slot each of the chosen set; both sets when both exist.
         // The other set's unusable poses only leave the comparison.
+        var blur: [Int: Double] = [:]
         func read(_ set: PoseSet, _ list: [Int], consequence: String) -> (poses: [TimedPose], slots: [Int: Int], intrinsics: [Int: Intrinsics]) {
             var poses: [TimedPose] = [], slots: [Int: Int] = [:], ks: [Int: Intrinsics] = [:], unusableK: [(String, String)] = []
             for t in list {
@@ -175,6 +178,7 @@ public final class PolycamScan: Scan {
                     let bytes: [UInt8]
                     do { bytes = try InputFile.read(path + "/" + file, what: "camera JSON", limit: 1 << 20) } catch { throw ScanFormatError.from(error) }
                     let c = try Self.parseCamera(bytes, file: file)
+                    if blur[t] == nil, let b = c.blurScore, b.isFinite { blur[t] = b }
                     if let p = c.poseProblem { problems.append(ScanProblem(.error, file, "\(p); frame \(t) \(consequence)")) }
                     if let p = c.intrinsics.problem { unusableK.append((file, p)) } else { ks[t] = c.intrinsics }
                     poses.append(TimedPose(time: Double(t) / 1e6, key: String(t), pose: c.pose, problem: c.poseProblem))
@@ -194,6 +198,7 @@ public final class PolycamScan: Scan {
             return (poses, slots, ks)
         }
         let main = read(set, chosen, consequence: "counts as having no pose")
+        blurScores = blur
         self.poses = main.poses
         slotOfStamp = main.slots
         var other: (poses: [TimedPose], slots: [Int: Int], intrinsics: [Int: Intrinsics])?
@@ -300,6 +305,8 @@ public final class PolycamScan: Scan {
     // MARK: - Scan
 
     public func depthFrameCount() throws -> Int { timestamps.count }
+
+    public func sharpness(forFrame index: Int) -> Double? { index < timestamps.count ? blurScores[timestamps[index]] : nil }
 
     public func poseSlot(forFrame index: Int) -> Int? {
         guard index < timestamps.count else { return nil }

@@ -164,8 +164,9 @@ public struct FrameInfo: Sendable {
     /// The pose and intrinsics of a frame a fusing stage (cloud, mesh) uses: every
     /// `stride`-th frame that has a usable pose; nil for the others (counted by the caller,
     /// never shifted). Throws for intrinsics no camera has (named by `scanPath` and frame).
-    public func fusable(stride: Int, scanPath: String) throws -> (pose: Pose, intrinsics: Intrinsics)? {
-        guard index % stride == 0, let pose else { return nil }
+    /// `only`, when given, keeps only those frames.
+    public func fusable(stride: Int, scanPath: String, only: Set<Int>? = nil) throws -> (pose: Pose, intrinsics: Intrinsics)? {
+        guard index % stride == 0, only?.contains(index) ?? true, let pose else { return nil }
         if let p = intrinsics.problem {
             throw ScanFormatError.malformed(InputLocation(file: scanPath, frame: index), "intrinsics: \(p)")
         }
@@ -185,10 +186,11 @@ public protocol FrameAccounting {
 extension FrameAccounting {
     /// Counts frame `info` and returns its pose and intrinsics when the stage uses it
     /// (`FrameInfo.fusable`).
-    public mutating func take(_ info: FrameInfo, stride: Int, scanPath: String) throws -> (pose: Pose, intrinsics: Intrinsics)? {
+    /// `only`, when given, keeps only those frames; the others count as skipped by the stride.
+    public mutating func take(_ info: FrameInfo, stride: Int, scanPath: String, only: Set<Int>? = nil) throws -> (pose: Pose, intrinsics: Intrinsics)? {
         frames += 1
-        guard let used = try info.fusable(stride: stride, scanPath: scanPath) else {
-            if info.index % stride != 0 { framesSkippedByStride += 1 } else { framesWithoutPose += 1 }
+        guard let used = try info.fusable(stride: stride, scanPath: scanPath, only: only) else {
+            if info.index % stride != 0 || only.map({ !$0.contains(info.index) }) ?? false { framesSkippedByStride += 1 } else { framesWithoutPose += 1 }
             return nil
         }
         framesUsed += 1
@@ -270,6 +272,9 @@ public protocol Scan: AnyObject {
     /// sampled on its own clock (ARKitScenes' `.traj`): which frames are at a row,
     /// interpolated or refused (`PoseResampling`); nil when each frame has its own pose entry.
     var poseResampling: PoseResampling? { get }
+    /// How sharp frame `index`'s colour image is, where the layout scores it (Polycam's
+    /// `blur_score`: higher is sharper); nil for most layouts.
+    func sharpness(forFrame index: Int) -> Double?
 }
 
 /// One colour image of a scan that keeps colour as image files: the colour frame number
@@ -336,6 +341,7 @@ extension Scan {
 
     public var colourImages: [ColourImage]? { nil }
     public var poseComparison: PoseComparison? { nil }
+    public func sharpness(forFrame index: Int) -> Double? { nil }
 
     /// The scan's colour: its image files, else its video, else nil.
     public var colourSource: ColourSource? {
@@ -355,9 +361,9 @@ extension Scan {
 
     /// The video frames paired with the frames, among the first `frames`, that a fusing
     /// stage uses (`FrameInfo.fusable`), in order: what its colour stream decodes.
-    public func fusedVideoFrames(frames: Int, stride: Int) throws -> [Int] {
+    public func fusedVideoFrames(frames: Int, stride: Int, only: Set<Int>? = nil) throws -> [Int] {
         var wanted: [Int] = []
-        for i in 0..<frames where try frameInfo(i).fusable(stride: stride, scanPath: path) != nil { wanted.append(videoFrame(forDepthFrame: i)) }
+        for i in 0..<frames where try frameInfo(i).fusable(stride: stride, scanPath: path, only: only) != nil { wanted.append(videoFrame(forDepthFrame: i)) }
         return wanted
     }
     public var videoPairingRule: String { "depth frame i <-> video frame i (one video frame recorded with each depth frame)" }

@@ -62,78 +62,60 @@ public enum RGBExporter {
 
     /// Writes the frames into `dir` (which exists); `depthFrames` depth frames pair with poses.
     static func export(_ scan: any Scan, depthFrames: Int, to dir: String, options o: Options, threads: Int, progress: ProgressMeter? = nil) throws -> Summary {
-        let path: String
-        switch try video(of: scan) {
-        case let .video(p): path = p
-        case let .images(images): return try exportImages(images, scan: scan, depthFrames: depthFrames, to: dir, options: o, threads: threads, progress: progress)
-        }
-        let reader = try VideoReader(path: path, threads: threads)
-        var summary = Summary(video: path, info: reader.info)
         var posed: Set<Int>?
         if o.posedOnly {
             posed = Set((0..<depthFrames).filter { scan.pose(forFrame: $0) != nil }.map { scan.videoFrame(forDepthFrame: $0) })
         }
-        // The decoding thread (this one, feeding FFmpeg's) copies each wanted frame into a free
-        // slot; `threads` encoding threads take filled slots as they come, so decoding and
-        // encoding overlap instead of taking turns.
-        let workers = max(1, threads)
-        let slots = (0 ..< 2 * workers + 2).map { _ in Slot() }
-        let queue = SlotQueue(slots: slots.count)
-        let finished = DispatchGroup()
-        for _ in 0..<workers {
-            finished.enter()
-            Thread {
-                defer { finished.leave() }
-                while let (slot, frame) = queue.take() {
-                    do {
-                        let jpeg = try slots[slot].encode(quality: o.quality)
-                        let file = dir + "/" + fileName(frame)
-                        do { try Data(jpeg).write(to: URL(fileURLWithPath: file)) } catch {
-                            throw IOError.cannotWrite(path: file, reason: AtomicOutput.systemReason(error))
-                        }
-                        queue.done(slot)
-                    } catch { queue.fail(error, slot: slot) }
-                }
-            }.start()
+        switch try video(of: scan) {
+        case let .video(path):
+            return try exportVideo(path, to: dir, quality: o.quality, threads: threads, progress: progress) { index in
+                index % o.every == 0 && posed?.contains(index) ?? true ? fileName(index) : nil
+            }
+        case let .images(images):
+            let wanted = images.filter { $0.frame % o.every == 0 && posed?.contains($0.frame) ?? true }
+            return try exportImages(wanted, of: images, to: dir, quality: o.quality, threads: threads, progress: progress) { fileName($0.frame) }
         }
+    }
+
+    /// Writes the video's frames that `name` names (a file name in `dir`, nil to skip) as JPEG
+    /// at `quality`.
+    static func exportVideo(_ path: String, to dir: String, quality: Int, threads: Int, progress: ProgressMeter?,
+                            name: (Int) -> String?) throws -> Summary {
+        let reader = try VideoReader(path: path, threads: threads)
+        var summary = Summary(video: path, info: reader.info)
+        let writer = JPEGFrameWriter(quality: quality, workers: threads)
         progress?.phase("rgb")
         progress?.expect(reader.info.declaredFrames)
         do {
             try reader.forEachFrame { f in
                 progress?.advance(to: f.index + 1)
-                guard f.index % o.every == 0, posed?.contains(f.index) ?? true else { return }
-                let slot = try queue.free()
-                slots[slot].copy(f)
-                queue.fill(slot, frame: f.index)
+                if let file = name(f.index) { try writer.write(f, to: dir + "/" + file) }
             }
-        } catch { queue.fail(error, slot: nil) }
-        queue.close()
-        finished.wait()
-        if let failure = queue.failure { throw failure }
-        summary.written = queue.written
+        } catch { writer.fail(error) }
+        summary.written = try writer.finish()
         summary.videoFrames = reader.framesDecoded
         return summary
     }
 
-    /// Copies (JPEG) or encodes (PNG) the wanted images into `dir`, on `threads` workers.
-    static func exportImages(_ images: [ColourImage], scan: any Scan, depthFrames: Int, to dir: String, options o: Options, threads: Int,
-                             progress: ProgressMeter?) throws -> Summary {
+    /// Copies (JPEG) or encodes (PNG at `quality`) the `wanted` ones of a scan's `images` into
+    /// `dir` as `name(image)`, on `threads` workers.
+    static func exportImages(_ wanted: [ColourImage], of images: [ColourImage], to dir: String, quality: Int, threads: Int,
+                             progress: ProgressMeter?, name: (ColourImage) -> String) throws -> Summary {
         let reader = try ImageSequenceReader(images: images, threads: threads)
         var summary = Summary(video: reader.path, info: reader.info)
         summary.videoFrames = images.count
-        let posed = o.posedOnly ? Set((0..<depthFrames).filter { scan.pose(forFrame: $0) != nil }.map { scan.videoFrame(forDepthFrame: $0) }) : nil
-        let wanted = images.filter { $0.frame % o.every == 0 && posed?.contains($0.frame) ?? true }
         progress?.phase("rgb")
         progress?.expect(wanted.count)
+        let files = wanted.map { dir + "/" + name($0) }
         let failures = parallelMap(wanted.count, threads: max(1, threads)) { k -> (any Error)? in
-            let image = wanted[k], file = dir + "/" + fileName(image.frame)
+            let image = wanted[k], file = files[k]
             do {
                 let bytes = try InputFile.read(image.path, what: "colour image", limit: InputFile.maxImageBytes)
                 var out = bytes
                 if ImageSequenceReader.isPNG(bytes) {
                     do {
                         let (rgb, w, h) = try PNGImage.decodeRGB(Data(bytes))
-                        out = try rgb.withUnsafeBufferPointer { try JPEGImage.encode(rgb: $0, width: w, height: h, quality: o.quality) }
+                        out = try rgb.withUnsafeBufferPointer { try JPEGImage.encode(rgb: $0, width: w, height: h, quality: quality) }
                     } catch { throw VideoError.decode(path: image.path, frame: image.frame, reason: "\(error)") }
                 }
                 do { try Data(out).write(to: URL(fileURLWithPath: file)) } catch {
@@ -146,6 +128,63 @@ public enum RGBExporter {
         progress?.advance(to: wanted.count)
         summary.written = wanted.count
         return summary
+    }
+
+    /// Video frames to JPEG files: the decoding thread (`write`) copies each frame into a free
+    /// slot and `workers` encoding threads (a libjpeg-turbo handle per slot) take filled slots
+    /// as they come, so decoding and encoding overlap instead of taking turns. `decode --rgb`
+    /// feeds it from its own reader, `export` from the cloud's colour stream (`ColourFrameTap`).
+    final class JPEGFrameWriter: @unchecked Sendable {  // `queue` guards what threads share
+        private let slots: [Slot]
+        private let queue: SlotQueue
+        private let finished = DispatchGroup()
+        private let quality: Int
+        /// Each filled slot's file.
+        private var files: [String]
+
+        init(quality: Int, workers requested: Int) {
+            let workers = max(1, requested)
+            self.quality = quality
+            slots = (0 ..< 2 * workers + 2).map { _ in Slot() }
+            files = [String](repeating: "", count: slots.count)
+            queue = SlotQueue(slots: slots.count)
+            for _ in 0..<workers {
+                finished.enter()
+                Thread { [self] in
+                    defer { finished.leave() }
+                    while let (slot, _) = queue.take() {
+                        do {
+                            let jpeg = try slots[slot].encode(quality: quality)
+                            let file = files[slot]
+                            do { try Data(jpeg).write(to: URL(fileURLWithPath: file)) } catch {
+                                throw IOError.cannotWrite(path: file, reason: AtomicOutput.systemReason(error))
+                            }
+                            queue.done(slot)
+                        } catch { queue.fail(error, slot: slot) }
+                    }
+                }.start()
+            }
+        }
+
+        /// Queues `frame` (Y'CbCr planes) to be written to `file`; waits for a free slot.
+        /// Throws once an encoder failed.
+        func write(_ frame: VideoFrame, to file: String) throws {
+            let slot = try queue.free()
+            slots[slot].copy(frame)
+            files[slot] = file
+            queue.fill(slot, frame: frame.index)
+        }
+
+        /// Stops the writing at the first error (the decoding side's).
+        func fail(_ error: any Error) { queue.fail(error, slot: nil) }
+
+        /// Waits for the queued frames: the number written, or the first error.
+        func finish() throws -> Int {
+            queue.close()
+            finished.wait()
+            if let failure = queue.failure { throw failure }
+            return queue.written
+        }
     }
 
     /// Slots handed between the decoding thread (`free`, `fill`) and the encoding threads

@@ -3,10 +3,10 @@ import Diagnostics
 import Execution
 
 /// The stages, in the order `run` runs them. Each has a type conforming to `Stage`
-/// (`InspectStage`, `GesturesStage`, `CloudStage`, `TrajectoryStage`, `DecodeStage`, `MeshStage`);
+/// (`InspectStage`, `GesturesStage`, `CloudStage`, `TrajectoryStage`, `DecodeStage`, `MeshStage`, `ExportStage`);
 /// `run` runs them through `RunOptions.allStages`.
 public enum StageName: String, Sendable, Codable, CaseIterable {
-    case inspect, gestures, cloud, trajectory, decode, mesh
+    case inspect, gestures, cloud, trajectory, decode, mesh, export
 
     /// The outputs a reader looks for, by what they are (the nightly summary's keys), with
     /// their paths in a scan's output folder.
@@ -18,6 +18,7 @@ public enum StageName: String, Sendable, Codable, CaseIterable {
         case .trajectory: return [("trajectory", "trajectory/report.json"), ("trajectory_html", "trajectory/report.html"), ("trajectory_view", "trajectory/view.html")]
         case .decode: return [("decode", "decode")]
         case .mesh: return [("mesh", "mesh.ply"), ("mesh_summary", summaryFile!)]
+        case .export: return [("export", "export")]
         }
     }
 
@@ -27,7 +28,7 @@ public enum StageName: String, Sendable, Codable, CaseIterable {
         switch self {
         case .cloud: return "cloud.json"
         case .mesh: return "mesh.json"
-        case .inspect, .gestures, .trajectory, .decode: return nil
+        case .inspect, .gestures, .trajectory, .decode, .export: return nil
         }
     }
 
@@ -38,7 +39,7 @@ public enum StageName: String, Sendable, Codable, CaseIterable {
     public var weight: Weight {
         switch self {
         case .inspect, .gestures, .trajectory: return .light
-        case .cloud, .mesh, .decode: return .heavy
+        case .cloud, .mesh, .decode, .export: return .heavy
         }
     }
 

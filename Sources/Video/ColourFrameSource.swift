@@ -70,3 +70,10 @@ extension ColourSource {
         }
     }
 }
+
+/// Work on every colour frame a stream decodes, on its decoding thread, while the frame's
+/// planes are valid (only during the call): `export` writes its images from the frames the
+/// cloud's colour stream decodes anyway, so the video is decoded once for both. A
+/// `VideoError` thrown is the stream's error; any other error stops the stream as if
+/// cancelled (the frames after it get no colour), and the tap's owner keeps and reports it.
+public typealias ColourFrameTap = (VideoFrame) throws -> Void

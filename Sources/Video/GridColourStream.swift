@@ -48,6 +48,9 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
     private var decoded = 0
     private let done = DispatchSemaphore(value: 0)
     private var started = false
+    /// Sees every frame the stream's thread decodes, wanted or not, in order, before it is
+    /// sampled (`ColourFrameTap`).
+    private let tap: ColourFrameTap?
 
     /// Ring slots: a second's worth of frames at 30 fps.
     public static let defaultCapacity = 32
@@ -68,8 +71,10 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
 
     /// The same for any colour source (`decoding` applies to a video; an image source decodes
     /// the wanted images on `threads` workers).
-    public init(source: ColourSource, threads: Int, decoding: VideoReader.Frames = .all, gridWidth: Int, gridHeight: Int, capacity: Int = defaultCapacity) {
-        self.source = source; path = source.description; self.threads = threads; self.decoding = decoding
+    /// `tap` sees every frame decoded (`ColourFrameTap`).
+    public init(source: ColourSource, threads: Int, decoding: VideoReader.Frames = .all, gridWidth: Int, gridHeight: Int, capacity: Int = defaultCapacity,
+                tap: ColourFrameTap? = nil) {
+        self.source = source; path = source.description; self.threads = threads; self.decoding = decoding; self.tap = tap
         self.gridWidth = gridWidth; self.gridHeight = gridHeight
         self.capacity = max(1, capacity)
         ring = .allocate(capacity: self.capacity * gridWidth * gridHeight)
@@ -158,6 +163,7 @@ public final class GridColourStream: @unchecked Sendable {  // state shared thro
             if stop { throw Cancelled() }
             if !more { return }
             let step = try reader.next(upcoming: upcoming, complete: complete) { (f: VideoFrame) throws in
+                try tap?(f)
                 condition.lock()
                 // frames asked for twice or out of order are skipped
                 while true {

@@ -12,11 +12,13 @@ import VoxelFusion
 import Video
 import Batch
 import Gestures
+import Exports
 
 // The library's domain values as command-line values: each enum's raw values are its
 // spellings, and `--help` lists them.
 extension StageName: ExpressibleByArgument {}
 extension DepthImageFormat: ExpressibleByArgument {}
+extension ExportFormat: ExpressibleByArgument {}
 extension CloudFrame: ExpressibleByArgument {}
 extension CloudExtra: ExpressibleByArgument {}
 extension VideoReader.Frames: ExpressibleByArgument {}
@@ -36,6 +38,7 @@ enum CommandDefaults {
     @TaskLocal static var cloud = CloudStage.Options()
     @TaskLocal static var mesh = MeshStage.Options()
     @TaskLocal static var decode = DecodeStage.Options()
+    @TaskLocal static var export = ExportStage.Options()
     @TaskLocal static var trajectory = TrajectoryStage.Options()
     @TaskLocal static var gestures = GesturesStage.Options()
     @TaskLocal static var run = RunOptions()
@@ -84,16 +87,25 @@ struct ThreadOptions: ParsableArguments {
 /// one spelling, help text and default for both.
 /// (The defaults are the cloud's; `DefaultsTests` checks that the mesh's are the same.)
 struct DepthFilterArguments: ParsableArguments {
+    @Option(help: "Use every N-th frame.") var stride = CommandDefaults.cloud.stride
+    @OptionGroup var pixels: PixelFilterArguments
+
+    func apply<O: DepthFilterOptions>(to o: inout O) {
+        o.stride = stride; pixels.apply(to: &o)
+    }
+}
+
+/// The pixel-filter flags alone (`export`, whose frame step is `--every`).
+struct PixelFilterArguments: ParsableArguments {
     private static var defaults: CloudStage.Options { CommandDefaults.cloud }
     @Option(help: "Nearest depth kept, metres.") var minDepth = defaults.minDepth
     @Option(help: "Farthest depth kept, metres.") var maxDepth = defaults.maxDepth
-    @Option(help: "Use every N-th frame.") var stride = defaults.stride
     @Option(help: "Lowest confidence level kept where confidence maps exist (0 low, 1 medium, 2 high).") var minConfidence = defaults.minConfidence
     @Option(help: "Flying-pixel threshold: drop pixels whose 4-neighbour depth differs by more than this fraction (0 = off).")
     var flyingPixel = defaults.flyingPixel
 
     func apply<O: DepthFilterOptions>(to o: inout O) {
-        o.minDepth = minDepth; o.maxDepth = maxDepth; o.stride = stride; o.minConfidence = minConfidence; o.flyingPixel = flyingPixel
+        o.minDepth = minDepth; o.maxDepth = maxDepth; o.minConfidence = minConfidence; o.flyingPixel = flyingPixel
     }
 }
 
