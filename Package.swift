@@ -139,7 +139,7 @@ let package = Package(
         .testTarget(name: "MeshingTests", dependencies: ["Meshing", "VoxelFusion", "Synthesis", "ScanFormats", "Geometry", "Video", "TestSupport"]),
         .testTarget(name: "TrajectoriesTests", dependencies: ["Trajectories", "Geometry", "Synthesis", "TestSupport"]),
         .testTarget(name: "GesturesTests", dependencies: ["Gestures", "Synthesis", "ScanFormats", "Codecs", "TestSupport"]),
-        .testTarget(name: "StagesTests", dependencies: ["Stages", "Execution", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "Codecs", "Video", "TestSupport"]),
+        .testTarget(name: "StagesTests", dependencies: ["Stages", "Exports", "Execution", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "Codecs", "Video", "TestSupport"]),
         .testTarget(name: "BatchTests", dependencies: ["Batch", "FileIO", "PointClouds", "Stages", "Synthesis", "TestSupport"]),
         .testTarget(name: "VideoTests", dependencies: ["Video", "Synthesis", "Geometry", "Trajectories", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "PointClouds", "Plots", "Batch", "depthpose"]),

@@ -97,8 +97,11 @@ public enum RGBExporter {
         return summary
     }
 
+    /// Images copied or encoded at a time (a chunk's bytes are held together).
+    static let imageChunk = 64
+
     /// Copies (JPEG) or encodes (PNG at `quality`) the `wanted` ones of a scan's `images` into
-    /// `dir` as `name(image)`, on `threads` workers.
+    /// `dir` as `name(image)`, on `threads` workers. An image in an archive is read in place.
     static func exportImages(_ wanted: [ColourImage], of images: [ColourImage], to dir: String, quality: Int, threads: Int,
                              progress: ProgressMeter?, name: (ColourImage) -> String) throws -> Summary {
         let reader = try ImageSequenceReader(images: images, threads: threads)
@@ -107,24 +110,36 @@ public enum RGBExporter {
         progress?.phase("rgb")
         progress?.expect(wanted.count)
         let files = wanted.map { dir + "/" + name($0) }
-        let failures = parallelMap(wanted.count, threads: max(1, threads)) { k -> (any Error)? in
-            let image = wanted[k], file = files[k]
-            do {
-                let bytes = try InputFile.read(image.path, what: "colour image", limit: InputFile.maxImageBytes)
-                var out = bytes
-                if ImageSequenceReader.isPNG(bytes) {
-                    do {
-                        let (rgb, w, h) = try PNGImage.decodeRGB(Data(bytes))
-                        out = try rgb.withUnsafeBufferPointer { try JPEGImage.encode(rgb: $0, width: w, height: h, quality: quality) }
-                    } catch { throw VideoError.decode(path: image.path, frame: image.frame, reason: "\(error)") }
-                }
-                do { try Data(out).write(to: URL(fileURLWithPath: file)) } catch {
-                    throw IOError.cannotWrite(path: file, reason: AtomicOutput.systemReason(error))
-                }
-                return nil
-            } catch { return error }
+        let archives = try Dictionary(grouping: wanted.compactMap { $0.member == nil ? nil : $0.path }, by: { $0 }).keys.map { ($0, try ArchiveImages(path: $0)) }
+        // A chunk of images at a time: an archive's entries (Record3D's `.r3d`) are read in one
+        // pass through it, in order, then every image of the chunk is written in parallel.
+        for chunk in stride(from: 0, to: wanted.count, by: Self.imageChunk).map({ $0 ..< min($0 + Self.imageChunk, wanted.count) }) {
+            var entries: [Int: Result<[UInt8], ScanFormatError>] = [:]
+            for (archive, reader) in archives {
+                let inArchive = chunk.filter { wanted[$0].member != nil && wanted[$0].path == archive }
+                guard !inArchive.isEmpty else { continue }
+                for (k, r) in zip(inArchive, try reader.read(inArchive.map { wanted[$0].member! }, limit: InputFile.maxImageBytes)) { entries[k] = r }
+            }
+            let failures = parallelMap(chunk.count, threads: max(1, threads)) { j -> (any Error)? in
+                let k = chunk.lowerBound + j, image = wanted[k], file = files[k]
+                do {
+                    let bytes = try entries[k].map { try $0.get() } ?? InputFile.read(image.path, what: "colour image", limit: InputFile.maxImageBytes)
+                    var out = bytes
+                    if ImageSequenceReader.isPNG(bytes) {
+                        do {
+                            let (rgb, w, h) = try PNGImage.decodeRGB(Data(bytes))
+                            out = try rgb.withUnsafeBufferPointer { try JPEGImage.encode(rgb: $0, width: w, height: h, quality: quality) }
+                        } catch { throw VideoError.decode(path: image.location, frame: image.frame, reason: "\(error)") }
+                    }
+                    do { try Data(out).write(to: URL(fileURLWithPath: file)) } catch {
+                        throw IOError.cannotWrite(path: file, reason: AtomicOutput.systemReason(error))
+                    }
+                    return nil
+                } catch { return error }
+            }
+            if let failure = failures.lazy.compactMap({ $0 }).first { throw failure }
+            progress?.advance(to: chunk.upperBound)
         }
-        if let failure = failures.lazy.compactMap({ $0 }).first { throw failure }
         progress?.advance(to: wanted.count)
         summary.written = wanted.count
         return summary

@@ -4,6 +4,7 @@ import Geometry
 import Gestures
 import PointClouds
 import ScanFormats
+import Stages
 import Synthesis
 import TestSupport
 import XCTest
@@ -376,6 +377,32 @@ final class Record3DScanTests: XCTestCase {
         XCTAssertThrowsError(try CloudBuilder.build(scan: damaged, options: CloudOptions(), threads: 2)) { e in
             XCTAssertTrue("\(e)".contains("scan.r3d:rgbd/0.jpg"), "\(e)")
         }
+    }
+
+    /// `decode --rgb-only` and `export` copy the `.r3d`'s JPEG entries byte for byte, read in
+    /// place (they once read the whole archive as if it were the image); `export` leaves out
+    /// the frames without a JPEG and counts them.
+    func testR3DJPEGEntriesAreCopiedByteForByte() throws {
+        let dir = TestSupport.copy(try Self.synth(zipped: false, frames: 6))
+        var members = [("metadata", TestSupport.read(dir + "/metadata"))]
+        for i in 0..<6 { for e in ["depth", "conf"] { members.append(("rgbd/\(i).\(e)", TestSupport.read("\(dir)/rgbd/\(i).\(e)"))) } }
+        var jpegs: [Int: [UInt8]] = [:]
+        for i in [4, 0, 2] {
+            jpegs[i] = Self.colourJPEG(width: 96, height: 128, shade: UInt8(60 + 40 * i))
+            members.append(("rgbd/\(i).jpg", jpegs[i]!))
+        }
+        let r3d = try Self.makeZip(members)
+        let out = TestSupport.temporaryDirectory("r3d-copy")
+        var d = DecodeExporter.Options(); d.rgbOnly = true
+        XCTAssertEqual(try DecodeExporter.export(scan: r3d, to: out + "/decode", options: d, threads: 2).rgb?.written, 3)
+        var o = DatasetExporter.Options(); o.format = .nerfstudio
+        let s = try DatasetExporter.export(scan: r3d, to: out + "/ns", options: o, threads: 2)
+        XCTAssertEqual(s.exported, 3); XCTAssertEqual(s.framesWithoutColour, 3)
+        for (i, jpeg) in jpegs {
+            XCTAssertEqual(TestSupport.read(out + "/decode/rgb/" + RGBExporter.fileName(i)), jpeg)
+            XCTAssertEqual(TestSupport.read(out + "/ns/images/" + String(format: "frame_%06d.jpg", i)), jpeg)
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out + "/ns/depth").sorted(), ["frame_000000.png", "frame_000002.png", "frame_000004.png"])
     }
 
     /// A 4:2:0 JPEG of one colour: luma `shade`, blue and red difference away from grey.
