@@ -86,8 +86,8 @@ public enum DatasetExporter {
         public var framesWithoutPose = 0
         public var skippedByStep = 0
         public var leftOutByBudget = 0
-        /// Chosen frames left out because their colour frame does not exist (the video ends
-        /// first, no image of that frame).
+        /// Frames with a pose left out because their colour frame does not exist: no image of
+        /// that frame (known before choosing), or a video that ends first (known after).
         public var framesWithoutColour = 0
         /// Where the colour came from (the video's path, the images' description), if anywhere.
         public var colour: String?
@@ -132,21 +132,27 @@ public enum DatasetExporter {
         let count = try scan.depthFramesWithoutDecoding ?? scan.depthFrameCount()
         summary.frames = count
 
-        // The frames: those with a usable pose, every N-th, at most M spread by motion.
+        // The frames: those with a usable pose (and, where colour is image files, an image:
+        // known before decoding, so the budget goes to frames that have one), every N-th, at
+        // most M spread by motion.
+        let source = scan.colourSource
+        var imageFrames: Set<Int>?
+        if case let .images(images)? = source { imageFrames = Set(images.map(\.frame)) }
         var candidates: [FrameSelection.Candidate] = []
         for i in 0..<count {
-            if let pose = scan.pose(forFrame: i) { candidates.append(.init(frame: i, pose: pose, sharpness: scan.sharpness(forFrame: i))) }
+            guard let pose = scan.pose(forFrame: i) else { summary.framesWithoutPose += 1; continue }
+            if let imageFrames, !imageFrames.contains(scan.videoFrame(forDepthFrame: i)) { summary.framesWithoutColour += 1; continue }
+            candidates.append(.init(frame: i, pose: pose, sharpness: scan.sharpness(forFrame: i)))
         }
-        summary.framesWithoutPose = count - candidates.count
         let selection = FrameSelection(candidates: candidates, every: o.stride, maxFrames: o.maxFrames > 0 ? o.maxFrames : nil)
         summary.skippedByStep = selection.skippedByStep
         summary.leftOutByBudget = selection.leftOutByBudget
         guard !selection.frames.isEmpty else {
-            throw ScanFormatError.malformed(InputLocation(file: path), "no frame to export: \(count) frames, \(summary.framesWithoutPose) without a usable pose")
+            throw ScanFormatError.malformed(InputLocation(file: path), "no frame to export: \(count) frames, \(summary.framesWithoutPose) without a usable pose"
+                                            + (imageFrames == nil ? "" : ", \(summary.framesWithoutColour) without a colour image"))
         }
 
         // The colour, checked before anything is written.
-        let source = scan.colourSource
         var colourInfo: VideoInfo?
         if let source {
             let reader = try openColourFrames(source, threads: 1)
@@ -251,7 +257,7 @@ public enum DatasetExporter {
             frames.append(ExportedFrame(frame: f, pose: pose, intrinsics: k.scaled(toWidth: imageSize.0, height: imageSize.1), timestamp: timestamps[f]))
         }
         if summary.framesWithoutColour > 0 {
-            summary.notes.append("\(summary.framesWithoutColour) chosen frames have no colour frame (\(summary.colour ?? "")): left out")
+            summary.notes.append("\(summary.framesWithoutColour) frames with a pose have no colour frame (\(summary.colour ?? "")): left out")
         }
         guard !frames.isEmpty else {
             throw ExportError.noColour(scan: path, reason: "none of the \(selection.frames.count) chosen frames has a colour frame", format: o.format)

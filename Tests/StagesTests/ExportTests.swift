@@ -169,6 +169,29 @@ final class ExportTests: XCTestCase {
         XCTAssertEqual(FrameSelection(candidates: still, every: 1, maxFrames: 4).frames.count, 4)
     }
 
+    /// Where colour is image files on a subset of the frames (3D Scanner App), only frames with
+    /// an image are chosen (the others counted), so `--max-frames` is met with images; Polycam's
+    /// `blur_score` reaches the choice as each frame's sharpness.
+    func testImageLayoutsChooseFramesWithImagesAndScores() throws {
+        let scan = try TestSupport.synthScan(layout: .scanner3d, frames: 30, seed: 13) { $0.colour = true }
+        let opened = try ScanOpener.open(scan)
+        let withImage = Set(try XCTUnwrap(opened.colourImages).map(\.frame))
+        XCTAssertLessThan(withImage.count, 30)
+        let out = TestSupport.temporaryDirectory("export-images") + "/ns"
+        var o = DatasetExporter.Options(); o.format = .nerfstudio; o.maxFrames = 5
+        let s = try DatasetExporter.export(scan: scan, to: out, options: o, threads: 2)
+        XCTAssertEqual(s.exported, 5); XCTAssertEqual(s.framesWithoutColour, 30 - withImage.count)
+        for name in Self.names(out + "/images") {
+            let frame = Int(name.dropFirst(6).prefix(6))!
+            XCTAssertTrue(withImage.contains(frame), name)
+            let image = try XCTUnwrap(opened.colourImages?.first { $0.frame == frame })
+            XCTAssertEqual(TestSupport.read(out + "/images/" + name), TestSupport.read(image.path), "copied byte for byte")
+        }
+        let polycam = try ScanOpener.open(try TestSupport.synthScan(layout: .polycam, frames: 4, seed: 13))
+        XCTAssertNotNil(polycam.sharpness(forFrame: 0))
+        XCTAssertNil(opened.sharpness(forFrame: 0))
+    }
+
     /// Refused: an output inside the scan, an existing non-empty folder, a scan without colour
     /// (unless `--allow-no-images`), options for another format. Nothing is written.
     func testRefusals() throws {
