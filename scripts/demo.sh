@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on the bundled sample data: builds depthpose (release), then runs every
-# stage (inspect, decode, cloud, mesh, trajectory, gestures, eval, bench, run, nightly) on the
+# stage (inspect, decode, cloud, mesh, export, trajectory, gestures, eval, bench, run, nightly) on the
 # committed sample scan, on freshly generated scans and on a small generated dataset,
 # writing everything to results/.
 set -euo pipefail
@@ -29,6 +29,10 @@ $dp cloud "$out/synth-room" --out "$out/synth-room.ply" --normals --extras count
 $dp cloud "$out/synth-room" --out "$out/synth-room-level.ply" --frame gravity --voxel 0.02 > /dev/null
 $dp cloud "$out/synth-room-stray" --out "$out/synth-room-stray.ply" --extras count,confidence > /dev/null
 $dp mesh "$out/synth-room" --out "$out/synth-room-mesh.ply" --view | tee "$out/synth-room.mesh.txt"  # coloured, with a 3-D view (.html)
+# The room handed on: a nerfstudio dataset (150 frames spread along the path) and a COLMAP model.
+rm -rf "$out/synth-room-nerfstudio" "$out/synth-room-colmap"
+$dp export "$out/synth-room" --format nerfstudio --out "$out/synth-room-nerfstudio" --max-frames 150 --level | tee "$out/synth-room.export.txt"
+$dp export "$out/synth-room" --format colmap --out "$out/synth-room-colmap" --every 10 > /dev/null
 $dp bench decode "$out/synth-room" --runs 5 | tee "$out/bench-decode.txt"
 $dp bench cloud "$out/synth-room" --runs 3 | tee "$out/bench-cloud.txt"
 $dp trajectory "$out/synth-room" --out "$out/synth-room-trajectory" --reference "$out/synth-room/groundtruth.tum" | tee "$out/synth-room.trajectory.txt"
