@@ -43,7 +43,8 @@ public enum DatasetExporter {
         public var level = false
         /// nerfstudio: poses centred on the cameras' mean position (`applied_transform`).
         public var center = false
-        /// Write depth and poses when the scan has no colour, instead of stopping.
+        /// COLMAP and nerfstudio: write depth and poses when the scan has no colour, instead of
+        /// stopping (Open3D's layout is written without colour anyway, with a note).
         public var allowNoImages = false
         /// The cloud's voxel, metres.
         public var voxel = CloudOptions().voxel
@@ -158,10 +159,12 @@ public enum DatasetExporter {
             let reader = try openColourFrames(source, threads: 1)
             colourInfo = reader.info
             summary.colour = source.description
-        } else if !o.allowNoImages {
+        } else if !o.allowNoImages && o.format != .open3d {
             throw ExportError.noColour(scan: path, reason: scan.layout.missingColourReason, format: o.format)
         } else {
-            summary.notes.append("\(scan.layout.missingColourReason): no images were written (--allow-no-images); the cameras are those of the depth images")
+            // Open3D's layout is useful without colour (depth-only integration); COLMAP and
+            // nerfstudio go on only when asked.
+            summary.notes.append("\(scan.layout.missingColourReason): no colour images were written; the cameras are those of the depth images")
         }
 
         let staged = try AtomicOutput.StagedDirectory(target: out)

@@ -17,7 +17,7 @@ struct ExportArguments: StageArguments {
     @Flag(help: "colmap: COLMAP's binary model (.bin) instead of text.") var binary = defaults.binary
     @Flag(help: "nerfstudio: level the poses by gravity, +z up (said in applied_transform).") var level = defaults.level
     @Flag(help: "nerfstudio: centre the poses on the cameras' mean position (said in applied_transform).") var center = defaults.center
-    @Flag(help: "Write depth and poses when the scan has no colour, instead of stopping.") var allowNoImages = defaults.allowNoImages
+    @Flag(help: "colmap, nerfstudio: write depth and poses when the scan has no colour, instead of stopping (open3d goes on with a note).") var allowNoImages = defaults.allowNoImages
     @Option(help: "Voxel of the fused cloud (COLMAP's points3D, nerfstudio's initial cloud), metres.") var voxel = defaults.voxel
     @OptionGroup var filters: PixelFilterArguments
 

@@ -193,7 +193,8 @@ final class ExportTests: XCTestCase {
     }
 
     /// Refused: an output inside the scan, an existing non-empty folder, a scan without colour
-    /// (unless `--allow-no-images`), options for another format. Nothing is written.
+    /// for COLMAP or nerfstudio (unless `--allow-no-images`; Open3D's layout goes on with a
+    /// note), options for another format. Nothing is written.
     func testRefusals() throws {
         let scan = try TestSupport.synthScan(frames: 6, seed: 12) { $0.colour = true }
         let dir = TestSupport.temporaryDirectory("export-refuse")
@@ -216,7 +217,11 @@ final class ExportTests: XCTestCase {
         let s = try DatasetExporter.export(scan: grey, to: dir + "/grey", options: allow, threads: 2)
         XCTAssertEqual(s.exported, 6); XCTAssertEqual(s.images, 0)
         XCTAssertEqual(Self.names(dir + "/grey"), ["depth", "frames.csv", "sparse"])
-        XCTAssertTrue(s.notes.contains { $0.contains("no images were written") }, "\(s.notes)")
+        XCTAssertTrue(s.notes.contains { $0.contains("no colour images were written") }, "\(s.notes)")
+        var open3d = DatasetExporter.Options(); open3d.format = .open3d
+        let o3d = try DatasetExporter.export(scan: grey, to: dir + "/grey-o3d", options: open3d, threads: 2)
+        XCTAssertEqual(o3d.exported, 6); XCTAssertEqual(o3d.images, 0)
+        XCTAssertFalse(Self.names(dir + "/grey-o3d").contains("color"))
         var wrong = DatasetExporter.Options(); wrong.level = true
         XCTAssertEqual(wrong.problem, "--level and --center apply to the nerfstudio format")
     }
