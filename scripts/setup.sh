@@ -4,15 +4,17 @@
 # (independent PLY readers for the cloud tests), Snakemake (the Pipelines/ workflow test) and
 # Jupyter's nbclient with pandas and matplotlib (the notebook test).
 # --bench: the benchmarks' peers (.venv-bench/); --mesh-peer: Open3D 0.18's TSDF mesh route
-# (.venv-mesh-peer/, scripts/requirements-mesh-peer.txt).
+# (.venv-mesh-peer/, scripts/requirements-mesh-peer.txt); --export-peers: pycolmap, nerfstudio
+# and Open3D, the readers of depthpose export's layouts (.venv-export-peers/,
+# scripts/requirements-export-peers.txt).
 # Idempotent: packages already present are not reinstalled. Prints the venv's python last.
 #
 # The venvs themselves live in a cache shared by every clone on the machine
 # (${DEPTHPOSE_CACHE:-~/.cache/depthpose}/NAME-KEY, KEY a hash of what it pins), and .venv,
-# .venv-bench and .venv-mesh-peer are links to them: a fresh clone (CI's) reuses them instead
-# of spending minutes reinstalling Open3D, SciPy and Snakemake. A real folder already at one of
-# those paths is used as it is; DEPTHPOSE_VENV, DEPTHPOSE_BENCH_VENV and
-# DEPTHPOSE_MESH_PEER_VENV name a venv to use instead.
+# .venv-bench, .venv-mesh-peer and .venv-export-peers are links to them: a fresh clone (CI's)
+# reuses them instead of spending minutes reinstalling Open3D, SciPy and Snakemake. A real folder
+# already at one of those paths is used as it is; DEPTHPOSE_VENV, DEPTHPOSE_BENCH_VENV,
+# DEPTHPOSE_MESH_PEER_VENV and DEPTHPOSE_EXPORT_PEERS_VENV name a venv to use instead.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -104,5 +106,31 @@ if [ "${1:-}" = "--mesh-peer" ]; then
   venv=${DEPTHPOSE_MESH_PEER_VENV:-$(venv_for "$here/.venv-mesh-peer" "$(cat "$here/scripts/requirements-mesh-peer.txt")")}
   make_venv "$venv" "import numpy, lz4.block, open3d; assert open3d.__version__ == '0.18.0' and numpy.__version__ == '1.26.4'" \
     -r "$here/scripts/requirements-mesh-peer.txt"
+  echo "$venv/bin/python"
+fi
+
+if [ "${1:-}" = "--export-peers" ]; then
+  # The export peers (scripts/peers/export_check.py): pycolmap 4.2.1 (COLMAP's model reader),
+  # nerfstudio 1.1.5 (its NerfstudioDataParser and datasets, unmodified, on the CPU) and Open3D
+  # 0.20.0's CPU build, every package pinned in scripts/requirements-export-peers.txt and
+  # installed with --no-deps: about 1.8 GB, a minute or two, where `pip install nerfstudio`
+  # pulls about 8 GB. PyTorch: the CPU wheel this kind of machine ships in /opt/wheels
+  # (torch 2.13.0+cpu, 190 MB; DEPTHPOSE_TORCH_WHEELS names another folder), else PyPI's
+  # torch 2.13.0, whose Linux wheels do not even import without NVIDIA's CUDA libraries: then
+  # those too (about 5 GB more).
+  apt_install python3 python3-venv
+  req=$here/scripts/requirements-export-peers.txt
+  wheels=${DEPTHPOSE_TORCH_WHEELS:-/opt/wheels}
+  tag=$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+  if compgen -G "$wheels/torch-2.13.0+cpu-$tag-$tag-*.whl" >/dev/null; then
+    torch=(--find-links "$wheels" "torch==2.13.0+cpu")
+  else
+    torch=("torch==2.13.0")
+  fi
+  venv=${DEPTHPOSE_EXPORT_PEERS_VENV:-$(venv_for "$here/.venv-export-peers" "$(cat "$req")" "${torch[*]}")}
+  make_venv "$venv" "import pycolmap, open3d, torch, nerfstudio.data.dataparsers.nerfstudio_dataparser, nerfstudio.data.datasets.depth_dataset; assert pycolmap.__version__ == '4.2.1' and open3d.__version__ == '0.20.0' and torch.__version__.split('+')[0] == '2.13.0'" \
+    --no-deps -r "$req" "${torch[@]}"
+  # PyPI's torch: its CUDA libraries (pip adds what the --no-deps install left out).
+  [ "${torch[0]}" != "torch==2.13.0" ] || make_venv "$venv" "import torch" "torch==2.13.0"
   echo "$venv/bin/python"
 fi
