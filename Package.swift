@@ -142,6 +142,6 @@ let package = Package(
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Exports", "Execution", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "Codecs", "Video", "TestSupport"]),
         .testTarget(name: "BatchTests", dependencies: ["Batch", "FileIO", "PointClouds", "Stages", "Synthesis", "TestSupport"]),
         .testTarget(name: "VideoTests", dependencies: ["Video", "Synthesis", "Geometry", "Trajectories", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "PointClouds", "Plots", "Batch", "depthpose"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "Geometry", "ScanFormats", "PointClouds", "Plots", "Batch", "depthpose"]),
     ]
 )

@@ -19,6 +19,9 @@ export DEPTHPOSE_PYTHON="$python"
 # Open3D 0.18's ScalableTSDFVolume, the reference the meshes are checked against (own venv).
 DEPTHPOSE_MESH_PEER_PYTHON=$(scripts/setup.sh --mesh-peer | tail -n 1)
 export DEPTHPOSE_MESH_PEER_PYTHON
+# pycolmap, nerfstudio and Open3D, the readers of export's datasets (own venv).
+DEPTHPOSE_EXPORT_PEERS_PYTHON=$(scripts/setup.sh --export-peers | tail -n 1)
+export DEPTHPOSE_EXPORT_PEERS_PYTHON
 phase "set-up (packages, venvs)"
 swift build --build-tests 2>&1 | grep -v '^\[' || true
 bundle=$(swift build --show-bin-path)/depthposePackageTests.xctest

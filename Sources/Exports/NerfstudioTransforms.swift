@@ -13,10 +13,12 @@ import Geometry
 /// - Per frame `file_path`, `transform_matrix` (4x4 camera-to-world in OpenGL camera axes —
 ///   ARKit's, so depthpose's poses go in unchanged unless levelled), `depth_file_path`
 ///   (16-bit millimetres: the parser's default `depth_unit_scale_factor` 1e-3) and `mask_path`.
-/// - `ply_file_path`: the coloured initial cloud, in the scan's world. When the poses are
-///   levelled or centred, `applied_transform` (3x4) is that transform: the parser multiplies
-///   the cloud's points by it (`_load_3D_points` with `transform_matrix @ applied_transform`),
-///   as it does for ns-process-data's COLMAP-world clouds, so cloud and cameras stay together.
+/// - `ply_file_path`: the coloured initial cloud, in the poses' frame. When the poses are
+///   levelled or centred, `applied_transform` (3x4) is the transform from the scan's world to
+///   that frame (what nerfstudio's exporters use to go back); nerfstudio 1.1.5 folds it into its
+///   `dataparser_transform` but moves the cloud only by its own orientation and centring
+///   (`_load_3D_points`), so the cloud is written already moved, as its own
+///   `ns-process-data` writes a COLMAP cloud.
 public struct NerfstudioTransforms {
     public struct Frame {
         public var frame: ExportedFrame

@@ -300,7 +300,17 @@ public enum DatasetExporter {
             let transforms = NerfstudioTransforms(frames: entries, plyPath: Files.nerfstudioCloud, applied: applied)
             summary.cameras = Set(frames.map { "\($0.intrinsics)" }).count
             try AtomicOutput.write(transforms.json, to: root + "/" + Files.transforms)
-            try PLYWriter.write(cloud, to: root + "/" + Files.nerfstudioCloud, options: ply)
+            // The cloud in the poses' frame: nerfstudio moves it with them by its own
+            // orientation and centring, not by `applied_transform`.
+            var moved = cloud
+            if let applied {
+                for i in stride(from: 0, to: moved.positions.count, by: 3) {
+                    let p = applied.apply(Vec3(Double(moved.positions[i]), Double(moved.positions[i + 1]), Double(moved.positions[i + 2])))
+                    moved.positions[i] = Float(p.x); moved.positions[i + 1] = Float(p.y); moved.positions[i + 2] = Float(p.z)
+                }
+                ply.comments.append("moved by transforms.json's applied_transform (the poses' frame)")
+            }
+            try PLYWriter.write(moved, to: root + "/" + Files.nerfstudioCloud, options: ply)
         case .open3d:
             summary.cameras = Set(frames.map { "\($0.intrinsics)" }).count
             if summary.cameras > 1 {

@@ -132,6 +132,8 @@ public enum TestSupport {
 
     /// The variable naming the mesh peer's Python (Open3D 0.18, `scripts/setup.sh --mesh-peer`).
     public static let meshPeerPythonVariable = "DEPTHPOSE_MESH_PEER_PYTHON"
+    /// The venv of export's readers: pycolmap, nerfstudio, Open3D (`scripts/setup.sh --export-peers`).
+    public static let exportPeersPythonVariable = "DEPTHPOSE_EXPORT_PEERS_PYTHON"
 
     /// A peer the test needs is missing: a failure, saying what to install. The test command
     /// (`scripts/test.sh`) installs every peer, so a missing one is a broken setup, never a
