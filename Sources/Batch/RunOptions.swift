@@ -29,23 +29,26 @@ public struct RunOptions: StageOptions {
     public var referenceName = "groundtruth.tum"
     /// The decode stage's options (it runs on request: `stages`).
     public var decode = DecodeStage.Options()
+    /// The export stage's options (it runs on request: `stages`); writes `export/`.
+    public var export = ExportStage.Options()
 
     public init() {}
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        case stages, cloud, mesh, trajectory, referenceName = "reference_name", decode
+        case stages, cloud, mesh, trajectory, referenceName = "reference_name", decode, export
     }
     public typealias Keys = CodingKeys
 
     /// The nested options' types, by key: their unknown keys are refused too.
     public static var nested: [String: any StageOptions.Type] {
         [CodingKeys.cloud.stringValue: CloudStage.Options.self, CodingKeys.mesh.stringValue: MeshStage.Options.self,
-         CodingKeys.trajectory.stringValue: TrajectoryStage.Options.self, CodingKeys.decode.stringValue: DecodeStage.Options.self]
+         CodingKeys.trajectory.stringValue: TrajectoryStage.Options.self, CodingKeys.decode.stringValue: DecodeStage.Options.self,
+         CodingKeys.export.stringValue: ExportStage.Options.self]
     }
 
     public var problem: String? {
         if trajectory.reference != nil { return "trajectory.reference is set per scan from reference_name" }
-        for (name, p) in [("cloud", cloud.problem), ("mesh", mesh.problem), ("trajectory", trajectory.problem), ("decode", decode.problem)] {
+        for (name, p) in [("cloud", cloud.problem), ("mesh", mesh.problem), ("trajectory", trajectory.problem), ("decode", decode.problem), ("export", export.problem)] {
             if let p { return "\(name): \(p)" }
         }
         return nil

@@ -13,7 +13,7 @@ public protocol RunStage: Stage {
 extension RunOptions {
     /// Every stage `run` can run, in `StageName` order.
     public static var allStages: [any RunStage.Type] {
-        [InspectStage.self, GesturesStage.self, CloudStage.self, TrajectoryStage.self, DecodeStage.self, MeshStage.self]
+        [InspectStage.self, GesturesStage.self, CloudStage.self, TrajectoryStage.self, DecodeStage.self, MeshStage.self, ExportStage.self]
     }
 
     /// The stages of `stages`, in `StageName` order.
@@ -47,4 +47,8 @@ extension DecodeStage: RunStage {
 
 extension MeshStage: RunStage {
     public static func options(in run: RunOptions, scan: String) -> Options { run.mesh }
+}
+
+extension ExportStage: RunStage {
+    public static func options(in run: RunOptions, scan: String) -> Options { run.export }
 }

@@ -27,10 +27,10 @@ public enum ScanRunner {
     public static func run(scan: String, name: String? = nil, source: String? = nil, out: String, options: RunOptions, stages: [any RunStage.Type],
                            threads: Int = ProcessStats.cores, recordName: String = RunRecord.fileName) throws -> RunRecord {
         try OutputGuard.check(output: out, scan: scan)
-        let context = StageContext(threads: threads, scanLabel: source)
         let startDate = Date()
         let t0 = ProcessStats.now()
         let staged = try AtomicOutput.StagedDirectory(target: out)
+        let context = StageContext(threads: threads, scanLabel: source, staging: .init(folder: staged.staging, target: out))
         var earlier = EarlierResults()
         var records: [StageRecord] = []
         for stage in stages {

@@ -56,7 +56,7 @@ public enum StageName: String, Sendable, Codable, CaseIterable {
     /// Where the stage writes inside a scan's output folder under `run` (its `--out` there).
     public var runOutput: String { namedOutputs[0].path.split(separator: "/").first.map(String.init)! }
 
-    /// What `run` does unless told otherwise (`decode` and `mesh` only on request).
+    /// What `run` does unless told otherwise (`decode`, `mesh` and `export` only on request).
     public static let standard: [StageName] = [.inspect, .gestures, .cloud, .trajectory]
 }
 
@@ -136,8 +136,8 @@ public struct StageFindings {
     public init() {}
 }
 
-/// How a stage runs, apart from what it computes: worker threads, and how its outputs name
-/// the scan. Neither changes a result.
+/// How a stage runs, apart from what it computes: worker threads, how its outputs name the
+/// scan, and where they are written first. None changes a result.
 public struct StageContext: Sendable {
     public var threads: Int
     /// How outputs name the scan instead of its path (nightly passes an archive member's
@@ -145,9 +145,27 @@ public struct StageContext: Sendable {
     public var scanLabel: String?
     /// Where the stage counts its frames as it goes (a terminal's progress bar), if anywhere.
     public var progress: ProgressMeter?
+    /// Where the outputs end up when they are written somewhere else first: `run` stages every
+    /// stage in a hidden folder and moves its entries into the scan's output folder at the
+    /// end. nil: outputs are written where they stay.
+    public var staging: Staging?
 
-    public init(threads: Int = ProcessStats.cores, scanLabel: String? = nil, progress: ProgressMeter? = nil) {
-        self.threads = threads; self.scanLabel = scanLabel; self.progress = progress
+    /// A folder written first and the folder its entries are moved into.
+    public struct Staging: Sendable {
+        public var folder: String
+        public var target: String
+        public init(folder: String, target: String) { self.folder = folder; self.target = target }
+    }
+
+    public init(threads: Int = ProcessStats.cores, scanLabel: String? = nil, progress: ProgressMeter? = nil, staging: Staging? = nil) {
+        self.threads = threads; self.scanLabel = scanLabel; self.progress = progress; self.staging = staging
+    }
+
+    /// Where the output at `path` will be once committed: a path an output names inside itself
+    /// (Open3D's `config.json` names its dataset folder) must be this one, not the staged one.
+    public func finalPath(_ path: String) -> String {
+        guard let staging, path.hasPrefix(staging.folder + "/") else { return path }
+        return staging.target + path.dropFirst(staging.folder.count)
     }
 
     /// `path` as outputs show it: below `scan`, it is shown below the scan's label.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Batch
+import Exports
 import CProcessControl
 import Foundation
 import PointClouds
@@ -14,12 +15,14 @@ import FileIO
 /// default is the library's (`RunOptions()`).
 struct RunArguments: ParsableArguments {
     private static var defaults: RunOptions { CommandDefaults.run }
-    @Option(help: "A JSON file of run options (the keys of run.json's \"options\": stages, cloud, mesh, trajectory, reference_name, decode); flags given here override it.")
+    @Option(help: "A JSON file of run options (the keys of run.json's \"options\": \(RunOptions.CodingKeys.allCases.map(\.stringValue).joined(separator: ", "))); flags given here override it.")
     var options: String?
     @Option(help: "Stages, comma-separated: \(StageName.allCases.map(\.rawValue).joined(separator: ", ")) (default: \(defaults.stages.map(\.rawValue).joined(separator: ","))).",
             transform: commaList) var stages: [StageName]?
     @Flag(help: "Also run decode (depth images, trajectory, IMU) into DIR/decode.") var decode = false
     @Option(help: "Depth image format of decode (default: \(defaults.decode.format.rawValue)).") var decodeFormat: DepthImageFormat?
+    @Option(help: "Dataset format of export, for --stages ...,export (default: \(defaults.export.format.rawValue)).")
+    var exportFormat: ExportFormat?
     @Option(help: "Cloud voxel size in metres (default: \(defaults.cloud.voxel)).") var voxel: Double?
     @Flag(help: "Estimate cloud normals (default: \(defaults.cloud.normals ? "on" : "off")).") var normals = false
     @Flag(help: "Grey clouds and meshes even where a scan has a colour video.") var noColor = false
@@ -35,6 +38,7 @@ struct RunArguments: ParsableArguments {
         if let options { o = try RunOptions.read(json: Data(try InputFile.read(options, what: "run options")), from: options) }
         if let stages { o.stages = StageName.allCases.filter { stages.contains($0) || (decode && $0 == .decode) } } else if decode, !o.stages.contains(.decode) { o.stages.append(.decode) }
         if let decodeFormat { o.decode.format = decodeFormat }
+        if let exportFormat { o.export.format = exportFormat }
         if let voxel { o.cloud.voxel = voxel }
         if normals { o.cloud.normals = true }
         if noColor { o.setColor(false) }
@@ -51,9 +55,10 @@ struct RunArguments: ParsableArguments {
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
-        abstract: "Every stage for one scan (inspect, gestures, cloud, trajectory; mesh and decode on request) into one folder, with run.json.",
+        abstract: "Every stage for one scan (inspect, gestures, cloud, trajectory; decode, mesh and export on request) into one folder, with run.json.",
         discussion: """
-        Writes DIR/inspect.json, DIR/gestures.json + .csv, DIR/cloud.ply + cloud.json, DIR/trajectory/ and DIR/run.json \
+        Writes DIR/inspect.json, DIR/gestures.json + .csv, DIR/cloud.ply + cloud.json, DIR/trajectory/ (on request, \
+        --stages ...,STAGE: \(StageName.allCases.filter { !StageName.standard.contains($0) }.map { "\($0.rawValue) DIR/" + $0.outputs.joined(separator: " + ") }.joined(separator: ", "))) and DIR/run.json \
         (versions, options, timings, warnings, each stage's status and figures). A failing stage is recorded and the \
         others still run; everything is committed at the end, so DIR never holds half-written files. \
         Exits 0 when every stage succeeded, 65 when one failed (0 with --exit-zero: the record says what failed).

@@ -106,10 +106,61 @@ final class ScanRunnerTests: XCTestCase {
         XCTAssertTrue(stages[.trajectory]?.warnings.contains("no gesture counts: " + depthError) ?? false, "\(String(describing: stages[.trajectory]?.warnings))")
     }
 
+    /// `export` on request: `export/` holds the dataset the stage writes alone, byte for byte,
+    /// with every file its `transforms.json` names; the record says what ran and with what.
+    func testExportRunsOnRequestAndWritesWhatTheStageWritesAlone() throws {
+        let scan = try TestSupport.synthScan(frames: 8, seed: 4) { $0.colour = true }
+        var o = RunOptions(); o.stages = [.export]; o.export.format = .nerfstudio
+        let out = TestSupport.temporaryDirectory("run-export")
+        let r = try ScanRunner.run(scan: scan, out: out, options: o, threads: 2)
+        XCTAssertEqual(r.status, .ok, "\(r.stages)")
+        XCTAssertEqual(r.stages.map(\.name), [.export])
+        XCTAssertEqual(r.stages[0].outputs, StageName.export.outputs)
+        XCTAssertEqual(r.metrics["exported_frames"], 8)
+        XCTAssertEqual(try RunRecord.read(out + "/run.json").options.export, o.export)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out).sorted(), StageName.export.outputs + [RunRecord.fileName])
+        // a nerfstudio dataset: every frame's image and depth, and the initial cloud
+        let dataset = out + "/" + StageName.export.runOutput
+        let transforms = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(TestSupport.read(dataset + "/transforms.json"))) as? [String: Any])
+        let frames = try XCTUnwrap(transforms["frames"] as? [[String: Any]])
+        XCTAssertEqual(frames.count, 8)
+        for f in frames {
+            for key in ["file_path", "depth_file_path"] {
+                let path = try XCTUnwrap(f[key] as? String, key)
+                XCTAssertTrue(FileManager.default.fileExists(atPath: dataset + "/" + path), path)
+            }
+        }
+        XCTAssertEqual(try PLYReader.read(dataset + "/" + XCTUnwrap(transforms["ply_file_path"] as? String)).properties, ["x", "y", "z", "red", "green", "blue"])
+        // the stage alone writes the same files
+        let alone = TestSupport.temporaryDirectory("export-alone") + "/export"
+        let summary = try ExportStage.run(scan: scan, options: o.export, output: alone, context: StageContext(threads: 2))
+        XCTAssertEqual(summary.exported, 8)
+        XCTAssertEqual(Self.files(in: dataset), Self.files(in: alone))
+    }
+
+    /// A stage run into a staging folder reports where its output ends up.
+    func testAStagedOutputIsShownWhereItEndsUp() {
+        let context = StageContext(threads: 1, staging: .init(folder: "/o/scan/.staging-1", target: "/o/scan"))
+        XCTAssertEqual(context.finalPath("/o/scan/.staging-1/export"), "/o/scan/export")
+        XCTAssertEqual(context.finalPath("/o/scan/.staging-10/export"), "/o/scan/.staging-10/export")
+        XCTAssertEqual(StageContext(threads: 1).finalPath("/o/scan/.staging-1/export"), "/o/scan/.staging-1/export")
+    }
+
+    /// Every file below `dir`, by its path there, as bytes.
+    static func files(in dir: String) -> [String: [UInt8]] {
+        var files: [String: [UInt8]] = [:]
+        let e = FileManager.default.enumerator(atPath: dir)!
+        while let rel = e.nextObject() as? String {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: dir + "/" + rel, isDirectory: &isDir), !isDir.boolValue { files[rel] = TestSupport.read(dir + "/" + rel) }
+        }
+        return files
+    }
+
     func testEveryStageRunsInStageNameOrder() {
         XCTAssertEqual(RunOptions.allStages.map { $0.name }, StageName.allCases)
-        var o = RunOptions(); o.stages = [.mesh, .cloud, .inspect]
-        XCTAssertEqual(o.stageTypes.map { $0.name }, [.inspect, .cloud, .mesh])
+        var o = RunOptions(); o.stages = [.export, .mesh, .cloud, .inspect]
+        XCTAssertEqual(o.stageTypes.map { $0.name }, [.inspect, .cloud, .mesh, .export])
     }
 
     /// The runner names no stage: a list of stage types runs in the order given, each with its

@@ -15,6 +15,7 @@ final class DefaultsTests: XCTestCase {
         XCTAssertEqual(try CloudArguments.parse([]).value, CloudStage.Options())
         XCTAssertEqual(try MeshArguments.parse([]).value, MeshStage.Options())
         XCTAssertEqual(try DecodeArguments.parse([]).value, DecodeStage.Options())
+        XCTAssertEqual(try ExportArguments.parse([]).value, ExportStage.Options())
         XCTAssertEqual(try GestureArguments.parse([]).value, GestureOptions())
         XCTAssertEqual(try TrajectoryArguments.parse([]).value, TrajectoryStage.Options())
         XCTAssertEqual(try RunArguments.parse([]).value(), RunOptions())
@@ -38,10 +39,11 @@ final class DefaultsTests: XCTestCase {
         XCTAssertThrowsError(try CloudArguments.parse(["--extras", "colour"]))
         XCTAssertThrowsError(try CloudArguments.parse(["--frame", "up"]))
 
-        let r = try RunArguments.parse(["--stages", "cloud,inspect", "--decode", "--voxel", "0.05", "--decode-format", "npy", "--normals",
-                                        "--stride", "3", "--mesh-voxel", "0.03", "--reference-name", "gt.tum", "--no-color"]).value()
-        XCTAssertEqual(r.stages, [.inspect, .cloud, .decode])
+        let r = try RunArguments.parse(["--stages", "cloud,inspect,export", "--decode", "--voxel", "0.05", "--decode-format", "npy", "--normals",
+                                        "--stride", "3", "--mesh-voxel", "0.03", "--reference-name", "gt.tum", "--no-color", "--export-format", "open3d"]).value()
+        XCTAssertEqual(r.stages, [.inspect, .cloud, .decode, .export])
         XCTAssertEqual(r.cloud.voxel, 0.05); XCTAssertEqual(r.decode.format, .npy); XCTAssertTrue(r.cloud.normals)
+        XCTAssertEqual(r.export.format, .open3d); XCTAssertEqual(r.export.stride, 1, "--stride is the cloud's and the mesh's, not export's --every")
         XCTAssertEqual([r.cloud.stride, r.mesh.stride], [3, 3]); XCTAssertEqual(r.mesh.voxel, 0.03); XCTAssertEqual(r.referenceName, "gt.tum")
         XCTAssertFalse(r.cloud.color || r.mesh.color)
         let rc = try RunArguments.parse(["--color-frames", "reference", "--stages", "cloud,mesh"]).value()
@@ -64,9 +66,17 @@ final class DefaultsTests: XCTestCase {
         try #"{"cloud": {"color_frames": "reference"}}"#.write(toFile: dir + "/c.json", atomically: true, encoding: .utf8)
         XCTAssertEqual(try RunArguments.parse(["--options", dir + "/c.json"]).value().cloud.colorFrames, .reference)
         XCTAssertEqual(try RunArguments.parse(["--options", dir + "/c.json", "--color-frames", "all"]).value().cloud.colorFrames, .all)
+        // export's options nested under `export`; --export-format overrides the file's format
+        try #"{"stages": ["export"], "export": {"format": "nerfstudio", "max_frames": 50}}"#.write(toFile: dir + "/e.json", atomically: true, encoding: .utf8)
+        let e = try RunArguments.parse(["--options", dir + "/e.json"]).value()
+        XCTAssertEqual([e.export.format], [.nerfstudio]); XCTAssertEqual(e.export.maxFrames, 50); XCTAssertEqual(e.stages, [.export])
+        XCTAssertEqual(try RunArguments.parse(["--options", dir + "/e.json", "--export-format", "colmap"]).value().export.format, .colmap)
         for (text, message) in [(#"{"voxl": 0.05}"#, "unknown option 'voxl'"), (#"{"cloud": {"voxl": 0.05}}"#, "unknown option 'cloud.voxl'; expected ascii, color"),
                                 (#"{"voxel": 0.05}"#, "unknown option 'voxel'; expected cloud, decode"), (#"{"threads": 2}"#, "unknown option 'threads'"),
                                 (#"{"cloud": {"voxel": 5}}"#, "cloud: voxel size 5.0 m outside"), (#"{"mesh": {"truncation": 50}}"#, "mesh: truncation"),
+                                (#"{"export": {"formt": "open3d"}}"#, "unknown option 'export.formt'; expected allow_no_images, binary"),
+                                (#"{"export": {"format": "open3d", "binary": true}}"#, "export: --binary applies to the colmap format"),
+                                (#"{"export": {"format": "ply"}}"#, "format"),
                                 (#"{"stages": ["colour"]}"#, "stages"), (#"{"cloud": {"color_frames": "some"}}"#, "color_frames"),
                                 (#"{"cloud": 3}"#, "cloud"), ("[1]", "expected a JSON object")] {
             try text.write(toFile: dir + "/bad.json", atomically: true, encoding: .utf8)
@@ -86,10 +96,11 @@ final class DefaultsTests: XCTestCase {
             XCTAssertTrue(CloudArguments.helpMessage().contains("(default: 0.037)"), CloudArguments.helpMessage())
             XCTAssertEqual(try CloudArguments.parse([]).value, cloud)
         }
-        var run = RunOptions(); run.cloud.voxel = 0.037; run.mesh.voxel = 0.021; run.stages = [.inspect]
+        var run = RunOptions(); run.cloud.voxel = 0.037; run.mesh.voxel = 0.021; run.export.format = .nerfstudio; run.stages = [.inspect]
         try CommandDefaults.$run.withValue(run) {
             let help = RunCommand.helpMessage()
-            XCTAssertTrue(help.contains("default: 0.037") && help.contains("default: 0.021") && help.contains("default: inspect)"), help)
+            XCTAssertTrue(help.contains("default: 0.037") && help.contains("default: 0.021") && help.contains("default: inspect)")
+                          && help.contains("default: nerfstudio"), help)
             XCTAssertEqual(try RunArguments.parse([]).value(), run)
             // the JSON that `run --options`, nightly and the workflow pass on reads back the same
             XCTAssertEqual(try RunOptions.read(json: JSONOutput.encode(run), from: "run.json"), run)
@@ -106,6 +117,7 @@ final class DefaultsTests: XCTestCase {
             XCTAssertEqual(try RunRecord.read(base + "/out/a/run.json").options, run)
             // the workflow's config restates defaults: a changed default is caught there
             XCTAssertEqual(try Self.configMismatches(against: run), ["options.cloud.voxel: config.yaml says 0.02, the default is 0.037",
+                                                                     "options.export.format: config.yaml says \"colmap\", the default is \"nerfstudio\"",
                                                                      "options.mesh.voxel: config.yaml says 0.015, the default is 0.021"])
         }
     }

@@ -235,23 +235,58 @@ final class NightlyTests: XCTestCase {
         XCTAssertTrue((dry.stdout + dry.stderr).contains("light_1"), dry.stdout + dry.stderr)
         XCTAssertTrue((dry.stdout + dry.stderr).contains("cloud_1"), dry.stdout + dry.stderr)
 
-        // The mesh stage on request: config `stages` and `options.mesh.voxel` in the workflow,
-        // --stages and --mesh-voxel in nightly; the same mesh.ply and mesh.json.
-        XCTAssertEqual(try nightly(base + "/dataset", "--out", base + "/nightly-mesh", "--stages", "inspect,mesh", "--mesh-voxel", "0.02").status, 3)
+        // The stages on request, mesh and export: config `stages`, `options.mesh.voxel` and
+        // `options.export` in the workflow, --stages, --mesh-voxel, --export-format and an
+        // options file in nightly; the same mesh.ply, mesh.json and export/. (These scans have
+        // no colour: the export writes depth and poses, `allow_no_images`.)
+        TestSupport.writeText(#"{"export": {"allow_no_images": true}}"#, base + "/export.json")
+        let night = try nightly(base + "/dataset", "--out", base + "/nightly-mesh", "--stages", "inspect,mesh,export", "--mesh-voxel", "0.02",
+                            "--export-format", "open3d", "--options", base + "/export.json")
+        XCTAssertEqual(night.status, 3, night.stderr)
         // (options through a config file: `--config` passes nested values as text)
-        TestSupport.writeText("stages: [inspect, mesh]\noptions:\n  mesh:\n    voxel: 0.02\n", base + "/mesh.yaml")
+        TestSupport.writeText("stages: [inspect, mesh, export]\noptions:\n  mesh:\n    voxel: 0.02\n  export:\n    format: open3d\n    allow_no_images: true\n",
+                              base + "/mesh.yaml")
         let m = try TestSupport.run(snakemake, ["-s", pipelines + "/Snakefile", "--profile", pipelines + "/profiles/local", "--cores", "2",
                                                 "--directory", base, "--configfile", base + "/mesh.yaml",
                                                 "--config", "dataset=\(base)/dataset", "out=\(base)/smk-mesh", "depthpose=\(TestSupport.productsDirectory)/depthpose"])
         XCTAssertEqual(m.status, 0, m.stderr)
+        XCTAssertEqual(redone(m), Set(["alpha", "gamma", "sub__beta"].flatMap { ["\($0).light", "\($0).mesh", "\($0).export"] }), m.stderr)
         for name in ["alpha", "gamma", "sub__beta"] {
             let got = outputs(base + "/smk-mesh/" + name), want = outputs(base + "/nightly-mesh/" + name)
             XCTAssertNotNil(want["mesh.ply"], name)
             XCTAssertEqual(got["mesh.ply"], want["mesh.ply"], name)
             XCTAssertEqual(got["mesh.json"], want["mesh.json"], name)
+            // export/ the same but config.json, which names its own folder
+            let exported = want.keys.filter { $0.hasPrefix("export/") && $0 != "export/config.json" }
+            XCTAssertGreaterThan(exported.count, 24, name)
+            for k in exported { XCTAssertEqual(got[k], want[k], "\(name)/\(k)") }
+            XCTAssertEqual(Set(got.keys), Set(want.keys), name)
         }
         let ms = try summary(base + "/smk-mesh")
         XCTAssertEqual(ms.scans.map(\.status), [.ok, .failed, .ok, .ok])
         XCTAssertGreaterThan(ms.scans[0].metrics["mesh_triangles"] ?? 0, 100)
+        XCTAssertEqual(ms.scans[0].metrics["exported_frames"], 24)
+        for scan in ms.scans where scan.status == .ok {
+            XCTAssertNotNil(scan.outputs["export"], scan.name)
+            for (key, path) in scan.outputs { XCTAssertTrue(FileManager.default.fileExists(atPath: base + "/smk-mesh/" + path), "\(scan.name) \(key): \(path)") }
+        }
+        // Open3D reads each exported dataset: its intrinsic, its trajectory (a pose per frame
+        // of frames.csv) and every depth image, which back-projects to points.
+        let open3d = try TestSupport.peerPython(needs: "open3d", check: "import open3d")
+        let load = try TestSupport.run(open3d, ["-c", """
+        import csv, sys, open3d as o3d
+        for d in sys.argv[1:]:
+            k = o3d.io.read_pinhole_camera_intrinsic(d + "/camera_intrinsic.json")
+            t = o3d.io.read_pinhole_camera_trajectory(d + "/trajectory.log")
+            frames = list(csv.DictReader(open(d + "/frames.csv")))
+            assert len(t.parameters) == len(frames) > 0, (d, len(t.parameters), len(frames))
+            for f, p in zip(frames, t.parameters):
+                depth = o3d.io.read_image(d + "/" + f["depth"])
+                assert (depth.get_max_bound() == [k.width, k.height]).all(), d
+                cloud = o3d.geometry.PointCloud.create_from_depth_image(depth, k, p.extrinsic)
+                assert len(cloud.points) > 0, (d, f)
+            print(d, len(frames))
+        """] + ["alpha", "gamma", "sub__beta"].map { base + "/smk-mesh/\($0)/export" })
+        XCTAssertEqual(load.status, 0, load.stderr)
     }
 }
