@@ -37,6 +37,7 @@ SLOW_FIRST = [
     "EndToEndTests.NightlyTests",            # 109 s, Snakemake
     "EndToEndTests.PlotPageTests",           # 78 s, Chromium
     "EndToEndTests.MeshPeerTests",           # 41 s, Open3D 0.18
+    "EndToEndTests.ExportPeerTests",         # 35 s, pycolmap, nerfstudio (torch), Open3D
     "EndToEndTests.CloudCommandTests",       # 36 s
     "GesturesTests.GestureTests",            # 32 s
     "PointCloudsTests.CloudColourTests",     # 24 s

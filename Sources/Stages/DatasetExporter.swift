@@ -119,8 +119,10 @@ public enum DatasetExporter {
     static let pngLevel: Int32 = 1
 
     /// Exports the scan at `path` into the folder `out` (new, or empty) on `threads` threads.
+    /// `finalOutput`: where `out` ends up when it is written somewhere else first (`run`
+    /// stages its outputs), which Open3D's `config.json` names; by default `out`.
     public static func export(scan path: String, to out: String, options o: Options, threads: Int = ProcessStats.cores,
-                              progress: ProgressMeter? = nil) throws -> Summary {
+                              progress: ProgressMeter? = nil, finalOutput: String? = nil) throws -> Summary {
         let start = ProcessStats.now()
         if let p = o.problem { throw CloudError.options(p) }
         try OutputGuard.check(output: out, scan: path)
@@ -268,7 +270,7 @@ public enum DatasetExporter {
         summary.exported = frames.count
         summary.images = source == nil ? 0 : frames.count
 
-        try writeFormat(frames, cloud: cloud, cloudSummary: cloudSummary, root: root, out: out, options: o, summary: &summary, threads: threads)
+        try writeFormat(frames, cloud: cloud, cloudSummary: cloudSummary, root: root, out: finalOutput ?? out, options: o, summary: &summary, threads: threads)
         try AtomicOutput.write(framesCSV(frames, scan: scan, options: o, hasImages: source != nil), to: root + "/" + Files.frames)
         try staged.commit()
         summary.seconds = ProcessStats.now() - start

@@ -17,7 +17,8 @@ public enum ExportStage: Stage {
         """
 
     public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> DatasetExporter.Summary {
-        var s = try DatasetExporter.export(scan: scan, to: output, options: options, threads: context.threads, progress: context.progress)
+        var s = try DatasetExporter.export(scan: scan, to: output, options: options, threads: context.threads, progress: context.progress,
+                                           finalOutput: context.finalPath(output))
         if let c = s.colour { s.colour = context.shown(c, scan: scan) }
         s.output = context.finalPath(s.output)
         return s

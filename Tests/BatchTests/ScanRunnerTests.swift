@@ -136,6 +136,13 @@ final class ScanRunnerTests: XCTestCase {
         let summary = try ExportStage.run(scan: scan, options: o.export, output: alone, context: StageContext(threads: 2))
         XCTAssertEqual(summary.exported, 8)
         XCTAssertEqual(Self.files(in: dataset), Self.files(in: alone))
+        // Open3D's config.json names the dataset where it ends up, not where run staged it
+        o.export.format = .open3d
+        let o3d = TestSupport.temporaryDirectory("run-export-open3d")
+        XCTAssertEqual(try ScanRunner.run(scan: scan, out: o3d, options: o, threads: 2).status, .ok)
+        let config = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(TestSupport.read(o3d + "/export/config.json"))) as? [String: Any])
+        XCTAssertEqual(config["path_dataset"] as? String, OutputGuard.resolved(o3d + "/export"))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: try XCTUnwrap(config["path_intrinsic"] as? String)))
     }
 
     /// A stage run into a staging folder reports where its output ends up.
