@@ -222,6 +222,15 @@ final class ExportTests: XCTestCase {
         let o3d = try DatasetExporter.export(scan: grey, to: dir + "/grey-o3d", options: open3d, threads: 2)
         XCTAssertEqual(o3d.exported, 6); XCTAssertEqual(o3d.images, 0)
         XCTAssertFalse(Self.names(dir + "/grey-o3d").contains("color"))
+        // A scan that breaks half-way (a truncated depth.bin): an error naming the file, and
+        // nothing half-written (the folder stays empty, and a second export into it works).
+        let broken = TestSupport.copy(scan)
+        TestSupport.truncate(broken + "/depth.bin", by: 1000)
+        XCTAssertThrowsError(try DatasetExporter.export(scan: broken, to: dir + "/broken", options: .init(), threads: 2)) { e in
+            XCTAssertTrue("\(e)".contains("depth.bin"), "\(e)")
+        }
+        XCTAssertEqual(Self.names(dir + "/broken"), [])
+        XCTAssertEqual(try DatasetExporter.export(scan: scan, to: dir + "/broken", options: .init(), threads: 2).exported, 6)
         var wrong = DatasetExporter.Options(); wrong.level = true
         XCTAssertEqual(wrong.problem, "--level and --center apply to the nerfstudio format")
     }
