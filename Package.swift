@@ -101,7 +101,7 @@ let package = Package(
         .target(name: "Synthesis", dependencies: ["Execution", "FileIO", "Geometry", "ScanFormats", "Trajectories", "Gestures", "Video", algorithms],
                 swiftSettings: optimisedInDebug),
         // Datasets for other tools: COLMAP's model, nerfstudio's transforms.json, Open3D's RGBD layout; the frame selection.
-        .target(name: "Exports", dependencies: ["Geometry"], swiftSettings: optimisedInDebug),
+        .target(name: "Exports", dependencies: ["Execution", "Geometry"], swiftSettings: optimisedInDebug),
         .target(name: "Stages", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "Codecs", "Geometry", "ScanFormats", "Video", "PointClouds", "VoxelFusion", "Meshing", "Trajectories", "Gestures", "Plots", "Exports"],
                 swiftSettings: optimisedInDebug),
         // Figures with round ticks, drawn as self-contained HTML pages (Debian's Chart.js inlined).

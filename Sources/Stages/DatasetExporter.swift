@@ -290,7 +290,7 @@ public enum DatasetExporter {
             summary.cameras = model.cameras.count
             try AtomicOutput.makeDirectory(root + "/sparse")
             try AtomicOutput.makeDirectory(root + "/" + Files.colmapModel)
-            for (name, data) in zip(COLMAPModel.fileNames(binary: o.binary), model.files(binary: o.binary)) {
+            for (name, data) in zip(COLMAPModel.fileNames(binary: o.binary), model.files(binary: o.binary, threads: threads)) {
                 try AtomicOutput.write(data, to: root + "/" + Files.colmapModel + "/" + name)
             }
         case .nerfstudio:

@@ -142,6 +142,20 @@ final class ExportTests: XCTestCase {
         XCTAssertEqual(json["ply_file_path"] as? String, "sparse_pc.ply")
     }
 
+    /// COLMAP's points3D text is formatted in parallel chunks: the same bytes on any thread
+    /// count, one line per point in id order.
+    func testPointsTextIsTheSameOnAnyThreadCount() {
+        let positions = (0..<3001).map { Float($0) * 0.001 - 1 }
+        let colours = (0..<3001).map { UInt8($0 % 256) }
+        let model = COLMAPModel(frames: [], imageName: { $0.stem }, positions: positions, colours: colours)
+        let one = model.files(binary: false, threads: 1)[2]
+        XCTAssertEqual(model.files(binary: false, threads: 3)[2], one)
+        let lines = String(decoding: one, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        XCTAssertEqual(lines.count, 1000)  // 3001 floats: 1000 whole points
+        XCTAssertEqual(lines.first, "1 -1.0 -0.999 -0.998 0 1 2 0")
+        XCTAssertEqual(lines.last.map(String.init), "1000 \(positions[2997]) \(positions[2998]) \(positions[2999]) \(2997 % 256) \(2998 % 256) \(2999 % 256) 0")
+    }
+
     /// `--max-frames` spreads the frames along the motion: a path that stands still for half
     /// its frames gets one frame there, not half of them; with scores, each stretch gives
     /// its sharpest frame; the budget is met exactly.
