@@ -8,6 +8,7 @@
 #   stray: the apartment in the Stray Scanner layout (depth and confidence PNGs)
 #   record3d: the apartment in the Record3D layout, unzipped (LZFSE stored blocks as synth
 #     writes them; scripts/bench-record3d.sh recompresses them as the app does)
+#   scanner3d: the apartment in the 3D Scanner App layout (`colour`: a JPEG every third frame)
 bench_data=${BENCH_DATA:-/tmp/depthpose-bench}
 
 bench_scan() {
@@ -17,7 +18,8 @@ bench_scan() {
     apartment) args="--layout lz4 --scene apartment --fps 60" ;;
     stray) args="--layout stray --scene apartment --fps 60" ;;
     record3d) args="--layout record3d --scene apartment --fps 60" ;;
-    *) echo "bench scene: room, apartment, stray or record3d, not \"$scene\"" >&2; return 64 ;;
+    scanner3d) args="--layout scanner3d --scene apartment --fps 60" ;;
+    *) echo "bench scene: room, apartment, stray, record3d or scanner3d, not \"$scene\"" >&2; return 64 ;;
   esac
   local dir=$bench_data/$scene-$frames
   if [ -n "$colour" ]; then args="$args --color"; dir=$dir-colour; fi

@@ -186,7 +186,7 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
     case .stray:
         try? FileManager.default.createDirectory(atPath: scan + "/depth", withIntermediateDirectories: true)
         let mm = [UInt16](repeating: 1500, count: width * height)
-        if let png = try? mm.withUnsafeBufferPointer({ try PNGImage.encode(gray16: $0, width: width, height: height, compressionLevel: 1) }) {
+        if let png = try? mm.withUnsafeBufferPointer({ try PNGImage.encode(gray16: $0, width: width, height: height, compression: .pillow(level: 1)) }) {
             write(png, scan + "/depth/000000.png")
         }
         write("timestamp, frame, x, y, z, qx, qy, qz, qw\n0.0, 0, 0, 0, 0, 0, 0, 0, 1\n", scan + "/odometry.csv")
@@ -197,8 +197,8 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
     case .scanner3d:
         _ = try? Scanner3DScan.parseFrame([UInt8](bytes), file: "frame_00000.json")
         let mm = [UInt16](repeating: 1500, count: width * height), conf = [UInt8](repeating: 2, count: width * height)
-        if let png = try? mm.withUnsafeBufferPointer({ try PNGImage.encode(gray16: $0, width: width, height: height, compressionLevel: 1) }),
-           let confPNG = try? conf.withUnsafeBufferPointer({ try PNGImage.encode(gray8: $0, width: width, height: height, compressionLevel: 1) }) {
+        if let png = try? mm.withUnsafeBufferPointer({ try PNGImage.encode(gray16: $0, width: width, height: height, compression: .pillow(level: 1)) }),
+           let confPNG = try? conf.withUnsafeBufferPointer({ try PNGImage.encode(gray8: $0, width: width, height: height, compression: .pillow(level: 1)) }) {
             write(png, scan + "/depth_00000.png")
             write(confPNG, scan + "/conf_00000.png")
         }
@@ -227,8 +227,8 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
         if isTraj { _ = try? ARKitScenesScan.parseTraj([UInt8](rest), file: "lowres_wide.traj") } else { _ = try? ARKitScenesScan.parsePincam([UInt8](rest), file: "x.pincam") }
         for f in ["lowres_depth", "confidence", "lowres_wide_intrinsics"] { try? FileManager.default.createDirectory(atPath: scan + "/" + f, withIntermediateDirectories: true) }
         let mm = [UInt16](repeating: 1500, count: width * height), conf = [UInt8](repeating: 2, count: width * height)
-        if let png = try? mm.withUnsafeBufferPointer({ try PNGImage.encode(gray16: $0, width: width, height: height, compressionLevel: 1) }),
-           let confPNG = try? conf.withUnsafeBufferPointer({ try PNGImage.encode(gray8: $0, width: width, height: height, compressionLevel: 1) }) {
+        if let png = try? mm.withUnsafeBufferPointer({ try PNGImage.encode(gray16: $0, width: width, height: height, compression: .pillow(level: 1)) }),
+           let confPNG = try? conf.withUnsafeBufferPointer({ try PNGImage.encode(gray8: $0, width: width, height: height, compression: .pillow(level: 1)) }) {
             for t in ["1.000", "1.050", "1.100"] {
                 write(png, scan + "/lowres_depth/4_\(t).png")
                 write(confPNG, scan + "/confidence/4_\(t).png")
@@ -246,8 +246,8 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
         for f in [PolycamScan.Folder.depth, PolycamScan.Folder.confidence, PolycamScan.Folder.cameras, PolycamScan.Folder.correctedCameras] {
             try? FileManager.default.createDirectory(atPath: scan + "/" + f, withIntermediateDirectories: true)
         }
-        if let png = try? mm.withUnsafeBufferPointer({ try PNGImage.encode(gray16: $0, width: width, height: height, compressionLevel: 1) }),
-           let confPNG = try? conf.withUnsafeBufferPointer({ try PNGImage.encode(gray8: $0, width: width, height: height, compressionLevel: 1) }) {
+        if let png = try? mm.withUnsafeBufferPointer({ try PNGImage.encode(gray16: $0, width: width, height: height, compression: .pillow(level: 1)) }),
+           let confPNG = try? conf.withUnsafeBufferPointer({ try PNGImage.encode(gray8: $0, width: width, height: height, compression: .pillow(level: 1)) }) {
             write(png, scan + "/" + PolycamScan.Folder.depth + "/1000000.png")
             write(confPNG, scan + "/" + PolycamScan.Folder.confidence + "/1000000.png")
         }

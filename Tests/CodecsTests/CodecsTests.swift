@@ -112,6 +112,23 @@ final class PNGImageTests: XCTestCase {
         XCTAssertEqual(back, px)
     }
 
+    /// `.runLength` (export's depth and masks) against both readers: libdeflate's fast path
+    /// and libpng, on depth-like rows (runs of no depth, a slope, noise) of both bit depths.
+    func testRunLengthEncodingReadsBackThroughBothRoutes() throws {
+        let w = 256, h = 24
+        let depth = (0..<(w * h)).map { p -> UInt16 in p % w < 40 ? 0 : UInt16(1500 + p / w * 3 + (p * 7919) % 13) }
+        let mask = depth.map { $0 == 0 ? UInt8(0) : 255 }
+        let png16 = try depth.withUnsafeBufferPointer { try PNGImage.encode(gray16: $0, width: w, height: h, compression: .runLength) }
+        let png8 = try mask.withUnsafeBufferPointer { try PNGImage.encode(gray8: $0, width: w, height: h, compression: .runLength) }
+        var fast16 = [UInt16](repeating: 1, count: w * h), slow16 = fast16, fast8 = [UInt8](repeating: 1, count: w * h), slow8 = fast8
+        XCTAssertTrue(fast16.withUnsafeMutableBytes { decodeGrayFast(png16, width: w, height: h, bitDepth: 16, into: $0) })
+        XCTAssertTrue(fast8.withUnsafeMutableBytes { decodeGrayFast(png8, width: w, height: h, bitDepth: 8, into: $0) })
+        try slow16.withUnsafeMutableBytes { try decodeGrayLibPNG(png16, width: w, height: h, bitDepth: 16, into: $0) }
+        try slow8.withUnsafeMutableBytes { try decodeGrayLibPNG(png8, width: w, height: h, bitDepth: 8, into: $0) }
+        XCTAssertEqual(fast16, depth); XCTAssertEqual(slow16, depth)
+        XCTAssertEqual(fast8, mask); XCTAssertEqual(slow8, mask)
+    }
+
     func testEightBitAndErrors() throws {
         let px = [UInt8](0..<200)
         let png = try px.withUnsafeBufferPointer { try PNGImage.encode(gray8: $0, width: 20, height: 10) }

@@ -134,7 +134,7 @@ final class HostileScanTests: XCTestCase {
     func testOversizedDepthImagesAreRefused() throws {
         let dir = try TestSupport.synthScan(layout: .stray, frames: 2)
         let zeros = [UInt16](repeating: 0, count: 4096 * 4096)
-        let png = try zeros.withUnsafeBufferPointer { try PNGImage.encode(gray16: $0, width: 4096, height: 4096, compressionLevel: 1) }
+        let png = try zeros.withUnsafeBufferPointer { try PNGImage.encode(gray16: $0, width: 4096, height: 4096, compression: .pillow(level: 1)) }
         try png.write(to: URL(fileURLWithPath: dir + "/depth/000000.png"))
         XCTAssertThrowsError(try StrayScan(path: dir, strict: true)) { XCTAssertTrue("\($0)".contains("4096x4096 outside 1...2048"), "\($0)") }
     }

@@ -1,7 +1,7 @@
 import Codecs
 import Foundation
 import ScanFormats
-import Stages
+@testable import Stages
 import Synthesis
 import TestSupport
 import Video
@@ -39,6 +39,21 @@ final class RGBExportTests: XCTestCase {
         }
         print("RGB export: worst PSNR against ffmpeg's frames \(worst) dB")
         XCTAssertGreaterThanOrEqual(worst, 40, "worst frame's PSNR against ffmpeg's")
+    }
+
+    /// The fixed-point level maps of the JPEG writer against their real definition, on every
+    /// 8-bit input, one sample at a time and a row at a time (the vector body and the tail).
+    func testVideoRangeLevelsAreTheRoundedRealValues() {
+        let maps: [(RGBExporter.LevelMap, (Double) -> Double)] = [(RGBExporter.Slot.luma, { ($0 - 16) * 255 / 219 }),
+                                                                  (RGBExporter.Slot.chroma, { ($0 - 128) * 255 / 224 + 128 })]
+        for (map, real) in maps {
+            let expected = (0..<256).map { UInt8(max(0, min(255, real(Double($0)).rounded()))) }
+            XCTAssertEqual((0..<256).map { map(UInt8($0)) }, expected)
+            let row = (0..<300).map { UInt8(($0 * 7) % 256) }
+            var out = [UInt8](repeating: 0, count: row.count)
+            out.withUnsafeMutableBufferPointer { o in row.withUnsafeBufferPointer { map.map($0.baseAddress!, into: o.baseAddress!, count: row.count) } }
+            XCTAssertEqual(out, row.map { expected[Int($0)] })
+        }
     }
 
     func testEveryNthAndPosedOnly() throws {

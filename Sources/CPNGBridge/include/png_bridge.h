@@ -7,9 +7,10 @@
 #include <stdint.h>
 
 /* Encodes a grayscale image (bit_depth 8 or 16; 16-bit samples in host byte order)
- * into a malloc'ed PNG in *out (free with dp_png_free). */
+ * into a malloc'ed PNG in *out (free with dp_png_free): as Pillow does at zlib level
+ * `compression_level`, or with `run_length` the Up filter on every row and zlib's Z_RLE. */
 int dp_png_encode_gray(const void *pixels, int width, int height, int bit_depth,
-                       int compression_level, uint8_t **out, size_t *out_len,
+                       int compression_level, int run_length, uint8_t **out, size_t *out_len,
                        char *err, size_t err_len);
 
 /* Reads the header of a PNG held in memory. */
