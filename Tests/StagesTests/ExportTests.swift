@@ -143,7 +143,7 @@ final class ExportTests: XCTestCase {
     }
 
     /// COLMAP's points3D text is formatted in parallel chunks: the same bytes on any thread
-    /// count, one line per point in id order.
+    /// count, one line per point in id order; the binary file's records, field by field.
     func testPointsTextIsTheSameOnAnyThreadCount() {
         let positions = (0..<3001).map { Float($0) * 0.001 - 1 }
         let colours = (0..<3001).map { UInt8($0 % 256) }
@@ -154,6 +154,16 @@ final class ExportTests: XCTestCase {
         XCTAssertEqual(lines.count, 1000)  // 3001 floats: 1000 whole points
         XCTAssertEqual(lines.first, "1 -1.0 -0.999 -0.998 0 1 2 0")
         XCTAssertEqual(lines.last.map(String.init), "1000 \(positions[2997]) \(positions[2998]) \(positions[2999]) \(2997 % 256) \(2998 % 256) \(2999 % 256) 0")
+        // The binary records: count, then id, x y z as doubles, r g b, error, track length.
+        let binary = [UInt8](model.files(binary: true)[2])
+        XCTAssertEqual(binary.count, 8 + 1000 * 51)
+        func u64(_ at: Int) -> UInt64 { binary[at ..< at + 8].reversed().reduce(0) { $0 << 8 | UInt64($1) } }
+        XCTAssertEqual(u64(0), 1000)
+        let last = 8 + 999 * 51
+        XCTAssertEqual(u64(last), 1000)
+        XCTAssertEqual(Double(bitPattern: u64(last + 16)), Double(positions[2998]))
+        XCTAssertEqual(Array(binary[last + 32 ..< last + 35]), [UInt8(2997 % 256), UInt8(2998 % 256), UInt8(2999 % 256)])
+        XCTAssertEqual(u64(last + 35), 0); XCTAssertEqual(u64(last + 43), 0)
     }
 
     /// `--max-frames` spreads the frames along the motion: a path that stands still for half
