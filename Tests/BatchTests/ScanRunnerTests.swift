@@ -135,7 +135,7 @@ final class ScanRunnerTests: XCTestCase {
         let alone = TestSupport.temporaryDirectory("export-alone") + "/export"
         let summary = try ExportStage.run(scan: scan, options: o.export, output: alone, context: StageContext(threads: 2))
         XCTAssertEqual(summary.exported, 8)
-        XCTAssertEqual(Self.files(in: dataset), Self.files(in: alone))
+        XCTAssertEqual(TestSupport.files(in: dataset), TestSupport.files(in: alone))
         // Open3D's config.json names the dataset where it ends up, not where run staged it
         o.export.format = .open3d
         let o3d = TestSupport.temporaryDirectory("run-export-open3d")
@@ -151,17 +151,6 @@ final class ScanRunnerTests: XCTestCase {
         XCTAssertEqual(context.finalPath("/o/scan/.staging-1/export"), "/o/scan/export")
         XCTAssertEqual(context.finalPath("/o/scan/.staging-10/export"), "/o/scan/.staging-10/export")
         XCTAssertEqual(StageContext(threads: 1).finalPath("/o/scan/.staging-1/export"), "/o/scan/.staging-1/export")
-    }
-
-    /// Every file below `dir`, by its path there, as bytes.
-    static func files(in dir: String) -> [String: [UInt8]] {
-        var files: [String: [UInt8]] = [:]
-        let e = FileManager.default.enumerator(atPath: dir)!
-        while let rel = e.nextObject() as? String {
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: dir + "/" + rel, isDirectory: &isDir), !isDir.boolValue { files[rel] = TestSupport.read(dir + "/" + rel) }
-        }
-        return files
     }
 
     func testEveryStageRunsInStageNameOrder() {

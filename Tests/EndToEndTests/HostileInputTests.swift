@@ -17,24 +17,13 @@ final class HostileInputTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
     }
 
-    /// Every file under `dir` with its bytes (to prove an input untouched).
-    func snapshot(_ dir: String) -> [String: [UInt8]] {
-        var files: [String: [UInt8]] = [:]
-        let e = FileManager.default.enumerator(atPath: dir)!
-        while let rel = e.nextObject() as? String {
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: dir + "/" + rel, isDirectory: &isDir), !isDir.boolValue { files[rel] = TestSupport.read(dir + "/" + rel) }
-        }
-        return files
-    }
-
     /// Case 3: `decode SCAN --out SCAN` on a Stray scan replaced its depth/ and imu.csv (exit 0).
     /// Every stage now refuses an output that is, or holds, its input, and writes nothing.
     func testNoStageWritesOverItsInput() throws {
         let root = TestSupport.temporaryDirectory("over")
         try synth(root + "/stray", ["--layout", "stray"])
         try synth(root + "/arkit")
-        let before = snapshot(root)
+        let before = TestSupport.files(in: root)
         for args in [["decode", root + "/stray", "--out", root + "/stray"],
                      ["decode", root + "/stray", "--out", root + "/stray/depth"],
                      ["decode", root + "/stray", "--out", root],
@@ -46,7 +35,7 @@ final class HostileInputTests: XCTestCase {
             XCTAssertEqual(r.status, 64, "\(args): \(r.stderr)")
             XCTAssertTrue(r.stderr.contains("an output never replaces"), r.stderr)
         }
-        XCTAssertTrue(snapshot(root) == before, "an input changed")
+        XCTAssertTrue(TestSupport.files(in: root) == before, "an input changed")
     }
 
     /// Case 2: `nightly DATASET --out DATASET` deleted the input scans when a child died
@@ -54,12 +43,12 @@ final class HostileInputTests: XCTestCase {
     func testNightlyNeverWritesIntoItsDataset() throws {
         let root = TestSupport.temporaryDirectory("ds")
         try synth(root + "/ds/a"); try synth(root + "/ds/b", ["--seed", "3"])
-        let before = snapshot(root + "/ds")
+        let before = TestSupport.files(in: root + "/ds")
         for out in [root + "/ds", root, root + "/ds/a/results"] {
             let r = try depthpose(["nightly", root + "/ds", "--out", out, "--memory-limit", "64"])
             XCTAssertEqual(r.status, 64, r.stderr)
         }
-        let after = snapshot(root + "/ds")
+        let after = TestSupport.files(in: root + "/ds")
         XCTAssertTrue(after == before, "inputs changed: \(Set(after.keys).symmetricDifference(before.keys).sorted())")
     }
 

@@ -25,6 +25,18 @@ public enum TestSupport {
         return dir
     }
 
+    /// Every file below `dir`, by its path there, with its bytes (to compare two outputs, or to
+    /// prove an input untouched).
+    public static func files(in dir: String) -> [String: [UInt8]] {
+        var files: [String: [UInt8]] = [:]
+        let e = FileManager.default.enumerator(atPath: dir)!
+        while let rel = e.nextObject() as? String {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: dir + "/" + rel, isDirectory: &isDir), !isDir.boolValue { files[rel] = read(dir + "/" + rel) }
+        }
+        return files
+    }
+
     /// Copies a scan folder so a test can damage it.
     public static func copy(_ scan: String) -> String {
         let dst = temporaryDirectory("copy")
