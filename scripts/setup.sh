@@ -60,6 +60,11 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >/dev/null
 }
 
+# What Open3D's wheels load from the system and do not bundle (its libOpen3D.so links libGL,
+# libEGL, libusb-1.0; OpenMP through libgomp): the tests', the mesh peer's and the export peers'
+# venvs each hold an Open3D.
+open3d_runtime=(libgl1 libegl1 libgomp1 libusb-1.0-0)
+
 # libjs-chart.js: Chart.js, inlined into the HTML plot pages; libjs-three: three.js, inlined into the
 # 3-D view pages; libcairo2-dev: SVG/PDF/PNG plots and the cloud previews;
 # libavformat-dev, libavcodec-dev: FFmpeg, for the scans' colour video (H.264/HEVC through x264/x265).
@@ -78,7 +83,7 @@ if [ "${1:-}" = "--tests" ]; then
   # PyYAML (module yaml, a dependency of snakemake): DefaultsTests reads Pipelines/config.yaml with it.
   # pyliblzfse (module liblzfse): Apple's reference LZFSE encoder, the peer of LZFSETests; an sdist
   # whose bundled C compiles at install (gcc, Python's headers).
-  apt_install gcc python3-dev
+  apt_install gcc python3-dev "${open3d_runtime[@]}"
   packages=(numpy lz4 imageio plyfile snakemake "snakemake-executor-plugin-slurm==2.8.0" "evo==1.38.1" "scipy==1.17.1" "open3d==0.20.0"
             nbclient nbformat ipykernel pandas matplotlib "pyliblzfse==0.4.1")
   venv=${DEPTHPOSE_VENV:-$(venv_for "$here/.venv" "${packages[@]}")}
@@ -91,7 +96,7 @@ if [ "${1:-}" = "--bench" ]; then
   # The peers the benchmarks time (scripts/bench-*.sh): the ScanNet++ toolkit's decode
   # dependencies, Open3D and psutil in their own venv (Open3D is large; the tests do not
   # need it), a C compiler for the plain decode loops (scripts/peers/c), GNU time.
-  apt_install gcc make python3 python3-venv time  # time: /usr/bin/time for peak RSS
+  apt_install gcc make python3 python3-venv time "${open3d_runtime[@]}"  # time: /usr/bin/time for peak RSS
   packages=(numpy lz4 imageio "open3d==0.20.0" psutil)
   venv=${DEPTHPOSE_BENCH_VENV:-$(venv_for "$here/.venv-bench" "${packages[@]}")}
   make_venv "$venv" "import numpy, lz4.block, imageio, open3d, psutil; assert open3d.__version__ == '0.20.0'" "${packages[@]}"
@@ -102,7 +107,7 @@ if [ "${1:-}" = "--mesh-peer" ]; then
   # The mesh peer (scripts/peers/open3d_mesh_tsdf.py, mesh_distance.py): Open3D 0.18.0 with
   # NumPy 1.x in its own venv (0.20.0's ScalableTSDFVolume returns empty meshes), pinned in
   # scripts/requirements-mesh-peer.txt; the ffmpeg command line for the colour video.
-  apt_install python3 python3-venv ffmpeg
+  apt_install python3 python3-venv ffmpeg "${open3d_runtime[@]}"
   venv=${DEPTHPOSE_MESH_PEER_VENV:-$(venv_for "$here/.venv-mesh-peer" "$(cat "$here/scripts/requirements-mesh-peer.txt")")}
   make_venv "$venv" "import numpy, lz4.block, open3d; assert open3d.__version__ == '0.18.0' and numpy.__version__ == '1.26.4'" \
     -r "$here/scripts/requirements-mesh-peer.txt"
@@ -118,7 +123,7 @@ if [ "${1:-}" = "--export-peers" ]; then
   # (torch 2.13.0+cpu, 190 MB; DEPTHPOSE_TORCH_WHEELS names another folder), else PyPI's
   # torch 2.13.0, whose Linux wheels do not even import without NVIDIA's CUDA libraries: then
   # those too (about 5 GB more).
-  apt_install python3 python3-venv
+  apt_install python3 python3-venv "${open3d_runtime[@]}"
   req=$here/scripts/requirements-export-peers.txt
   wheels=${DEPTHPOSE_TORCH_WHEELS:-/opt/wheels}
   tag=$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
