@@ -365,10 +365,21 @@ public enum DatasetExporter {
     final class Scratch {
         let projector: BackProjector
         var millimetres: [UInt16]
-        var mask: [UInt8] = []
+        /// The mask at the image size, each depth pixel's verdict, and each image column's
+        /// and row's nearest depth column and row (made once, by `prepareMask`).
+        var mask: [UInt8] = [], keep: [UInt8] = [], columns: [Int] = [], rows: [Int] = []
         init(_ layout: DepthFrameLayout) {
             projector = BackProjector(width: layout.width, height: layout.height)
             millimetres = [UInt16](repeating: 0, count: layout.pixels)
+        }
+
+        func prepareMask(depth: (Int, Int), image: (Int, Int)) {
+            guard mask.count != image.0 * image.1 || keep.count != depth.0 * depth.1 else { return }
+            mask = [UInt8](repeating: 0, count: image.0 * image.1)
+            keep = [UInt8](repeating: 0, count: depth.0 * depth.1)
+            func nearest(_ n: Int, _ of: Int) -> [Int] { (0..<n).map { min(of - 1, Int((Double($0) * Double(of) / Double(n)).rounded())) } }
+            columns = nearest(image.0, depth.0)
+            rows = nearest(image.1, depth.1)
         }
     }
 
@@ -390,27 +401,28 @@ public enum DatasetExporter {
         }
         guard o.masks else { return }
         let (iw, ih) = imageSize
-        if scratch.mask.count != iw * ih { scratch.mask = [UInt8](repeating: 0, count: iw * ih) }
-        let confidence = batch.confidenceMap(k)
-        let raw: UnsafeBufferPointer<UInt16>? = batch.format == .uint16Millimetres ? batch.millimetres(k) : nil
-        let metres: UnsafeBufferPointer<Float>? = batch.format == .float32Metres ? batch.metres(k) : nil
+        scratch.prepareMask(depth: (w, h), image: imageSize)
         // Each depth pixel's verdict, then each image pixel takes its nearest depth pixel's.
-        var keep = [UInt8](repeating: 0, count: w * h)
-        for p in 0..<(w * h) {
-            if let confidence { keep[p] = confidence[p] > 0 ? 255 : 0 } else if let raw { keep[p] = raw[p] > 0 ? 255 : 0 } else if let metres {
-                let z = metres[p]
-                keep[p] = z.isFinite && z > 0 ? 255 : 0
+        let confidence = batch.confidenceMap(k)
+        let data: Data = try scratch.keep.withUnsafeMutableBufferPointer { keep in
+            if let confidence {
+                for p in 0..<(w * h) { keep[p] = confidence[p] > 0 ? 255 : 0 }
+            } else if batch.format == .uint16Millimetres {
+                let raw = batch.millimetres(k)
+                for p in 0..<(w * h) { keep[p] = raw[p] > 0 ? 255 : 0 }
+            } else {
+                let metres = batch.metres(k)
+                for p in 0..<(w * h) { keep[p] = metres[p].isFinite && metres[p] > 0 ? 255 : 0 }
+            }
+            return try scratch.mask.withUnsafeMutableBufferPointer { m in
+                for y in 0..<ih {
+                    let row = scratch.rows[y] * w
+                    for x in 0..<iw { m[y * iw + x] = keep[row + scratch.columns[x]] }
+                }
+                return try PNGImage.encode(gray8: UnsafeBufferPointer(m), width: iw, height: ih, compression: pngCompression)
             }
         }
-        let columns = (0..<iw).map { min(w - 1, Int((Double($0) * Double(w) / Double(iw)).rounded())) }
-        scratch.mask.withUnsafeMutableBufferPointer { m in
-            for y in 0..<ih {
-                let row = min(h - 1, Int((Double(y) * Double(h) / Double(ih)).rounded())) * w
-                for x in 0..<iw { m[y * iw + x] = keep[row + columns[x]] }
-            }
-        }
-        try write(PNGImage.encode(gray8: scratch.mask.withUnsafeBufferPointer { $0 }, width: iw, height: ih, compression: pngCompression),
-                  to: root + "/" + Files.masks + "/" + stem + ".png")
+        try write(data, to: root + "/" + Files.masks + "/" + stem + ".png")
     }
 
     static func write(_ data: Data, to file: String) throws {
