@@ -150,6 +150,8 @@ struct Drawing {
             switch s.style {
             case .line: line(pts, color: s.color, width: 1.3)
             case .dashed: line(pts, color: s.color, width: 1.3, dash: [6, 4])
+            case .segments:
+                for k in stride(from: 0, to: pts.count - 1, by: 2) { line([pts[k], pts[k + 1]], color: s.color, width: 1.1) }
             case .points:
                 for (i, p) in pts.enumerated() {
                     color(s.pointColors.map { $0[i] } ?? s.color)

@@ -17,7 +17,9 @@ public struct Figure: Sendable, Codable {
 
     public struct Series: Sendable, Codable {
         /// `marker`: a few large outlined points that stand out (a path's start and end).
-        public enum Style: String, Sendable, Codable { case line, dashed, points, marker }
+        /// `segments`: separate straight lines, points 0–1, 2–3, ... (boxplots' boxes and
+        /// whiskers, the links between matched poses).
+        public enum Style: String, Sendable, Codable { case line, dashed, points, marker, segments }
         public var label: String
         public var x: [Double]
         public var y: [Double]

@@ -150,11 +150,14 @@ public enum HTMLPlots {
                           borderColor: l.color, backgroundColor: l.color });
         }
         // markers first: drawn on top of the path
-        const order = { marker: 0, points: 1, line: 2, dashed: 3 };
+        const order = { marker: 0, points: 1, line: 2, dashed: 3, segments: 2 };
         f.series.forEach((s, k) => {
           const d = { label: s.label, data: s.x.map((x, i) => ({ x: x, y: s.y[i] })), borderColor: s.color, backgroundColor: s.color, order: order[s.style] };
+          // segments: pairs of points, a gap (NaN breaks a Chart.js line) after each pair
+          if (s.style === 'segments') d.data = d.data.flatMap((p, i) => i % 2 ? [p, { x: p.x, y: NaN }] : [p]);
           if (s.style === 'points') { d.showLine = false; d.pointRadius = 3; if (s.pointColors) d.pointBackgroundColor = s.pointColors; d.pointBorderWidth = 0; }
           else if (s.style === 'marker') { d.showLine = false; d.pointRadius = 7; d.pointHoverRadius = 8; d.pointBorderColor = '#222'; d.pointBorderWidth = 1.5; }
+          else if (s.style === 'segments') { d.showLine = true; d.pointRadius = 0; d.borderWidth = 1.2; d.spanGaps = false; }
           else { d.showLine = true; d.pointRadius = s.x.length <= 60 ? 2.5 : 0; d.borderWidth = 1.5; if (s.style === 'dashed') d.borderDash = [6, 4]; }
           datasets.push(d);
         });
