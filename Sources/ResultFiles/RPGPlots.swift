@@ -14,7 +14,7 @@ public enum RPGPlots {
 
     /// The figures, each with the file stem rpg gives it. `trial` is the plotted trial;
     /// `relative` the errors per length pooled over trials (rpg plots its multi-trial pool).
-    public static func figures(_ trial: RPGResultFolder.Trial, relative: [(length: Double, errors: RPG.RelativeErrors)],
+    public static func figures(_ trial: RPG.Analysis, relative: [(length: Double, errors: RPG.RelativeErrors)],
                                config: RPG.AlignmentConfig, multiTrial: Bool, scaleTrajectory: Bool) -> [(stem: String, figure: Figure)] {
         let label = config.label, est = trial.aligned.map(\.translation), gt = trial.groundTruth
         var out: [(String, Figure)] = []
@@ -66,37 +66,10 @@ public enum RPGPlots {
 
         let suffix = multiTrial ? "_mt" : ""
         let names = relative.map { String(describing: $0.length) }
-        out.append(("rel_translation_error\(suffix)", boxplot("Relative translation error", "Translation error (m)", names, relative.map(\.errors.translation))))
-        out.append(("rel_translation_error_perc\(suffix)", boxplot("Relative translation error", "Translation error (%)", names, relative.map(\.errors.translationPercent))))
-        out.append(("rel_yaw_error\(suffix)", boxplot("Relative yaw error", "Yaw error (deg)", names, relative.map(\.errors.yaw))))
+        out.append(("rel_translation_error\(suffix)", Boxplot.figure("Relative translation error", x: "Distance traveled (m)", y: "Translation error (m)", names: names, colour: estimateColour, relative.map(\.errors.translation))))
+        out.append(("rel_translation_error_perc\(suffix)", Boxplot.figure("Relative translation error", x: "Distance traveled (m)", y: "Translation error (%)", names: names, colour: estimateColour, relative.map(\.errors.translationPercent))))
+        out.append(("rel_yaw_error\(suffix)", Boxplot.figure("Relative yaw error", x: "Distance traveled (m)", y: "Yaw error (deg)", names: names, colour: estimateColour, relative.map(\.errors.yaw))))
         return out
-    }
-
-    /// One box per sub-trajectory length, as matplotlib's `boxplot` draws rpg's (no fliers):
-    /// quartiles by linear interpolation, whiskers to the furthest value within 1.5 IQR.
-    static func boxplot(_ title: String, _ yTitle: String, _ names: [String], _ data: [[Double]]) -> Figure {
-        var bx: [Double] = [], by: [Double] = [], mx: [Double] = [], my: [Double] = []
-        var low = Double.infinity, high = -Double.infinity
-        for (k, values) in data.enumerated() where !values.isEmpty {
-            let x = Double(k), w = 1.0 / 6, cap = 1.0 / 12
-            let q1 = Percentile.of(values, 25), med = Percentile.of(values, 50), q3 = Percentile.of(values, 75)
-            let iqr = q3 - q1
-            let lo = values.filter { $0 >= q1 - 1.5 * iqr }.min() ?? q1, hi = values.filter { $0 <= q3 + 1.5 * iqr }.max() ?? q3
-            low = min(low, lo); high = max(high, hi)
-            // the box's four sides, the whiskers and their caps
-            let segments: [(Double, Double, Double, Double)] = [
-                (x - w, q1, x + w, q1), (x + w, q1, x + w, q3), (x + w, q3, x - w, q3), (x - w, q3, x - w, q1),
-                (x, q1, x, lo), (x, q3, x, hi), (x - cap, lo, x + cap, lo), (x - cap, hi, x + cap, hi)]
-            for s in segments { bx += [s.0, s.2]; by += [s.1, s.3] }
-            mx += [x - w, x + w]; my += [med, med]
-        }
-        if !low.isFinite { low = 0; high = 1 }
-        var x = Figure.Axis(title: "Distance traveled (m)", names: names)
-        x.ticks = AxisTicks(names: names)
-        x.ticks.min = -0.5; x.ticks.max = Double(max(names.count, 1)) - 0.5
-        return Figure(title: title, x: x, y: .init(title: yTitle, ticks: AxisTicks(low: low, high: high, includeZero: true)),
-                      series: [.init(label: "estimate", x: bx, y: by, style: .segments, color: estimateColour),
-                               .init(label: "median", x: mx, y: my, style: .segments, color: "#ff7f0e")])
     }
 
     /// Writes the page and the figure files into `dir`; returns the paths.

@@ -54,26 +54,11 @@ public enum RPGResultFolder {
         public init() {}
     }
 
-    /// One trial's analysis.
-    public struct Trial: Sendable {
-        public var index: Int
-        public var alignment: Alignment
-        public var absolute: RPG.AbsoluteErrors
-        /// Per sub-trajectory length, in rpg's order (duplicates dropped).
-        public var relative: [(length: Double, errors: RPG.RelativeErrors)]
-        /// The lengths as rpg lists them (possibly with duplicates).
-        public var lengths: [Double]
-        public var aligned: [Pose]
-        public var groundTruth: [Vec3]
-        /// Distance along the associated ground truth.
-        public var distances: [Double]
-    }
-
     /// One estimate type's outcome.
     public struct TypeResult: Sendable {
         public var type: EstimateType
         public var config: RPG.AlignmentConfig
-        public var trials: [Trial] = []
+        public var trials: [RPG.Analysis] = []
         /// Trials that could not be analysed, with the reason (rpg skips them too).
         public var failures: [(trial: Int, error: any DepthPoseError)] = []
         public var written: [String] = []
@@ -221,7 +206,7 @@ public enum RPGResultFolder {
                     }
                     let rawGt = gt.filter { $0.stamp >= range.start && $0.stamp <= range.end }.map(\.position)
                     let lengths = presetLengths ?? RPG.subTrajectoryLengths(pathLength: RPG.distanceFromStart(rawGt).last ?? 0)
-                    let t = try analyse(estimate: paired.estimate, groundTruth: paired.groundTruth, config: config, lengths: lengths, index: trial)
+                    let t = try RPG.analyse(estimate: paired.estimate, groundTruth: paired.groundTruth, config: config, lengths: lengths, index: trial)
                     result.written += try writeTrial(t, to: saved, label: config.label, suffix: fileSuffix)
                     if presetLengths == nil { presetLengths = t.lengths }
                     result.trials.append(t)
@@ -238,26 +223,12 @@ public enum RPGResultFolder {
         return results
     }
 
-    /// One trial: alignment, absolute errors, relative errors at each length.
-    public static func analyse(estimate: [RPG.StampedPose], groundTruth: [RPG.StampedPose], config: RPG.AlignmentConfig,
-                               lengths: [Double], index: Int = 0) throws -> Trial {
-        let alignment = try RPG.align(estimate: estimate, groundTruth: groundTruth, config: config)
-        let (absolute, aligned) = RPG.absoluteErrors(estimate: estimate, groundTruth: groundTruth, alignment: alignment)
-        let distances = RPG.distanceFromStart(groundTruth.map(\.position))
-        var relative: [(Double, RPG.RelativeErrors)] = []
-        for length in lengths where !relative.contains(where: { $0.0 == length }) {
-            relative.append((length, RPG.relativeErrors(estimate: estimate, groundTruth: groundTruth, length: length, scale: alignment.scale, distances: distances)))
-        }
-        return Trial(index: index, alignment: alignment, absolute: absolute, relative: relative, lengths: lengths,
-                     aligned: aligned, groundTruth: groundTruth.map(\.position), distances: distances)
-    }
-
     /// rpg's `"{:3.1f}".format(d).replace('.', '_')`.
     public static func lengthName(_ length: Double) -> String {
         String(format: "%3.1f", length).replacingOccurrences(of: ".", with: "_")
     }
 
-    static func writeTrial(_ t: Trial, to saved: String, label: String, suffix: String) throws -> [String] {
+    static func writeTrial(_ t: RPG.Analysis, to saved: String, label: String, suffix: String) throws -> [String] {
         var written: [String] = []
         let absPath = join(saved, "absolute_err_statistics_\(label)\(suffix).yaml")
         try AtomicOutput.write(yaml([("trans", RPG.Statistics(t.absolute.translation)), ("rot", RPG.Statistics(t.absolute.rotation)),

@@ -44,9 +44,31 @@ public struct TrajectoryReport: Sendable, Codable {
         public var rpe: ErrorStatistics
         public var rpeDelta: String
         public var driftPerMetre: [DriftPerMetre]
+        /// rpg_trajectory_evaluation's breakdown (`--rpg`).
+        public var rpg: RPGBreakdown? = nil
         enum CodingKeys: String, CodingKey {
             case file, format, poses, alignment, alignmentKind = "alignment_kind", timeOffset = "time_offset", stationary
-            case ape, rpe, rpeDelta = "rpe_delta", driftPerMetre = "drift_per_metre"
+            case ape, rpe, rpeDelta = "rpe_delta", driftPerMetre = "drift_per_metre", rpg
+        }
+    }
+
+    /// rpg_trajectory_evaluation's numbers for the poses against the reference, as
+    /// `eval rpg` computes them (`RPG`): association within 0.02 s, position-and-yaw
+    /// alignment over all poses (the 4 degrees of freedom visual-inertial odometry such as
+    /// ARKit's cannot observe), absolute errors, and relative errors over sub-trajectories of
+    /// 10–50% of the reference's length, split into translation, yaw and gravity (roll and
+    /// pitch) parts. Yaw is about the world's up axis (`up`: y for a scan's ARKit world).
+    public struct RPGBreakdown: Sendable, Codable {
+        public var alignment: String
+        public var up: String
+        public var poses: Int
+        /// `trans` (m), `rot` (deg), `scale` (%, rpg's definition).
+        public var absolute: [String: RPG.Statistics]
+        public var relative: [Length]
+        public struct Length: Sendable, Codable {
+            public var length: Double
+            /// rpg's labels: trans, trans_perc, yaw, rot, gravity, rot_deg_per_m.
+            public var errors: [String: RPG.Statistics]
         }
     }
 }
@@ -75,12 +97,14 @@ public enum TrajectoryReporter {
         public var stationaryMinimum = TrajectoryAnalytics.Options().stationaryMinimum
         /// A step faster than this (m/s, and 10x the median) is a jump.
         public var jumpSpeed = TrajectoryAnalytics.Options().jumpSpeed
+        /// With a reference: also rpg_trajectory_evaluation's breakdown (`RPGBreakdown`).
+        public var rpg = false
 
         public init() {}
 
         public enum CodingKeys: String, CodingKey, CaseIterable {
             case reference, referenceFormat = "reference_format", alignment, format, frameRate = "frame_rate"
-            case stationarySpeed = "stationary_speed", stationaryWindow = "stationary_window", stationaryMinimum = "stationary_minimum", jumpSpeed = "jump_speed"
+            case stationarySpeed = "stationary_speed", stationaryWindow = "stationary_window", stationaryMinimum = "stationary_minimum", jumpSpeed = "jump_speed", rpg
         }
 
         /// The analytics' options these ask for.
@@ -107,6 +131,8 @@ public enum TrajectoryReporter {
         /// positions; per RPE pair the reference's distance travelled at its start and the error.
         var errors: [(Double, Double)] = [], referencePositions: [Vec3] = []
         var rpe: [(Double, Double)] = []
+        /// With `--rpg`: rpg's relative errors per sub-trajectory length.
+        var rpg: [(length: Double, errors: RPG.RelativeErrors)] = []
         /// The world's up axis (0 x, 1 y, 2 z): y for a scan (ARKit's world), else told from the path.
         var up = 1
         /// The scan's poses as TUM (exported next to the report).
@@ -196,6 +222,12 @@ public enum TrajectoryReporter {
             series.up = upAxis(prepared.reference.positions)
             let travelled = Trajectory.distanceTravelled(prepared.reference.poses)
             series.rpe = zip(c.rpePairs, c.rpe).map { (travelled[$0.0], $1) }
+            if o.rpg {
+                let up: FourDoFAlignment.GravityAxis = input.scan != nil ? .y : [.x, .y, .z][upAxis(ref.positions)]
+                let (breakdown, analysis) = try rpg(reference: ref, estimate: traj, up: up)
+                reference?.rpg = breakdown
+                series.rpg = analysis.relative
+            }
         }
         var scanReference: TrajectoryReport.ReferenceComparison?
         if let scan = input.scan, let pc = scan.poseComparison {
@@ -248,6 +280,30 @@ public enum TrajectoryReporter {
                           rpe: ErrorStatistics(rpe), rpeDelta: delta,
                           driftPerMetre: try DriftPerMetre.compute(reference: prepared.reference, estimate: prepared.estimate))
         return (comparison, prepared, ape, rpe, rpePairs)
+    }
+
+    /// rpg's analysis of `traj` against `ref` in a world whose gravity runs along `up`.
+    static func rpg(reference ref: Trajectory, estimate traj: Trajectory, up: FourDoFAlignment.GravityAxis) throws -> (TrajectoryReport.RPGBreakdown, RPG.Analysis) {
+        guard let rs = ref.stamps, let es = traj.stamps else { throw TrajectoryError.unsupported("--rpg needs timestamps on the poses and the reference (rpg associates by time)") }
+        func stamped(_ t: Trajectory, _ stamps: [Double]) -> [RPG.StampedPose] {
+            RPG.zUp(zip(t.poses, stamps).map { p, s in
+                let q = p.quaternion
+                return RPG.StampedPose(stamp: s, position: p.translation, quaternion: SIMD4(q.x, q.y, q.z, q.w))
+            }, up: up)
+        }
+        let gt = stamped(ref, rs), est = stamped(traj, es)
+        let paired = RPG.pair(estimate: est, groundTruth: gt, matches: RPG.associate(est.map(\.stamp), gt.map(\.stamp)))
+        guard paired.estimate.count >= 2 else {
+            throw TrajectoryError.association("--rpg: \(paired.estimate.count) of \(est.count) poses lie within \(RPG.maxTimeDifference) s of a reference pose; at least 2 are needed")
+        }
+        let config = RPG.AlignmentConfig(type: .posyaw, frames: -1)
+        let lengths = RPG.subTrajectoryLengths(pathLength: RPG.distanceFromStart(gt.map(\.position)).last ?? 0)
+        let a = try RPG.analyse(estimate: paired.estimate, groundTruth: paired.groundTruth, config: config, lengths: lengths)
+        let absolute = ["trans": RPG.Statistics(a.absolute.translation), "rot": RPG.Statistics(a.absolute.rotation), "scale": RPG.Statistics(a.absolute.scalePercent)]
+        let relative = a.relative.map { l in
+            TrajectoryReport.RPGBreakdown.Length(length: l.length, errors: Dictionary(uniqueKeysWithValues: l.errors.metrics.map { ($0.label, RPG.Statistics($0.values)) }))
+        }
+        return (TrajectoryReport.RPGBreakdown(alignment: config.label, up: up.rawValue, poses: paired.estimate.count, absolute: absolute, relative: relative), a)
     }
 
     /// The up axis of a path whose world is not known: the one it moves least along (people
@@ -303,6 +359,13 @@ public enum TrajectoryReporter {
             rows.append(("APE (m)", "rmse \(f(ref.ape.rmse, 4)), mean \(f(ref.ape.mean, 4)), median \(f(ref.ape.median, 4)), std \(f(ref.ape.std, 4)), min \(f(ref.ape.min, 4)), max \(f(ref.ape.max, 4)), sse \(f(ref.ape.sse, 4))"))
             rows.append(("RPE (m, delta \(ref.rpeDelta))", "rmse \(f(ref.rpe.rmse, 4)), mean \(f(ref.rpe.mean, 4)), median \(f(ref.rpe.median, 4)), max \(f(ref.rpe.max, 4))"))
             rows.append(("drift per metre", ref.driftPerMetre.isEmpty ? "path too short" : ref.driftPerMetre.map { "\(f($0.length, 0)) m: \(f($0.percent, 2))% (\($0.segments) segments)" }.joined(separator: "; ")))
+            if let g = ref.rpg {
+                let t = g.absolute["trans"]!, r = g.absolute["rot"]!
+                rows.append(("rpg absolute (\(g.alignment), up \(g.up))", "trans rmse \(f(t.rmse, 4)) m, rot rmse \(f(r.rmse, 3))°, \(g.poses) poses"))
+                rows.append(("rpg relative (mean)", g.relative.isEmpty ? "path too short" : g.relative.map { l in
+                    "\(f(l.length, 2)) m: \(f(l.errors["trans_perc"]!.mean, 2))%, yaw \(f(l.errors["yaw"]!.mean, 3))°, gravity \(f(l.errors["gravity"]!.mean, 3))° (\(l.errors["trans"]!.numSamples))"
+                }.joined(separator: "; ")))
+            }
         }
         if let sr = r.scanReference {
             rows.append(("scan reference", "\(sr.file), against the scan's other poses (Polycam: keyframes/cameras): \(sr.poses) associated poses, \(sr.alignmentKind), scale \(f(sr.alignment.scale, 6))"))
@@ -391,6 +454,13 @@ public enum TrajectoryReporter {
                                       y: .init(title: "drift (% of the length)", ticks: AxisTicks(low: 0, high: p.max() ?? 1, includeZero: true)),
                                       series: [.init(label: "mean translational drift", x: l, y: p, style: .line, color: "#8c564b")]))
             }
+        }
+        if !s.rpg.isEmpty {
+            let names = s.rpg.map { f($0.length, 2) }
+            figures.append(Boxplot.figure("Relative translation error (rpg, posyaw)", x: "sub-trajectory length (m)", y: "translation error (%)", names: names,
+                                          colour: "#1f4fd8", s.rpg.map(\.errors.translationPercent)))
+            figures.append(Boxplot.figure("Relative yaw error (rpg, posyaw)", x: "sub-trajectory length (m)", y: "yaw error (°)", names: names,
+                                          colour: "#1f4fd8", s.rpg.map(\.errors.yaw)))
         }
         figures.append(Figure(title: "Speed", x: .init(title: "time (s)", ticks: AxisTicks(low: s.times.min() ?? 0, high: s.times.max() ?? 1)),
                               y: .init(title: "speed (m/s)", ticks: AxisTicks(low: 0, high: s.speeds.max() ?? 1, includeZero: true)),

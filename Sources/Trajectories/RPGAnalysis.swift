@@ -68,6 +68,7 @@ public enum RPG {
     public struct Statistics: Sendable, Equatable, Codable {
         public var rmse = 0.0, mean = 0.0, median = 0.0, std = 0.0, min = 0.0, max = 0.0
         public var numSamples = 0
+        enum CodingKeys: String, CodingKey { case rmse, mean, median, std, min, max, numSamples = "num_samples" }
 
         public init(_ values: [Double]) {
             guard !values.isEmpty else { return }
@@ -324,6 +325,35 @@ public enum RPG {
     /// rpg's sub-trajectory lengths: each fraction of `length`, truncated to 2 decimals.
     public static func subTrajectoryLengths(pathLength: Double, fractions: [Double] = subTrajectoryFractions) -> [Double] {
         fractions.map { (($0 * pathLength) * 100.0).rounded(.towardZero) / 100.0 }
+    }
+
+    /// One trajectory's analysis (a trial of rpg's).
+    public struct Analysis: Sendable {
+        public var index: Int
+        public var alignment: Alignment
+        public var absolute: AbsoluteErrors
+        /// Per sub-trajectory length, in rpg's order (duplicates dropped).
+        public var relative: [(length: Double, errors: RelativeErrors)]
+        /// The lengths as rpg lists them (possibly with duplicates).
+        public var lengths: [Double]
+        public var aligned: [Pose]
+        public var groundTruth: [Vec3]
+        /// Distance along the associated ground truth.
+        public var distances: [Double]
+    }
+
+    /// One trial: alignment, absolute errors, relative errors at each length.
+    public static func analyse(estimate: [StampedPose], groundTruth: [StampedPose], config: AlignmentConfig,
+                               lengths: [Double], index: Int = 0) throws -> Analysis {
+        let alignment = try align(estimate: estimate, groundTruth: groundTruth, config: config)
+        let (absolute, aligned) = absoluteErrors(estimate: estimate, groundTruth: groundTruth, alignment: alignment)
+        let distances = distanceFromStart(groundTruth.map(\.position))
+        var relative: [(Double, RelativeErrors)] = []
+        for length in lengths where !relative.contains(where: { $0.0 == length }) {
+            relative.append((length, relativeErrors(estimate: estimate, groundTruth: groundTruth, length: length, scale: alignment.scale, distances: distances)))
+        }
+        return Analysis(index: index, alignment: alignment, absolute: absolute, relative: relative, lengths: lengths,
+                     aligned: aligned, groundTruth: groundTruth.map(\.position), distances: distances)
     }
 
     // MARK: rotations as transformations.py computes them

@@ -16,11 +16,17 @@ struct TrajectoryArguments: StageArguments {
     @Option(help: "...the window's length (s)...") var stationaryWindow = defaults.stationaryWindow
     @Option(help: "...for at least this long (s).") var stationaryMinimum = defaults.stationaryMinimum
     @Option(help: "A step faster than this (m/s, and 10x the median) is a jump.") var jumpSpeed = defaults.jumpSpeed
+    @Flag(help: "With --reference: also rpg_trajectory_evaluation's breakdown (posyaw alignment; relative errors over 10-50% of the path, split into translation, yaw and gravity).")
+    var rpg = defaults.rpg
+
+    func validate() throws {
+        if rpg && reference == nil { throw ValidationError("--rpg compares against a reference: give --reference FILE") }
+    }
 
     var value: TrajectoryStage.Options {
         var o = Self.defaults
         o.reference = reference; o.referenceFormat = referenceFormat; o.alignment = alignment; o.format = format; o.frameRate = frameRate
-        o.stationarySpeed = stationarySpeed; o.stationaryWindow = stationaryWindow; o.stationaryMinimum = stationaryMinimum; o.jumpSpeed = jumpSpeed
+        o.stationarySpeed = stationarySpeed; o.stationaryWindow = stationaryWindow; o.stationaryMinimum = stationaryMinimum; o.jumpSpeed = jumpSpeed; o.rpg = rpg
         return o
     }
 
