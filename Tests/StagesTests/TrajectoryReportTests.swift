@@ -52,6 +52,33 @@ final class TrajectoryReportTests: XCTestCase {
         XCTAssertNil(r.analytics.tilt!.trendDegreesPerMinute)
     }
 
+    /// rpg's breakdown (`--rpg`): synth's drift turns the path about gravity by 0.5·d rad per
+    /// metre, so over a sub-trajectory of about L metres (rpg accepts ends within ±20% of L)
+    /// the yaw part is 0.5·d·L and the gravity part (roll, pitch) zero: only true if the
+    /// ARKit world (y up) was turned z-up before rpg's z-yaw was read off.
+    func testRPGBreakdownPutsYawDriftInYaw() throws {
+        let d = 0.03
+        let dir = try scan(frames: 600, drift: d)
+        var o = TrajectoryReporter.Options(); o.reference = dir + "/groundtruth.tum"; o.rpg = true
+        let (r, s) = try TrajectoryReporter.report(scan: dir, options: o)
+        let g = try XCTUnwrap(r.reference?.rpg)
+        XCTAssertEqual(g.alignment, "posyaw_-1"); XCTAssertEqual(g.up, "y"); XCTAssertEqual(g.poses, 600)
+        let truth = try TrajectoryFiles.read(dir + "/groundtruth.tum", format: .tum)
+        XCTAssertEqual(g.relative.map(\.length), RPG.subTrajectoryLengths(pathLength: truth.pathLength))
+        for l in g.relative {
+            let expected = 0.5 * d * l.length * 180 / Double.pi
+            XCTAssertGreaterThan(l.errors["yaw"]!.mean, 0.8 * expected, "\(l.length) m")
+            XCTAssertLessThan(l.errors["yaw"]!.mean, 1.2 * expected, "\(l.length) m")
+            XCTAssertLessThan(l.errors["gravity"]!.max, 1e-6, "\(l.length) m")
+            XCTAssertGreaterThan(l.errors["trans"]!.numSamples, 100)
+        }
+        XCTAssertEqual(s.rpg.count, g.relative.count)
+        XCTAssertTrue(try TrajectoryReporter.html(r, s).contains("Relative yaw error (rpg, posyaw)"))
+        // without the flag, no breakdown
+        o.rpg = false
+        XCTAssertNil(try TrajectoryReporter.report(scan: dir, options: o).0.reference?.rpg)
+    }
+
     /// Without alignment the APE is the drift itself: the last pose is displaced by the
     /// drift model at the full path length, |Ry(0.5·d·s)·c + d·s·u − c|.
     func testUnalignedAPEEqualsTheDriftModel() throws {
