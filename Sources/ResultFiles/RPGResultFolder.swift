@@ -67,6 +67,14 @@ public enum RPGResultFolder {
         public var multiTrialRelative: [(length: Double, errors: RPG.RelativeErrors)] = []
     }
 
+    /// Some trials could not be analysed (each reported with its own message first).
+    public struct TrialsFailed: DepthPoseError {
+        public var failed: Int, total: Int
+        public var exitStatus: ExitStatus
+        public init(failed: Int, total: Int, exitStatus: ExitStatus) { self.failed = failed; self.total = total; self.exitStatus = exitStatus }
+        public var description: String { "\(failed) of \(total) trajectories could not be analysed (see above); the others' files are written" }
+    }
+
     // MARK: reading
 
     /// A `key: value` YAML mapping (all rpg's configuration files are), with the line of each

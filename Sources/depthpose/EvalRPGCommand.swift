@@ -48,12 +48,14 @@ extension EvalCommand {
             o.estimateTypes = estTypes; o.trials = mulTrials; o.recalculate = recalculateErrors
             o.plot = !noPlot; o.plotsDirectory = plotsDir; o.png = png; o.plotTrial = mulPlotIdx[0]; o.plotScaleTrajectory = plotScaleTraj
             let results = try RPGResultFolder.evaluate(resultDir, options: o)
-            var failure: (any DepthPoseError)?
+            var failure: (any DepthPoseError)?, failed = 0, total = 0
             for r in results {
                 for f in r.failures {
                     FileHandle.standardError.write(Data("depthpose: error: \(r.type.rawValue)\(r.trials.count + r.failures.count > 1 ? " trial \(f.trial)" : ""): \(f.error)\n".utf8))
                     failure = failure ?? f.error
+                    failed += 1
                 }
+                total += r.trials.count + r.failures.count
                 print(RPGResultFolder.summary(r))
                 if o.plot, !r.trials.isEmpty {
                     guard r.trials.indices.contains(o.plotTrial) else {
@@ -66,7 +68,7 @@ extension EvalCommand {
                     _ = try RPGPlots.write(figures, title: "depthpose eval rpg: \(r.type.rawValue)", subtitle: resultDir, png: o.png, to: dir)
                 }
             }
-            if let failure { throw failure }
+            if let failure { throw RPGResultFolder.TrialsFailed(failed: failed, total: total, exitStatus: failure.exitStatus) }
         }
     }
 }
