@@ -146,6 +146,8 @@ public enum TestSupport {
     public static let meshPeerPythonVariable = "DEPTHPOSE_MESH_PEER_PYTHON"
     /// The venv of export's readers: pycolmap, nerfstudio, Open3D (`scripts/setup.sh --export-peers`).
     public static let exportPeersPythonVariable = "DEPTHPOSE_EXPORT_PEERS_PYTHON"
+    /// The rpg_trajectory_evaluation peer's python (scripts/setup.sh --rpg-peer).
+    public static let rpgPeerPythonVariable = "DEPTHPOSE_RPG_PEER_PYTHON"
 
     /// A peer the test needs is missing: a failure, saying what to install. The test command
     /// (`scripts/test.sh`) installs every peer, so a missing one is a broken setup, never a
