@@ -6,15 +6,18 @@
 # --bench: the benchmarks' peers (.venv-bench/); --mesh-peer: Open3D 0.18's TSDF mesh route
 # (.venv-mesh-peer/, scripts/requirements-mesh-peer.txt); --export-peers: pycolmap, nerfstudio
 # and Open3D, the readers of depthpose export's layouts (.venv-export-peers/,
-# scripts/requirements-export-peers.txt).
+# scripts/requirements-export-peers.txt); --rpg-peer: rpg_trajectory_evaluation's Python (NumPy 1.26,
+# PyYAML, matplotlib, colorama) for the vendored scripts/peers/rpg_trajectory_evaluation
+# (.venv-rpg-peer/, scripts/requirements-rpg-peer.txt).
 # Idempotent: packages already present are not reinstalled. Prints the venv's python last.
 #
 # The venvs themselves live in a cache shared by every clone on the machine
 # (${DEPTHPOSE_CACHE:-~/.cache/depthpose}/NAME-KEY, KEY a hash of what it pins), and .venv,
-# .venv-bench, .venv-mesh-peer and .venv-export-peers are links to them: a fresh clone (CI's)
-# reuses them instead of spending minutes reinstalling Open3D, SciPy and Snakemake. A real folder
-# already at one of those paths is used as it is; DEPTHPOSE_VENV, DEPTHPOSE_BENCH_VENV,
-# DEPTHPOSE_MESH_PEER_VENV and DEPTHPOSE_EXPORT_PEERS_VENV name a venv to use instead.
+# .venv-bench, .venv-mesh-peer, .venv-export-peers and .venv-rpg-peer are links to them: a fresh
+# clone (CI's) reuses them instead of spending minutes reinstalling Open3D, SciPy and Snakemake.
+# A real folder already at one of those paths is used as it is; DEPTHPOSE_VENV,
+# DEPTHPOSE_BENCH_VENV, DEPTHPOSE_MESH_PEER_VENV, DEPTHPOSE_EXPORT_PEERS_VENV and
+# DEPTHPOSE_RPG_PEER_VENV name a venv to use instead.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -137,5 +140,18 @@ if [ "${1:-}" = "--export-peers" ]; then
     --no-deps -r "$req" "${torch[@]}"
   # PyPI's torch: its CUDA libraries (pip adds what the --no-deps install left out).
   [ "${torch[0]}" != "torch==2.13.0" ] || make_venv "$venv" "import torch" "torch==2.13.0"
+  echo "$venv/bin/python"
+fi
+
+if [ "${1:-}" = "--rpg-peer" ]; then
+  # rpg_trajectory_evaluation (scripts/peers/rpg_trajectory_evaluation, unmodified, run by
+  # scripts/peers/rpg_run.py): what it imports, with or without --no_plot, pinned in
+  # scripts/requirements-rpg-peer.txt, NumPy 1.x (rpg calls np.linalg.linalg.svd and
+  # numpy.array(..., copy=False)).
+  apt_install python3 python3-venv
+  req=$here/scripts/requirements-rpg-peer.txt
+  venv=${DEPTHPOSE_RPG_PEER_VENV:-$(venv_for "$here/.venv-rpg-peer" "$(cat "$req")")}
+  make_venv "$venv" "import numpy, yaml, matplotlib, colorama, mpl_toolkits.mplot3d; assert numpy.__version__ == '1.26.4' and matplotlib.__version__ == '3.8.4' and yaml.__version__ == '6.0.2'" \
+    -r "$req"
   echo "$venv/bin/python"
 fi

@@ -22,6 +22,9 @@ export DEPTHPOSE_MESH_PEER_PYTHON
 # pycolmap, nerfstudio and Open3D, the readers of export's datasets (own venv).
 DEPTHPOSE_EXPORT_PEERS_PYTHON=$(scripts/setup.sh --export-peers | tail -n 1)
 export DEPTHPOSE_EXPORT_PEERS_PYTHON
+# rpg_trajectory_evaluation, the peer of `eval rpg` (own venv: NumPy 1.x).
+DEPTHPOSE_RPG_PEER_PYTHON=$(scripts/setup.sh --rpg-peer | tail -n 1)
+export DEPTHPOSE_RPG_PEER_PYTHON
 phase "set-up (packages, venvs)"
 swift build --build-tests 2>&1 | grep -v '^\[' || true
 bundle=$(swift build --show-bin-path)/depthposePackageTests.xctest
