@@ -55,8 +55,9 @@ final class RPGParityTests: XCTestCase {
             let result = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(cmp.stdout.utf8)) as? [String: Any], "\(c.name): \(cmp.stderr)")
             XCTAssertEqual(cmp.status, 0, "\(c.name): \(result["failures"] ?? "")")
             XCTAssertGreaterThan(result["files_compared"] as? Int ?? 0, 0, c.name)
+            // the largest relative deviation among values above the comparer's 1e-9 floor
             if let w = result["max_relative_deviation"] as? [String: Any], let d = w["deviation"] as? Double, d > worst.0 {
-                worst = (d, "\(c.name): \(w["file"] ?? "") \(w["key"] ?? "")")
+                worst = (d, "\(c.name): \(w["file"] ?? "") \(w["key"] ?? "") \(w["expected"] ?? "") vs \(w["actual"] ?? "")")
             }
         }
         print("largest relative deviation from rpg: \(worst.0) (\(worst.1))")
