@@ -27,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_only=""; [ "${1:-}" = --build-only ] && { build_only=1; shift; }
 seconds=${1:-60}; shift || true
-all=(depthbin png npy lzfse arkit stray scannetpp scanner3d colourimage multiscan arkitscenes record3d polycam trajectory archive result)
+all=(depthbin png npy lzfse arkit stray scannetpp scanner3d colourimage multiscan arkitscenes record3d polycam trajectory archive result rpg)
 targets=("${@:-${all[@]}}")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 scripts/setup.sh >/dev/null
@@ -114,6 +114,15 @@ JSON
   for z in Notebooks-data/evo/results/*.zip; do prefixed 0 "$z" "$seeds/result/$(basename "$z" .zip)"; done
   python3 -c "import zipfile, sys; z = zipfile.ZipFile(sys.argv[1]); open(sys.argv[2], 'wb').write(b'\\x01' + z.read('error_array.npy'))" \
     Notebooks-data/evo/results/rpe_kitti00_ORB_angle_deg_raw_100m.zip "$seeds/result/npy"
+fi
+
+# rpg result folder seeds (once): the first byte names the file replaced (FuzzTarget.rpg).
+if [ ! -e "$seeds/rpg/cfg" ]; then
+  mkdir -p "$seeds/rpg"
+  printf '\000align_type: posyaw\nalign_num_frames: -1\n' > "$seeds/rpg/cfg"
+  printf '\001start_time_sec: 0.5\nend_time_sec: 3.0\n' > "$seeds/rpg/range"
+  { printf '\002'; awk '!/^#/ && n++ < 40' Notebooks-data/evo/freiburg1_xyz-groundtruth.txt; } > "$seeds/rpg/estimate"
+  printf '\0030 0\n1 5\n2 10\n' > "$seeds/rpg/matches"
 fi
 
 # 3D Scanner App seeds (once, also where the other seeds predate the target): frame JSONs

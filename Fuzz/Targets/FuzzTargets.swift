@@ -61,6 +61,10 @@ enum FuzzTarget: String, CaseIterable {
     /// An evo result file (`res`, zip of JSON and float64 `.npy`), or (first byte odd) one
     /// `.npy` array alone.
     case result
+    /// An rpg_trajectory_evaluation result folder (`eval rpg`): the first byte chooses the
+    /// file the rest replaces (eval_cfg.yaml, start_end_time.yaml, the estimate, the saved
+    /// association); the others are valid.
+    case rpg
 }
 
 nonisolated(unsafe) var target = FuzzTarget.depthbin
@@ -265,6 +269,8 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
         let format = TrajectoryFormat.allCases[Int(choice) % TrajectoryFormat.allCases.count]
         write(Data(rest), scan + "/trajectory.txt")
         if let t = try? TrajectoryFiles.read(scan + "/trajectory.txt", format: format) { _ = TrajectoryFiles.timestampWarnings(t, label: "fuzz") }
+    case .rpg:
+        fuzzRPG(choice: choice, Data(rest), dir: scan)
     case .archive:
         let suffix = [".tar", ".tar.gz", ".zip"][Int(choice) % 3]
         write(Data(rest), folder + "/dataset" + suffix)
@@ -279,6 +285,29 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
             if !found.isSubset(of: expected) { fatalError("archive wrote outside the extraction folder: \(found.subtracting(expected)) in \(dir)") }
         }
     }
+}
+
+/// A valid rpg folder (a 40-pose circle at 100 Hz as ground truth, an estimate at 20 Hz,
+/// posyaw over all frames) with one file replaced; see `FuzzTarget.rpg`.
+func fuzzRPG(choice: UInt8, _ rest: Data, dir: String) {
+    func lines(_ n: Int, step: Double, offset: Double) -> String {
+        (0..<n).map { i -> String in
+            let t = Double(i) * step + offset, a = 0.5 * t
+            return "\(t) \(cos(a)) \(sin(a)) 0.1 0 0 \(sin(a / 2)) \(cos(a / 2))\n"
+        }.joined()
+    }
+    write("# timestamp tx ty tz qx qy qz qw\n" + lines(400, step: 0.01, offset: 0), dir + "/stamped_groundtruth.txt")
+    write(lines(80, step: 0.05, offset: 0.004), dir + "/stamped_traj_estimate.txt")
+    write("align_type: posyaw\nalign_num_frames: -1\n", dir + "/eval_cfg.yaml")
+    switch choice % 4 {
+    case 0: write(rest, dir + "/eval_cfg.yaml")
+    case 1: write(rest, dir + "/start_end_time.yaml")
+    case 2: write(rest, dir + "/stamped_traj_estimate.txt")
+    default:
+        try? FileManager.default.createDirectory(atPath: dir + "/saved_results/traj_est", withIntermediateDirectories: true)
+        write(rest, dir + "/saved_results/traj_est/stamped_est_gt_matches.txt")
+    }
+    _ = try? RPGResultFolder.evaluate(dir, options: RPGResultFolder.Options())
 }
 
 /// A valid Record3D folder of two 12x16 (portrait) frames with `metadata` and frame 1's
