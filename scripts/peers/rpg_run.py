@@ -26,12 +26,12 @@ RPG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rpg_trajectory_e
 
 
 def main(argv):
-    if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__.strip())
-        return 0 if argv else 2
     timed = "--time" in argv
     verbose = "--verbose" in argv
     args = [a for a in argv if a not in ("--time", "--verbose")]
+    if not args or args[0] in ("-h", "--help"):
+        print(__doc__.strip(), file=sys.stdout if args else sys.stderr)
+        return 0 if args else 2
     folder, rest = args[0], args[1:]
     if not os.path.isdir(folder):
         print(f"rpg_run: {folder}: not a folder", file=sys.stderr)
