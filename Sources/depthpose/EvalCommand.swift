@@ -14,7 +14,7 @@ struct EvalCommand: ParsableCommand {
         TUM file). The statistics match evo's (rmse, mean, median, std, min, max, sse), so `evo_ape tum a b --align` \
         becomes `depthpose eval ape tum a b --align`.
         """,
-        subcommands: [Ape.self, Rpe.self])
+        subcommands: [Ape.self, Rpe.self, Geometry.self])
 
     struct Ape: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Absolute pose error (evo_ape).")

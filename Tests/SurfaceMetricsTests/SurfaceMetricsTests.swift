@@ -1,0 +1,2 @@
+import XCTest
+@testable import SurfaceMetrics
