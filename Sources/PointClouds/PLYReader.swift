@@ -338,7 +338,7 @@ public struct PLYHeader: Sendable {
         var at = 0, line = 0
         while true {
             guard at < limit, let newline = bytes[at..<limit].firstIndex(of: 10) else {
-                throw PLYError(path, line: line + 1, bytes.count > limit ? "no 'end_header' line in the first \(limit) bytes"
+                throw PLYError(path, line: max(1, line), bytes.count > limit ? "no 'end_header' line in the first \(limit) bytes"
                                                                              : "the header has no 'end_header' line")
             }
             line += 1

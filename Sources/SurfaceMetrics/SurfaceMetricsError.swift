@@ -1,3 +1,4 @@
+import Foundation
 import Diagnostics
 
 /// What stops a geometry evaluation, beyond a file that cannot be read as PLY (`PLYError`).
@@ -22,7 +23,7 @@ public enum SurfaceMetricsError: DepthPoseError, Equatable {
         case let .nonFiniteVertex(file, vertex, c):
             return "\(file): vertex \(vertex) (counting from 0) has a coordinate that is not a finite number: (\(c.map { "\($0)" }.joined(separator: ", "))); such vertices are refused, not dropped"
         case let .voxelTooSmall(voxel, extent):
-            return "--downsample \(voxel) is too small for points spanning \(extent) m: more than \(Int32.max) voxels along an axis (Open3D refuses it too)"
+            return "--downsample \(voxel) is too small for points spanning \(String(format: "%.6g", extent)) m: more than \(Int32.max) voxels along an axis (Open3D refuses it too)"
         case let .invalidOptions(m): return m
         }
     }

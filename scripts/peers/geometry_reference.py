@@ -33,6 +33,27 @@ def load(path, voxel):
     return read, np.asarray(cloud.points)
 
 
+def measure(pred_path, ref_path, threshold=0.05, downsample=0.02, workers=2):
+    """The figures as a dict with the keys of `depthpose eval geometry --json` (the tests call
+    this for several cases in one process)."""
+    from scipy.spatial import cKDTree
+    pred_read, pred = load(pred_path, downsample)
+    ref_read, ref = load(ref_path, downsample)
+    to_ref = cKDTree(ref).query(pred, k=1, workers=workers)[0]
+    to_pred = cKDTree(pred).query(ref, k=1, workers=workers)[0]
+    precision = float(np.mean(to_ref < threshold))
+    recall = float(np.mean(to_pred < threshold))
+    fscore = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    accuracy, completeness = float(np.mean(to_ref)), float(np.mean(to_pred))
+    return {
+        "accuracy": accuracy, "completeness": completeness, "chamfer": (accuracy + completeness) / 2,
+        "precision": precision, "recall": recall, "fscore": fscore,
+        "threshold": threshold, "downsample": downsample, "predicted": pred_path, "reference": ref_path,
+        "predicted_points": pred_read, "predicted_points_downsampled": len(pred),
+        "reference_points": ref_read, "reference_points_downsampled": len(ref),
+    }
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("pred")
@@ -41,22 +62,7 @@ def main():
     ap.add_argument("--downsample", type=float, default=0.02)
     ap.add_argument("--workers", type=int, default=2, help="cKDTree.query's workers (default 2)")
     args = ap.parse_args()
-    from scipy.spatial import cKDTree
-    pred_read, pred = load(args.pred, args.downsample)
-    ref_read, ref = load(args.ref, args.downsample)
-    to_ref = cKDTree(ref).query(pred, k=1, workers=args.workers)[0]
-    to_pred = cKDTree(pred).query(ref, k=1, workers=args.workers)[0]
-    precision = float(np.mean(to_ref < args.threshold))
-    recall = float(np.mean(to_pred < args.threshold))
-    fscore = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-    accuracy, completeness = float(np.mean(to_ref)), float(np.mean(to_pred))
-    print(json.dumps({
-        "accuracy": accuracy, "completeness": completeness, "chamfer": (accuracy + completeness) / 2,
-        "precision": precision, "recall": recall, "fscore": fscore,
-        "threshold": args.threshold, "downsample": args.downsample, "predicted": args.pred, "reference": args.ref,
-        "predicted_points": pred_read, "predicted_points_downsampled": len(pred),
-        "reference_points": ref_read, "reference_points_downsampled": len(ref),
-    }, sort_keys=True, indent=2))
+    print(json.dumps(measure(args.pred, args.ref, args.threshold, args.downsample, args.workers), sort_keys=True, indent=2))
 
 
 if __name__ == "__main__":
