@@ -1,6 +1,5 @@
 import Foundation
 import Execution
-import VoxelFusion
 
 /// Open3D's `PointCloud::VoxelDownSample` (cpp/open3d/geometry/PointCloud.cpp, the same in
 /// 0.19 and 0.20), reproduced operation for operation so that the points come out bit for bit
@@ -15,8 +14,8 @@ import VoxelFusion
 /// - a voxel too small for the extent (`voxel_size * INT_MAX` below the widest side of the
 ///   padded bounds) is refused, as Open3D refuses it.
 ///
-/// The voxels are grouped by sorting (key, index) records with a stable radix sort, so the
-/// points of a voxel stay in input order and sum as Open3D sums them.
+/// The voxels are grouped by radix-sorting one 64-bit word a point, its voxel's coordinates
+/// above its index, so the points of a voxel stay in input order and sum as Open3D sums them.
 public enum VoxelDownsampling {
     /// The downsampled points (three doubles a point) of `xyz` (three doubles a point, all
     /// finite, at least one point), in voxel-key order. `voxel` > 0.
@@ -28,67 +27,111 @@ public enum VoxelDownsampling {
             let chunks = min(n, max(1, threads * 4))
             var lo = SIMD3<Double>(repeating: .infinity), hi = SIMD3<Double>(repeating: -.infinity)
             for i in n * c / chunks ..< n * (c + 1) / chunks {
-                let p = SIMD3(xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2])
-                lo = pointwiseMin(lo, p); hi = pointwiseMax(hi, p)
+                for a in 0..<3 { lo[a] = Swift.min(lo[a], xyz[3 * i + a]); hi[a] = Swift.max(hi[a], xyz[3 * i + a]) }
             }
             return (lo, hi)
         }
-        let minBound = parts.map(\.0).reduce(SIMD3(repeating: .infinity)) { pointwiseMin($0, $1) }
-        let maxBound = parts.map(\.1).reduce(SIMD3(repeating: -.infinity)) { pointwiseMax($0, $1) }
+        var minBound = SIMD3<Double>(repeating: .infinity), maxBound = -minBound
+        for (lo, hi) in parts { for a in 0..<3 { minBound[a] = Swift.min(minBound[a], lo[a]); maxBound[a] = Swift.max(maxBound[a], hi[a]) } }
         let half = SIMD3<Double>(repeating: voxel) * 0.5
         let origin = minBound - half, far = maxBound + half
         let extent = far - origin
         if voxel * Double(Int32.max) < extent.max() {
             throw .voxelTooSmall(voxel: voxel, extent: extent.max())
         }
-        // Voxel coordinates: within 0 ... Int32.max by the test above.
-        let cells = parallelMap(n, threads: threads) { i -> SIMD3<UInt32> in
-            let p = SIMD3(xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2])
+        // A point's voxel; within 0 ... Int32.max by the test above. The largest along each axis
+        // is the maximum bound's (a difference, a quotient and a floor never decrease).
+        @inline(__always) func cell(_ p: SIMD3<Double>) -> SIMD3<UInt64> {
             let r = (p - origin) / voxel
-            return SIMD3(UInt32(r.x.rounded(.down)), UInt32(r.y.rounded(.down)), UInt32(r.z.rounded(.down)))
+            return SIMD3(UInt64(r.x.rounded(.down)), UInt64(r.y.rounded(.down)), UInt64(r.z.rounded(.down)))
         }
-        let top = cells.reduce(SIMD3<UInt32>(repeating: 0)) { pointwiseMax($0, $1) }
-        let bits = (0..<3).map { UInt32.bitWidth - top[$0].leadingZeroBitCount }
-        var records = (0..<n).map { Record(key: 0, index: $0) }
-        var scratch = records
-        records.withUnsafeMutableBufferPointer { r in
-            scratch.withUnsafeMutableBufferPointer { s in
-                if bits.reduce(0, +) <= 64 {
-                    // x, then y, then z in one 64-bit key: (x, y, z) lexicographic order.
-                    let sy = UInt64(bits[2]), sx = UInt64(bits[1] + bits[2])
-                    for k in 0..<n { let c = cells[k]; r[k].key = UInt64(c.x) << sx | UInt64(c.y) << sy | UInt64(c.z) }
-                    KeySort.sort(r, scratch: s) { $0.key }
-                } else {
-                    // Wider than 64 bits together: z first, then (x, y); the sort is stable.
-                    for k in 0..<n { r[k].key = UInt64(cells[k].z) }
-                    KeySort.sort(r, scratch: s) { $0.key }
-                    for k in 0..<n { let c = cells[r[k].index]; r[k].key = UInt64(c.x) << 32 | UInt64(c.y) }
-                    KeySort.sort(r, scratch: s) { $0.key }
+        let top = cell(maxBound)
+        let bits = (0..<3).map { UInt64.bitWidth - top[$0].leadingZeroBitCount }
+        let indexBits = Int.bitWidth - (n - 1).leadingZeroBitCount
+        var out: [Double] = []
+        xyz.withUnsafeBufferPointer { p in
+            let points = UncheckedSendable(p.baseAddress!)  // read only
+            @inline(__always) func point(_ i: Int) -> SIMD3<Double> { SIMD3(points.value[3 * i], points.value[3 * i + 1], points.value[3 * i + 2]) }
+            // The points' indices ordered by voxel (x, then y, then z), in input order within one,
+            // and where each voxel's run starts.
+            var order: [Int], starts: [Int] = [0]
+            if bits.reduce(0, +) + indexBits <= 64 {
+                // One 64-bit word a point, (x, y, z, index) from the top bits down, sorted by its
+                // voxel bits only: the sort is stable and the words start in index order.
+                let sy = UInt64(bits[2]), sx = UInt64(bits[1] + bits[2]), si = UInt64(indexBits)
+                var words = [UInt64](repeating: 0, count: n)
+                words.withUnsafeMutableBufferPointer { w in
+                    let words = UncheckedSendable(w.baseAddress!)  // each index written by one worker
+                    parallelRanges(n, threads: threads) { range in
+                        for i in range {
+                            let c = cell(point(i))
+                            words.value[i] = (c.x << sx | c.y << sy | c.z) << si | UInt64(i)
+                        }
+                    }
+                }
+                RadixSort.sort(&words, fromBit: Int(si))
+                let mask = si == 64 ? UInt64.max : (1 << si) - 1
+                order = words.map { Int($0 & mask) }
+                for k in 1..<n where words[k] >> si != words[k - 1] >> si { starts.append(k) }
+            } else {
+                // Grids wider than that (2^21 voxels a side and a million points): compared in full.
+                let cells = (0..<n).map { cell(point($0)) }
+                order = (0..<n).sorted { a, b in
+                    let p = cells[a], q = cells[b]
+                    return (p.x, p.y, p.z, a) < (q.x, q.y, q.z, b)
+                }
+                for k in 1..<n where cells[order[k]] != cells[order[k - 1]] { starts.append(k) }
+            }
+            let voxels = starts.count
+            starts.append(n)
+            out = [Double](repeating: 0, count: 3 * voxels)
+            out.withUnsafeMutableBufferPointer { o in
+                let means = UncheckedSendable(o.baseAddress!)  // each voxel written by one worker
+                parallelRanges(voxels, threads: threads) { range in
+                    for v in range {
+                        var sum = SIMD3<Double>(repeating: 0)
+                        for k in starts[v] ..< starts[v + 1] { sum += point(order[k]) }
+                        let mean = sum / Double(starts[v + 1] - starts[v])
+                        means.value[3 * v] = mean.x; means.value[3 * v + 1] = mean.y; means.value[3 * v + 2] = mean.z
+                    }
                 }
             }
         }
-        scratch = []
-        // Runs of one voxel (the second ordering needs the z as well to tell voxels apart).
-        var starts: [Int] = [0]
-        for k in 1..<n where cells[records[k].index] != cells[records[k - 1].index] { starts.append(k) }
-        starts.append(n)
-        let voxels = starts.count - 1
-        let means = parallelMap(voxels, threads: threads) { v -> SIMD3<Double> in
-            var sum = SIMD3<Double>(repeating: 0)
-            for k in starts[v] ..< starts[v + 1] {
-                let i = records[k].index
-                sum += SIMD3(xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2])
-            }
-            return sum / Double(starts[v + 1] - starts[v])
-        }
-        return [Double](unsafeUninitializedCapacity: 3 * voxels) { b, done in
-            for (v, m) in means.enumerated() { b[3 * v] = m.x; b[3 * v + 1] = m.y; b[3 * v + 2] = m.z }
-            done = 3 * voxels
-        }
+        return out
     }
+}
 
-    struct Record {
-        var key: UInt64
-        var index: Int
+/// Least-significant-digit radix sort of 64-bit words, 11 bits a pass; a digit every word
+/// shares (the high bits of nearby voxels) costs no pass.
+enum RadixSort {
+    /// Sorts `a` by its bits from `low` up (stable: words equal there keep their order).
+    static func sort(_ a: inout [UInt64], fromBit low: Int = 0) {
+        let n = a.count, bits = 11, buckets = 1 << bits, passes = (64 - low + bits - 1) / bits
+        guard n > 1, passes > 0 else { return }
+        var counts = [Int](repeating: 0, count: buckets * passes)
+        for w in a {
+            var k = w >> UInt64(low)
+            for d in 0..<passes { counts[d * buckets + Int(k & UInt64(buckets - 1))] += 1; k >>= UInt64(bits) }
+        }
+        var other = [UInt64](repeating: 0, count: n)
+        for d in 0..<passes {
+            let base = d * buckets
+            if counts[base ..< base + buckets].contains(n) { continue }
+            var sum = 0
+            for b in base ..< base + buckets { let c = counts[b]; counts[b] = sum; sum += c }
+            let shift = UInt64(low + d * bits)
+            a.withUnsafeBufferPointer { src in
+                other.withUnsafeMutableBufferPointer { dst in
+                    counts.withUnsafeMutableBufferPointer { c in
+                        for w in src {
+                            let slot = base + Int(w >> shift & UInt64(buckets - 1))
+                            dst[c[slot]] = w
+                            c[slot] += 1
+                        }
+                    }
+                }
+            }
+            swap(&a, &other)
+        }
     }
 }

@@ -101,7 +101,7 @@ final class NearestNeighboursTests: XCTestCase {
     /// for bit, queries near and far, on one and two threads, in both query orders.
     func testEqualsBruteForce() {
         var rng = SystemRandomNumberGenerator()
-        for n in [1, 2, 7, 8, 9, 17, 100, 1000, 5000] {
+        for n in [1, 2, 7, 8, 9, 31, 32, 33, 100, 1000, 5000] {
             var points: [Double] = []
             for i in 0..<n {
                 switch i % 3 {
