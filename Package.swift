@@ -110,7 +110,7 @@ let package = Package(
         .target(name: "ResultFiles", dependencies: ["Diagnostics", "Statistics", "FileIO", "Codecs", "Geometry", "Trajectories", "Plots", "CLibArchive"]),
         // A reconstructed surface against a reference (eval geometry): Open3D's voxel downsampling, an exact
         // k-d tree, NeuralRecon's accuracy, completeness, precision, recall and F-score; the error cloud and page.
-        .target(name: "SurfaceMetrics", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "PointClouds", "VoxelFusion", "Plots"],
+        .target(name: "SurfaceMetrics", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "PointClouds", "Plots"],
                 swiftSettings: optimisedInDebug),
         // The batch layer: `run` (all stages of one scan), scan discovery, archives, `nightly`, summaries.
         .target(name: "Batch", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "ScanFormats", "PointClouds", "Video", "Trajectories", "Gestures", "Stages", "Plots", "CLibArchive"],
