@@ -116,6 +116,41 @@ final class GeometryPeerTests: XCTestCase {
                          (dir + "/float.ply", mesh, 0.03, 0.05), (mesh, dir + "/big.ply", 0.02, 0.013)])
     }
 
+    /// The outputs read by the tools they are for: the error cloud by Open3D and plyfile (its
+    /// points as compared, their distances' mean the accuracy to float precision, red exactly
+    /// where the distance reaches the threshold), the page drawn by headless Chromium.
+    func testErrorCloudAndPageOpenInTheirTools() throws {
+        let dir = TestSupport.temporaryDirectory("geometry-outputs")
+        let (mesh, samples) = Self.scene(in: dir)
+        Self.writePLY(samples, to: dir + "/pred.ply")
+        let run = try TestSupport.depthpose("eval", "geometry", dir + "/pred.ply", mesh, "--json", "--error-ply", dir + "/errors.ply", "--html", dir + "/page.html")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let result = try Self.json(run.stdout)
+        let check = """
+        import sys, json, numpy as np, open3d as o3d
+        from plyfile import PlyData
+        cloud = o3d.io.read_point_cloud(sys.argv[1])
+        v = PlyData.read(sys.argv[1])['vertex']
+        d = np.asarray(v['distance'], dtype=np.float64)
+        red = (v['red'] == 0xd6) & (v['green'] == 0x27) & (v['blue'] == 0x28)
+        print(json.dumps({"points": len(cloud.points), "colours": bool(cloud.has_colors()), "mean": float(d.mean()),
+                          "red_beyond": bool((red == (d >= float(sys.argv[2]) * (1 - 1e-7))).all()), "beyond": int(red.sum())}))
+        """
+        let r = try TestSupport.run(try Self.python(), ["-c", check, dir + "/errors.ply", "0.05"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let read = try Self.json(r.stdout)
+        XCTAssertEqual(read["points"] as? Int, result["predicted_points_downsampled"] as? Int)
+        XCTAssertEqual(read["colours"] as? Bool, true)
+        XCTAssertEqual(try XCTUnwrap(read["mean"] as? Double), try XCTUnwrap(result["accuracy"] as? Double), accuracy: 1e-6 * 0.05)
+        XCTAssertEqual(read["red_beyond"] as? Bool, true)
+        XCTAssertGreaterThan(read["beyond"] as? Int ?? 0, 10, "the stray cluster is beyond the threshold")
+        let page = try TestSupport.openInChromium(dir + "/page.html", height: 1700, colours: ["#1f77b4", "#ff7f0e", "#d62728"])
+        XCTAssertEqual(page.status, "ok"); XCTAssertEqual(page.consoleErrors, [])
+        for (k, what) in ["accuracy curves", "completeness curves", "threshold"].enumerated() {
+            XCTAssertGreaterThan(page.shares.count > k ? page.shares[k] : 0, 0.0002, "\(what): \(page.shares)")
+        }
+    }
+
     /// A mesh `depthpose mesh` wrote (normals, colour, faces) against the cloud `depthpose
     /// cloud` made of the same synth scan.
     func testMeshOfASynthScanAgainstItsCloud() throws {
