@@ -123,7 +123,7 @@ let package = Package(
         ], swiftSettings: cpuLevel),
 
         // MARK: - Fuzzing: libFuzzer entry points, linked into a binary by scripts/fuzz.sh
-        .target(name: "FuzzTargets", dependencies: ["Batch", "CLibDeflate", "Codecs", "ResultFiles", "ScanFormats", "Trajectories"], path: "Fuzz/Targets"),
+        .target(name: "FuzzTargets", dependencies: ["Batch", "CLibDeflate", "Codecs", "PointClouds", "ResultFiles", "ScanFormats", "Trajectories"], path: "Fuzz/Targets"),
 
         // MARK: - Tests (mirror the modules; EndToEnd runs the built binary)
         .target(name: "TestSupport", dependencies: ["ScanFormats", "Synthesis"], path: "Tests/TestSupport"),

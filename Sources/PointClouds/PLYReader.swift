@@ -225,6 +225,7 @@ public enum PLYReader {
         }
 
         mutating func skip(_ e: PLYHeader.Element) throws {
+            guard !e.properties.isEmpty else { return }  // nothing to read, however many
             for i in 0..<e.count {
                 for p in e.properties {
                     if p.countType != nil {
@@ -385,6 +386,7 @@ public struct PLYHeader: Sendable {
     func vertexElement(_ path: String) throws -> Element {
         guard let v = elements.first(where: { $0.name == "vertex" }) else { throw PLYError(path, line: lines, "no vertex element in the header") }
         guard v.count > 0 else { throw PLYError(path, line: v.line, "no vertices (element vertex 0)") }
+        guard !v.properties.isEmpty else { throw PLYError(path, line: v.line, "the vertex element has no properties") }
         return v
     }
 }

@@ -73,6 +73,10 @@ final class PLYReaderTests: XCTestCase {
                                "property float x", "property float y", "property float z", "element edge 1", "property int a"],
                               Array("3 0 1 2\n4 0 1 2 1\n1 2 3\n4 5 6\n".utf8))
         XCTAssertEqual(try PLYReader.positions(ascii), [1, 2, 3, 4, 5, 6])
+        // An element without properties takes no bytes, however many it claims.
+        let empty = Self.file(["format ascii 1.0", "element nothing 4000000000000000000", "element vertex 1", "property float x", "property float y",
+                               "property float z"], Array("1 2 3\n".utf8))
+        XCTAssertEqual(try PLYReader.positions(empty), [1, 2, 3])
     }
 
     /// The files Open3D writes (a mesh with double vertices and normals, faces as uchar/uint lists)
@@ -120,6 +124,7 @@ final class PLYReaderTests: XCTestCase {
         assertRefused(Self.file(["format ascii 1.0", "element vertex 1", "colour red"], []), "unknown header line 'colour red'", line: 4)
         assertRefused(Self.file(["format ascii 1.0", "element face 1", "property list uchar int i"], Array("0\n".utf8)), "no vertex element", line: 5)
         assertRefused(Self.file(["format ascii 1.0", "element vertex 0"] + xyz, []), "no vertices (element vertex 0)", line: 3)
+        assertRefused(Self.file(["format binary_little_endian 1.0", "element vertex 4000000000000000000"], []), "the vertex element has no properties", line: 3)
         assertRefused(Self.file(["format ascii 1.0", "element vertex 1", "property float x", "property float z"], Array("1 2\n".utf8)),
                       "the vertex element has no property y", line: 3)
         assertRefused(Self.file(["format ascii 1.0", "element vertex 2"] + xyz, Array("1 2 3\n4 five 6\n".utf8)), "'five' in vertex 1 of 2 is not a number", line: 9)
