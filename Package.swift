@@ -146,7 +146,7 @@ let package = Package(
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Exports", "Execution", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "Codecs", "Video", "TestSupport"]),
         .testTarget(name: "BatchTests", dependencies: ["Batch", "FileIO", "PointClouds", "Stages", "Synthesis", "TestSupport"]),
         .testTarget(name: "VideoTests", dependencies: ["Video", "Synthesis", "Geometry", "Trajectories", "TestSupport"]),
-        .testTarget(name: "SurfaceMetricsTests", dependencies: ["SurfaceMetrics", "PointClouds", "TestSupport"]),
+        .testTarget(name: "SurfaceMetricsTests", dependencies: ["SurfaceMetrics"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "Geometry", "ScanFormats", "PointClouds", "Plots", "Batch", "SurfaceMetrics", "depthpose"]),
     ]
 )

@@ -1,6 +1,4 @@
 import XCTest
-import PointClouds
-import TestSupport
 @testable import SurfaceMetrics
 
 /// Open3D's voxel downsampling against its definition written out naively, the k-d tree against
