@@ -91,7 +91,7 @@ let package = Package(
         // The per-sample kernels: back-projection, voxel tables, fusion.
         .target(name: "VoxelFusion", dependencies: ["Execution", "Geometry", "ScanFormats", "CPrefetch", "CRowPack", algorithms],
                 swiftSettings: optimisedInDebug),
-        .target(name: "PointClouds", dependencies: ["Diagnostics", "Execution", "FileIO", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion", "Video", algorithms],
+        .target(name: "PointClouds", dependencies: ["Diagnostics", "Execution", "FileIO", "TextNumbers", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion", "Video", algorithms],
                 swiftSettings: optimisedInDebug),
         // Meshes: TSDF fusion in a sparse block grid, marching cubes, PLY meshes.
         .target(name: "Meshing", dependencies: ["CPrefetch", "CVectorLanes", "Diagnostics", "Execution", "FileIO", "Geometry", "ScanFormats", "VoxelFusion", "Video"],
@@ -108,18 +108,22 @@ let package = Package(
         .target(name: "Plots", dependencies: ["Diagnostics", "FileIO", "Geometry", "CCairo"]),
         // evo's result files (zips of JSON and .npy arrays), `res` over them, and eval's plots.
         .target(name: "ResultFiles", dependencies: ["Diagnostics", "Statistics", "FileIO", "Codecs", "Geometry", "Trajectories", "Plots", "CLibArchive"]),
+        // A reconstructed surface against a reference (eval geometry): Open3D's voxel downsampling, an exact
+        // k-d tree, NeuralRecon's accuracy, completeness, precision, recall and F-score; the error cloud and page.
+        .target(name: "SurfaceMetrics", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "PointClouds", "Plots"],
+                swiftSettings: optimisedInDebug),
         // The batch layer: `run` (all stages of one scan), scan discovery, archives, `nightly`, summaries.
         .target(name: "Batch", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "ScanFormats", "PointClouds", "Video", "Trajectories", "Gestures", "Stages", "Plots", "CLibArchive"],
                 swiftSettings: cpuLevel),
 
         // MARK: - Command line
         .executableTarget(name: "depthpose", dependencies: [
-            "CPUCheck", "CProcessControl", "Diagnostics", "Execution", "FileIO", "ScanFormats", "PointClouds", "VoxelFusion", "Video", "Meshing", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch", "Plots", "ResultFiles", "Exports",
+            "CPUCheck", "CProcessControl", "Diagnostics", "Execution", "FileIO", "ScanFormats", "PointClouds", "VoxelFusion", "Video", "Meshing", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch", "Plots", "ResultFiles", "Exports", "SurfaceMetrics",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: cpuLevel),
 
         // MARK: - Fuzzing: libFuzzer entry points, linked into a binary by scripts/fuzz.sh
-        .target(name: "FuzzTargets", dependencies: ["Batch", "CLibDeflate", "Codecs", "ResultFiles", "ScanFormats", "Trajectories"], path: "Fuzz/Targets"),
+        .target(name: "FuzzTargets", dependencies: ["Batch", "CLibDeflate", "Codecs", "PointClouds", "ResultFiles", "ScanFormats", "Trajectories"], path: "Fuzz/Targets"),
 
         // MARK: - Tests (mirror the modules; EndToEnd runs the built binary)
         .target(name: "TestSupport", dependencies: ["ScanFormats", "Synthesis"], path: "Tests/TestSupport"),
@@ -142,6 +146,7 @@ let package = Package(
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Exports", "Execution", "Synthesis", "ScanFormats", "Trajectories", "Geometry", "Codecs", "Video", "TestSupport"]),
         .testTarget(name: "BatchTests", dependencies: ["Batch", "FileIO", "PointClouds", "Stages", "Synthesis", "TestSupport"]),
         .testTarget(name: "VideoTests", dependencies: ["Video", "Synthesis", "Geometry", "Trajectories", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "Geometry", "ScanFormats", "PointClouds", "Plots", "Batch", "depthpose"]),
+        .testTarget(name: "SurfaceMetricsTests", dependencies: ["SurfaceMetrics"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "Geometry", "ScanFormats", "PointClouds", "Plots", "Batch", "SurfaceMetrics", "depthpose"]),
     ]
 )

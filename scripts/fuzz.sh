@@ -3,7 +3,7 @@
 # takes untrusted bytes: depth.bin (all variants), PNG and NPY frames, LZFSE streams, the ARKit-Scanner
 # JSON sidecars, the Stray Scanner CSVs, ScanNet++ JSON, 3D Scanner App frame JSON, colour images (JPEG planes,
 # RGB PNG), MultiScan captures (jsonl, metadata, depth and confidence streams), ARKitScenes
-# .traj/.pincam, Record3D metadata and .r3d zips, TUM/KITTI/EuRoC trajectories and
+# .traj/.pincam, Record3D metadata and .r3d zips, TUM/KITTI/EuRoC trajectories, PLY clouds and meshes and
 # dataset archives, and evo result files (see Fuzz/Targets/FuzzTargets.swift).
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default: 60 s, every target
@@ -27,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_only=""; [ "${1:-}" = --build-only ] && { build_only=1; shift; }
 seconds=${1:-60}; shift || true
-all=(depthbin png npy lzfse arkit stray scannetpp scanner3d colourimage multiscan arkitscenes record3d polycam trajectory archive result rpg)
+all=(depthbin png npy lzfse arkit stray scannetpp scanner3d colourimage multiscan arkitscenes record3d polycam trajectory ply archive result rpg)
 targets=("${@:-${all[@]}}")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 scripts/setup.sh >/dev/null
@@ -203,6 +203,24 @@ if [ ! -e "$seeds/arkitscenes/traj" ]; then
   printf '1.000 0.1 0.2 0.3 1 2 3\n1.000 0.1 0.2 0.3 1 2 3\n1.100 0.1 0.2 0.3 1 2\n1.200 0 0 0 0 0 0\n' > "$ask/hand.traj"
   prefixed 0 "$ask/hand.traj" "$seeds/arkitscenes/hand"
   rm -rf "$ask"
+fi
+
+# PLY seeds (once): a binary mesh (`depthpose mesh`: normals, colour, faces), an ASCII cloud
+# (`cloud --ascii`), and a big-endian file by hand with faces before the vertices and a list
+# among the vertex properties.
+if [ ! -e "$seeds/ply/mesh" ]; then
+  mkdir -p "$seeds/ply"
+  dp=$(seed_depthpose)
+  pl=$(mktemp -d)
+  "$dp" synth --out "$pl/scan" --frames 3 --width 16 --height 12 --seed 3 >/dev/null
+  "$dp" mesh "$pl/scan" --out "$seeds/ply/mesh" --voxel 0.1 --quiet >/dev/null 2>&1
+  "$dp" cloud "$pl/scan" --out "$seeds/ply/ascii" --voxel 0.2 --ascii --quiet >/dev/null 2>&1
+  rm -rf "$pl"
+  { printf 'ply\nformat binary_big_endian 1.0\nelement face 1\nproperty list uchar int vertex_indices\nelement vertex 2\n'
+    printf 'property short s\nproperty double x\nproperty float y\nproperty list uchar ushort l\nproperty float z\nend_header\n'
+    printf '\003\000\000\000\000\000\000\000\001\000\000\000\001'
+    printf '\000\007\077\360\000\000\000\000\000\000\100\000\000\000\001\000\011\100\100\000\000'
+    printf '\000\010\300\000\000\000\000\000\000\000\277\200\000\000\000\000\000\000\000'; } > "$seeds/ply/big"
 fi
 
 # LZFSE seeds (once): streams of every block kind from the reference encoder (pyliblzfse, in

@@ -2,6 +2,7 @@ import Batch
 import CLibDeflate
 import Codecs
 import Foundation
+import PointClouds
 import ResultFiles
 import ScanFormats
 import Trajectories
@@ -56,6 +57,9 @@ enum FuzzTarget: String, CaseIterable {
     case polycam
     /// A TUM, KITTI or EuRoC trajectory file (first byte chooses).
     case trajectory
+    /// A PLY point cloud or mesh (`eval geometry`'s inputs): the vertex positions, then every
+    /// scalar vertex property (`PLYReader`).
+    case ply
     /// A `.tar`, `.tar.gz` or `.zip` dataset archive, extracted safely.
     case archive
     /// An evo result file (`res`, zip of JSON and float64 `.npy`), or (first byte odd) one
@@ -265,6 +269,10 @@ func run(_ target: FuzzTarget, _ bytes: Data, scan: String) {
         write(metadata, scan + "/metadata.json")
         write(bytes, scan + "/pose_intrinsic_imu.json")
         readScan(scan)
+    case .ply:
+        write(bytes, scan + "/f.ply")
+        _ = try? PLYReader.positions(scan + "/f.ply")
+        _ = try? PLYReader.read(scan + "/f.ply")
     case .trajectory:
         let format = TrajectoryFormat.allCases[Int(choice) % TrajectoryFormat.allCases.count]
         write(Data(rest), scan + "/trajectory.txt")

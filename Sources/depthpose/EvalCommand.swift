@@ -8,13 +8,13 @@ import ResultFiles
 struct EvalCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eval",
-        abstract: "evo-compatible absolute/relative pose error of trajectory files: eval ape|rpe FORMAT REF EST.",
+        abstract: "Evaluation: evo-compatible eval ape|rpe FORMAT REF EST; rpg_trajectory_evaluation's eval rpg DIR; surface metrics eval geometry PRED REF.",
         discussion: """
         FORMAT is tum, kitti or euroc with evo's meaning (for euroc, REF is the EuRoC ground-truth CSV and EST a \
         TUM file). The statistics match evo's (rmse, mean, median, std, min, max, sse), so `evo_ape tum a b --align` \
         becomes `depthpose eval ape tum a b --align`.
         """,
-        subcommands: [Ape.self, Rpe.self, Rpg.self])
+        subcommands: [Ape.self, Rpe.self, Rpg.self, Geometry.self])
 
     struct Ape: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Absolute pose error (evo_ape).")
