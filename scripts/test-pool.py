@@ -35,7 +35,7 @@ SLOW_FIRST = [
     "EndToEndTests.SlurmWorkflowTests",      # 150 s, mostly waiting on Slurm
     "EndToEndTests.EvoParityTests",          # 115 s, 441 evo cases
     "EndToEndTests.NightlyTests",            # 109 s, Snakemake
-    "EndToEndTests.RPGParityTests",          # 90 s, rpg_trajectory_evaluation on 14 folders
+    "EndToEndTests.RPGParityTests",          # 40 s, rpg_trajectory_evaluation on 14 folders
     "EndToEndTests.PlotPageTests",           # 78 s, Chromium
     "EndToEndTests.MeshPeerTests",           # 41 s, Open3D 0.18
     "EndToEndTests.ExportPeerTests",         # 35 s, pycolmap, nerfstudio (torch), Open3D

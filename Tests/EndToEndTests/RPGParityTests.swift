@@ -18,8 +18,9 @@ final class RPGParityTests: XCTestCase {
 
     static var peers: String { TestSupport.repositoryRoot + "/scripts/peers/" }
 
-    static func cases(_ dir: String) throws -> [(name: String, dir: String, args: [String])] {
-        let r = try TestSupport.run(try python(), [peers + "rpg_cases.py", dir])
+    /// The cases rpg_cases.py writes into `dir` (`only`: just that one).
+    static func cases(_ dir: String, only: String? = nil) throws -> [(name: String, dir: String, args: [String])] {
+        let r = try TestSupport.run(try python(), [peers + "rpg_cases.py", dir] + (only.map { ["--only", $0] } ?? []))
         guard r.status == 0, let list = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]] else {
             throw NSError(domain: "rpg_cases.py", code: Int(r.status), userInfo: [NSLocalizedDescriptionKey: "rpg_cases.py failed: \(r.stderr)"])
         }
@@ -35,14 +36,23 @@ final class RPGParityTests: XCTestCase {
         let root = TestSupport.temporaryDirectory("rpg-parity")
         let cases = try Self.cases(root + "/cases")
         XCTAssertGreaterThanOrEqual(cases.count, 10)
+        // rpg on every case in one process (rpg_run.py --batch: its script run as __main__ per
+        // case, its imports done once), each on its own copy
+        try FileManager.default.createDirectory(atPath: root + "/rpg", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/ours", withIntermediateDirectories: true)
+        var batch: [[String: Any]] = []
+        for c in cases {
+            try Self.copy(c.dir, root + "/rpg/" + c.name); try Self.copy(c.dir, root + "/ours/" + c.name)
+            batch.append(["dir": root + "/rpg/" + c.name, "args": c.args])
+        }
+        try JSONSerialization.data(withJSONObject: batch).write(to: URL(fileURLWithPath: root + "/cases.json"))
+        let rpg = try TestSupport.run(try Self.python(), [Self.peers + "rpg_run.py", "--batch", root + "/cases.json", root + "/results.json"])
+        let results = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: root + "/results.json"))) as? [[String: Any]], rpg.stderr)
+        XCTAssertEqual(results.count, cases.count)
+        for (c, r) in zip(cases, results) { XCTAssertEqual(r["status"] as? Int, 0, "\(c.name): rpg failed: \(r["output"] ?? "")") }
         var worst = (0.0, "")
         for c in cases {
             let theirs = root + "/rpg/" + c.name, ours = root + "/ours/" + c.name
-            try FileManager.default.createDirectory(atPath: root + "/rpg", withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(atPath: root + "/ours", withIntermediateDirectories: true)
-            try Self.copy(c.dir, theirs); try Self.copy(c.dir, ours)
-            let rpg = try TestSupport.run(try Self.python(), [Self.peers + "rpg_run.py", theirs] + c.args)
-            XCTAssertEqual(rpg.status, 0, "\(c.name): rpg failed: \(rpg.stdout.suffix(2000)) \(rpg.stderr.suffix(2000))")
             let run = try TestSupport.depthpose(["eval", "rpg", ours, "--no_plot"] + c.args)
             // rpg skips a trial it cannot load and exits 0; depthpose names it and exits non-zero
             if c.name.contains("failed") {
@@ -67,7 +77,7 @@ final class RPGParityTests: XCTestCase {
     /// The figures: rpg's file names (PDF, or PNG with --png) and one page holding them all.
     func testFiguresUnderRpgsNames() throws {
         let root = TestSupport.temporaryDirectory("rpg-plots")
-        let c = try XCTUnwrap(try Self.cases(root + "/cases").first { $0.name == "multi_trial" })
+        let c = try XCTUnwrap(try Self.cases(root + "/cases", only: "multi_trial").first)
         try Self.copy(c.dir, root + "/run")
         let run = try TestSupport.depthpose(["eval", "rpg", root + "/run", "--png", "--plot_scale_traj", "--plots_dir", root + "/figures"] + c.args)
         XCTAssertEqual(run.status, 0, run.stderr)

@@ -2,7 +2,7 @@
 """Writes rpg_trajectory_evaluation result folders that exercise every path of its single-folder
 analysis, deterministically (the same bytes for the same --seed); written for depthpose.
 
-    rpg_cases.py OUT_DIR [--seed N] [--bench] [--check]
+    rpg_cases.py OUT_DIR [--seed N] [--bench] [--check] [--only NAME]
     rpg_cases.py --measure DIR [--est_type ba_estimate]
 
 Prints a JSON list, one object per case: {"name", "dir", "args"}, args being what rpg (and
@@ -516,6 +516,7 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--bench", action="store_true", help="write only the benchmark's 10-trial case")
     ap.add_argument("--check", action="store_true", help="run rpg on a copy of every case")
+    ap.add_argument("--only", metavar="NAME", help="write only this case (the same bytes as among all)")
     ap.add_argument("--measure", metavar="DIR", help="print the drift figures of a real rpg folder")
     ap.add_argument("--est_type", default="ba_estimate")
     a = ap.parse_args()
@@ -531,6 +532,8 @@ def main():
     else:
         made, specs = [], {}
         for i, (name, cfg, opt) in enumerate(cases()):
+            if a.only and name != a.only:
+                continue
             made.append(make_case(a.out_dir, i, name, cfg, opt, a.seed))
             specs[name] = (cfg, opt)
     if a.check:
