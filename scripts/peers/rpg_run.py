@@ -54,6 +54,9 @@ def batch(cases_path, results_path):
     shim = notify_shim()
     os.environ["PATH"] = shim + os.pathsep + os.environ.get("PATH", "")
     os.environ.setdefault("MPLBACKEND", "Agg")
+    # One BLAS thread (set before rpg imports numpy): rpg's matrices are 4x4, and beside other
+    # work (the test pool) OpenBLAS's second thread only spins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     sys.dont_write_bytecode = True  # no __pycache__ inside the vendored tree
     sys.path.insert(0, os.path.dirname(RPG))  # as `python script.py` puts the script's folder first
     results = []
