@@ -134,7 +134,7 @@ let package = Package(
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "CLibDeflate", "CPNGBridge", "Synthesis", "TestSupport"]),
         .testTarget(name: "PlotsTests", dependencies: ["Plots"]),
         .testTarget(name: "ResultFilesTests", dependencies: ["ResultFiles", "Codecs", "Plots", "TestSupport"]),
-        .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "CLazyLoad"]),
+        .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "CLazyLoad", "TestSupport"]),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry", "LinearAlgebra", "Synthesis"]),
         .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "Codecs", "PointClouds", "Gestures", "Trajectories", "Stages", "TestSupport"]),
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),

@@ -37,7 +37,7 @@ final class GeometryPeerTests: XCTestCase {
     static func surface(_ x: Double, _ y: Double) -> Double { 0.12 * sin(3 * x) * cos(2 * y) + 0.05 * x }
 
     static func scene(in dir: String) -> (mesh: String, samples: [Double]) {
-        var generator = SceneRandom(seed: 11)
+        var generator = SplitMix64(seed: 11)
         let n = 120
         var vertices: [Double] = [], faces: [[Int32]] = []
         for i in 0..<n { for j in 0..<n {
@@ -159,23 +159,5 @@ final class GeometryPeerTests: XCTestCase {
         XCTAssertEqual(try TestSupport.depthpose("mesh", dir + "/scan", "--out", dir + "/mesh.ply", "--voxel", "0.03", "--quiet").status, 0)
         XCTAssertEqual(try TestSupport.depthpose("cloud", dir + "/scan", "--out", dir + "/cloud.ply", "--voxel", "0.01", "--quiet").status, 0)
         try assertAgree([(dir + "/mesh.ply", dir + "/cloud.ply", 0.02, 0.02), (dir + "/mesh.ply", dir + "/cloud.ply", 0.02, 0)])
-    }
-}
-
-/// SplitMix64, for reproducible test scenes.
-fileprivate struct SceneRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func uniform(_ lo: Double, _ hi: Double) -> Double { lo + (hi - lo) * Double(next() >> 11) / Double(1 << 53) }
-    mutating func gaussian(_ sigma: Double) -> Double {
-        let u = max(uniform(0, 1), 1e-300), v = uniform(0, 1)
-        return sigma * (-2 * log(u)).squareRoot() * cos(2 * .pi * v)
     }
 }

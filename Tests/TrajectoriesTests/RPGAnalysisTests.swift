@@ -8,8 +8,6 @@ import XCTest
 /// literally here) and against answers known by construction. Parity with rpg itself:
 /// EndToEndTests' RPGParityTests.
 final class RPGAnalysisTests: XCTestCase {
-    struct LCG { var s: UInt64; mutating func next() -> Double { s = s &* 6364136223846793005 &+ 1442695040888963407; return Double(s >> 11) / Double(1 << 53) } }
-
     /// rpg's `associate`, literally: all pairs closer than the tolerance, sorted, greedy.
     static func associateByDefinition(_ a: [Double], _ b: [Double], maxDifference: Double) -> [(Int, Int)] {
         var potential: [(Double, Int, Int)] = []
@@ -21,13 +19,13 @@ final class RPGAnalysisTests: XCTestCase {
     }
 
     func testAssociationEqualsRpgsDefinition() {
-        var rng = LCG(s: 7)
+        var rng = SplitMix64(seed: 7)
         for trial in 0..<40 {
             // ground truth at 200 Hz (some stamps repeated, some out of order), estimates at
             // ~20 Hz jittered by up to ±25 ms: near-ties at the 0.02 s tolerance
             var gt = (0..<400).map { Double($0) * 0.005 + 100 }
             if trial % 3 == 0 { gt[10] = gt[11]; gt.swapAt(20, 25) }
-            let est = (0..<40).map { Double($0) * 0.05 + 100 + (rng.next() - 0.5) * 0.05 } + (trial % 2 == 0 ? [gt[33] + 0.02, gt[34] - 0.0199999] : [])
+            let est = (0..<40).map { Double($0) * 0.05 + 100 + (rng.uniform(0, 1) - 0.5) * 0.05 } + (trial % 2 == 0 ? [gt[33] + 0.02, gt[34] - 0.0199999] : [])
             let fast = RPG.associate(est, gt), slow = Self.associateByDefinition(est, gt, maxDifference: 0.02)
             XCTAssertEqual(fast.map(\.0), slow.map(\.0), "trial \(trial)")
             XCTAssertEqual(fast.map(\.1), slow.map(\.1), "trial \(trial)")
@@ -35,11 +33,11 @@ final class RPGAnalysisTests: XCTestCase {
     }
 
     func testSubTrajectoryEndsEqualRpgsLoop() {
-        var rng = LCG(s: 3)
+        var rng = SplitMix64(seed: 3)
         for trial in 0..<30 {
             // steps with pauses (repeated distances) and jumps
             var d = [0.0]
-            for _ in 0..<300 { let r = rng.next(); d.append(d.last! + (r < 0.2 ? 0 : r < 0.25 ? 0.8 : r * 0.1)) }
+            for _ in 0..<300 { let r = rng.uniform(0, 1); d.append(d.last! + (r < 0.2 ? 0 : r < 0.25 ? 0.8 : r * 0.1)) }
             for length in [0.37, 1.0, 2.5, 7.3, Double(trial) * 0.5 + 0.01, 0] {
                 XCTAssertEqual(RPG.comparisonIndices(d, length: length, window: 0.2 * length),
                                RPG.comparisonIndicesByScan(d, length: length, window: 0.2 * length), "trial \(trial), length \(length)")
