@@ -64,8 +64,10 @@ public enum PoseFile {
             // the first stamp at or after the time, and the one before it
             var lo = 0, hi = sortedStamps.count
             while lo < hi { let mid = (lo + hi) / 2; if sortedStamps[mid] < time { lo = mid + 1 } else { hi = mid } }
+            var before = lo - 1  // the first of equal stamps, as after
+            while before > 0 && sortedStamps[before - 1] == sortedStamps[before] { before -= 1 }
             var best: Int?
-            for k in [lo - 1, lo] where k >= 0 && k < sortedStamps.count && abs(sortedStamps[k] - time) < tolerance {
+            for k in [before, lo] where k >= 0 && k < sortedStamps.count && abs(sortedStamps[k] - time) < tolerance {
                 if best.map({ abs(sortedStamps[k] - time) < abs(sortedStamps[$0] - time) }) ?? true { best = k }
             }
             if let best { matched[i] = t.poses[stamped[best]] }

@@ -112,6 +112,34 @@ final class PosesOptionTests: XCTestCase {
         }
     }
 
+    /// The tolerance: 10 ms, or under half the median frame interval for faster frames
+    /// (120 Hz: 1/240 s); a pose 9 ms off a 30 fps frame matches it, one 11 ms off does not.
+    func testAPoseMatchesAFrameWithinTheTolerance() throws {
+        XCTAssertEqual(PoseFile.tolerance(frameTimes: (0..<30).map { Double($0) / 30 }), 0.01)
+        XCTAssertEqual(PoseFile.tolerance(frameTimes: [0, 1.0 / 120, 2.0 / 120, 3.0 / 120, 0.5]), 1.0 / 240, accuracy: 1e-15)
+        XCTAssertEqual(PoseFile.tolerance(frameTimes: [2]), 0.01, "one frame: no interval, the widest tolerance")
+        let (scan, _, dir) = try scanWithTrajectory()
+        let (own, _) = ScanTrajectory.poses(try ScanOpener.open(scan))
+        for (offset, matched) in [(0.009, 12), (-0.009, 12), (0.011, 0)] {
+            TestSupport.writeText(tumText(own.poses, stamps: own.stamps!.map { $0 + offset }), dir + "/off.tum")
+            var o = CloudOptions(); o.color = false; o.poses = dir + "/off.tum"
+            if matched > 0 {
+                XCTAssertEqual(try CloudBuilder.build(scan: scan, options: o, threads: 1).1.framesUsed, matched, "offset \(offset)")
+            } else {
+                XCTAssertThrowsError(try CloudBuilder.build(scan: scan, options: o, threads: 1)) { XCTAssertTrue("\($0)".contains("matches 0 of the 12"), "\($0)") }
+            }
+        }
+        // duplicate stamps: the first of them is taken, before or after the frame's time
+        let t0 = own.stamps![0]
+        for shift in [0.004, -0.004] {
+            let twice = tumText([own.poses[0], Pose(rotation: .identity, translation: Vec3(9, 9, 9))] + own.poses.dropFirst(),
+                                stamps: [t0 + shift, t0 + shift] + own.stamps!.dropFirst())
+            TestSupport.writeText(twice, dir + "/twice.tum")
+            let reposed = try ScanOpener.open(scan, poseFile: dir + "/twice.tum")
+            XCTAssertEqual(reposed.frameInfo(0).pose?.translation, own.poses[0].translation, "shift \(shift): not the decoy at (9, 9, 9)")
+        }
+    }
+
     /// A malformed line is named by file and line number; a missing file is named; nothing is written.
     func testAMalformedFileNamesItsLine() throws {
         let (scan, tum, dir) = try scanWithTrajectory()
