@@ -33,12 +33,7 @@ extension GesturesStage: RunStage {
 }
 
 extension CloudStage: RunStage {
-    /// With the scan's poses file, when asked for (`RunOptions.posesName`).
-    public static func options(in run: RunOptions, scan: String) -> Options {
-        var o = run.cloud
-        o.poses = run.posesFile(scan: scan)
-        return o
-    }
+    public static func options(in run: RunOptions, scan: String) -> Options { run.cloud }
 }
 
 extension TrajectoryStage: RunStage {
@@ -51,19 +46,9 @@ extension DecodeStage: RunStage {
 }
 
 extension MeshStage: RunStage {
-    /// With the scan's poses file, when asked for (`RunOptions.posesName`).
-    public static func options(in run: RunOptions, scan: String) -> Options {
-        var o = run.mesh
-        o.poses = run.posesFile(scan: scan)
-        return o
-    }
+    public static func options(in run: RunOptions, scan: String) -> Options { run.mesh }
 }
 
 extension ExportStage: RunStage {
-    /// With the scan's poses file, when asked for (`RunOptions.posesName`).
-    public static func options(in run: RunOptions, scan: String) -> Options {
-        var o = run.export
-        o.poses = run.posesFile(scan: scan)
-        return o
-    }
+    public static func options(in run: RunOptions, scan: String) -> Options { run.export }
 }
