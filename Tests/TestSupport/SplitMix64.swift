@@ -3,7 +3,7 @@ import Foundation
 /// SplitMix64 (Steele, Lea and Flood 2014): a reproducible sequence for test scenes and
 /// matrices, the same on every platform. The generator `synth` uses (Synthesis's
 /// `SeededRandom`) is the same algorithm; this copy lets the tests of lower modules
-/// (LinearAlgebra, Trajectories) draw numbers without linking Synthesis and its video stack.
+/// (LinearAlgebra's) draw numbers without linking Synthesis and its video stack.
 public struct SplitMix64 {
     public var state: UInt64
     public init(seed: UInt64) { state = seed }
