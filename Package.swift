@@ -84,7 +84,7 @@ let package = Package(
                 swiftSettings: optimisedInDebug),
         .target(name: "LinearAlgebra", dependencies: ["COpenBLAS", "Diagnostics"], swiftSettings: cpuLevel),
         .target(name: "Geometry", dependencies: ["LinearAlgebra"], swiftSettings: optimisedInDebug),
-        .target(name: "ScanFormats", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "TextNumbers", "Codecs", "Geometry", "CLibArchive", algorithms],
+        .target(name: "ScanFormats", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "TextNumbers", "Codecs", "Geometry", "Trajectories", "CLibArchive", algorithms],
                 swiftSettings: optimisedInDebug),
         // Colour video: streaming decode and encode through FFmpeg, colour sampling.
         .target(name: "Video", dependencies: ["CFFmpeg", "Codecs", "Diagnostics", "Execution", "FileIO", "ScanFormats", algorithms], swiftSettings: optimisedInDebug),

@@ -27,6 +27,11 @@ public struct RunOptions: StageOptions {
     /// A trajectory file with this name inside the scan folder is used as the reference (TUM;
     /// "" = none).
     public var referenceName = "groundtruth.tum"
+    /// A TUM file with this name inside the scan folder gives the poses of cloud, mesh and
+    /// export instead of the scan's own (`PoseFile`; "" = the scan's own). A scan without the
+    /// file fails those stages, naming it: other poses are asked for, and silently using the
+    /// scan's own would make results that look like the asked-for ones.
+    public var posesName = ""
     /// The decode stage's options (it runs on request: `stages`).
     public var decode = DecodeStage.Options()
     /// The export stage's options (it runs on request: `stages`); writes `export/`.
@@ -35,7 +40,7 @@ public struct RunOptions: StageOptions {
     public init() {}
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
-        case stages, cloud, mesh, trajectory, referenceName = "reference_name", decode, export
+        case stages, cloud, mesh, trajectory, referenceName = "reference_name", posesName = "poses_name", decode, export
     }
     public typealias Keys = CodingKeys
 
@@ -48,6 +53,8 @@ public struct RunOptions: StageOptions {
 
     public var problem: String? {
         if trajectory.reference != nil { return "trajectory.reference is set per scan from reference_name" }
+        if cloud.poses != nil || mesh.poses != nil || export.poses != nil { return "cloud.poses, mesh.poses and export.poses are set per scan from poses_name" }
+        if posesName.contains("/") { return "poses_name \(posesName) must be a file name inside the scan folder" }
         for (name, p) in [("cloud", cloud.problem), ("mesh", mesh.problem), ("trajectory", trajectory.problem), ("decode", decode.problem), ("export", export.problem)] {
             if let p { return "\(name): \(p)" }
         }
@@ -64,6 +71,9 @@ public struct RunOptions: StageOptions {
         if !referenceName.isEmpty, FileManager.default.fileExists(atPath: ref) { o.reference = ref }
         return o
     }
+
+    /// The poses file of `scan` for cloud, mesh and export (`posesName`), or nil.
+    public func posesFile(scan: String) -> String? { posesName.isEmpty ? nil : scan + "/" + posesName }
 
     /// The options that change outputs, as stable text (all of them: threads are not
     /// options, and outputs are byte-identical for any thread count).

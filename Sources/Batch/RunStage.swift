@@ -33,7 +33,12 @@ extension GesturesStage: RunStage {
 }
 
 extension CloudStage: RunStage {
-    public static func options(in run: RunOptions, scan: String) -> Options { run.cloud }
+    /// With the scan's poses file, when asked for (`RunOptions.posesName`).
+    public static func options(in run: RunOptions, scan: String) -> Options {
+        var o = run.cloud
+        o.poses = run.posesFile(scan: scan)
+        return o
+    }
 }
 
 extension TrajectoryStage: RunStage {
@@ -46,9 +51,19 @@ extension DecodeStage: RunStage {
 }
 
 extension MeshStage: RunStage {
-    public static func options(in run: RunOptions, scan: String) -> Options { run.mesh }
+    /// With the scan's poses file, when asked for (`RunOptions.posesName`).
+    public static func options(in run: RunOptions, scan: String) -> Options {
+        var o = run.mesh
+        o.poses = run.posesFile(scan: scan)
+        return o
+    }
 }
 
 extension ExportStage: RunStage {
-    public static func options(in run: RunOptions, scan: String) -> Options { run.export }
+    /// With the scan's poses file, when asked for (`RunOptions.posesName`).
+    public static func options(in run: RunOptions, scan: String) -> Options {
+        var o = run.export
+        o.poses = run.posesFile(scan: scan)
+        return o
+    }
 }

@@ -35,12 +35,14 @@ public struct MeshOptions: Sendable, Codable, Equatable, DepthFilterOptions {
     public var ascii = false
     /// Also a 3-D view beside the PLY (the mesh is then also held in memory for the page).
     public var view = false
+    /// A TUM file whose poses the frames take instead of the scan's own (`PoseFile`); nil: the scan's.
+    public var poses: String?
 
     public init() {}
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case voxel, truncation, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel"
-        case stride, minWeight = "min_weight", color, colorFrames = "color_frames", ascii, view
+        case stride, minWeight = "min_weight", color, colorFrames = "color_frames", ascii, view, poses
     }
 
     /// The pixel filters these options ask for.
@@ -127,9 +129,10 @@ public enum MeshBuilder {
         if let p = o.problem { throw MeshError.options(p) }
         let start = ProcessStats.now()
         // the IMU is not used here, and its file grows with the recording: not read
-        let scan = try ScanOpener.open(path, strict: true, motion: false)
+        let scan = try ScanOpener.open(path, strict: true, motion: false, poseFile: o.poses)
         let truncation = Float(o.voxel * o.truncation)
         var summary = MeshSummary(scan: path, voxelSize: o.voxel, truncation: o.voxel * o.truncation)
+        if let note = scan.poseFileNote { summary.notes.append(note) }
         let threads = max(1, requested), layout = scan.depthLayout
 
         // The video or images, decoded ahead on their own thread into depth-grid colour images.

@@ -62,12 +62,14 @@ public struct CloudOptions: Sendable, Codable, Equatable, DepthFilterOptions {
     public var preview = false
     /// Also a 3-D view beside the PLY: one HTML page (three.js) with the camera path.
     public var view = false
+    /// A TUM file whose poses the frames take instead of the scan's own (`PoseFile`); nil: the scan's.
+    public var poses: String?
 
     public init() {}
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case voxel, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel"
-        case minSupport = "min_support", noFilters = "no_filters", stride, normals, normalRadius = "normal_radius", frame, ascii, extras, color, colorFrames = "color_frames", preview, view
+        case minSupport = "min_support", noFilters = "no_filters", stride, normals, normalRadius = "normal_radius", frame, ascii, extras, color, colorFrames = "color_frames", preview, view, poses
     }
 
     /// The pixel filters these options ask for (`PixelFilters.none` with `noFilters`).
@@ -172,8 +174,9 @@ public enum CloudBuilder {
                              colourTap: ColourFrameTap? = nil) throws -> (PointCloud, CloudSummary) {
         if let p = o.problem { throw CloudError.options(p) }
         let start = ProcessStats.now()
-        let scan = try ScanOpener.open(path, strict: true)
+        let scan = try ScanOpener.open(path, strict: true, poseFile: o.poses)
         var summary = CloudSummary(scan: path, voxelSize: o.voxel, frame: o.frame)
+        if let note = scan.poseFileNote { summary.notes.append(note) }
         let threads = max(1, requested)
         let layout = scan.depthLayout
         let video = o.color ? scan.colourSource : nil

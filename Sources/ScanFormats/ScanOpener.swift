@@ -19,7 +19,14 @@ public enum ScanOpener {
     /// without `motion`, their IMU files are not read, for stages that do not use them).
     /// `poses`: which pose set a layout with two returns (Polycam: corrected or raw); a path
     /// to a Polycam capture's camera folder opens the capture with that folder's set.
-    public static func open(_ path: String, strict: Bool = true, motion: Bool = true, poses: PoseSet = .corrected) throws -> any Scan {
+    /// `poseFile`: a TUM file whose poses the frames take instead (`PoseFile.apply`).
+    public static func open(_ path: String, strict: Bool = true, motion: Bool = true, poses: PoseSet = .corrected, poseFile: String? = nil) throws -> any Scan {
+        let scan = try openOwn(path, strict: strict, motion: motion, poses: poses)
+        return try poseFile.map { try PoseFile.apply($0, to: scan) } ?? scan
+    }
+
+    /// The scan with its own poses.
+    static func openOwn(_ path: String, strict: Bool, motion: Bool, poses: PoseSet) throws -> any Scan {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
             throw ScanFormatError.missing(path: path, what: "scan folder")

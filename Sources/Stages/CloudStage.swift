@@ -46,6 +46,7 @@ public enum CloudStage: Stage {
     public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary {
         // every output is checked before anything is written
         try OutputGuard.check(output: output, scan: scan)
+        if let poses = options.poses { try OutputGuard.check(output: output, inputs: [poses]) }
         if options.preview { try OutputGuard.check(output: SideOutput.preview.path(beside: output), scan: scan) }
         if options.view { try OutputGuard.check(output: SideOutput.view.path(beside: output), scan: scan) }
         let (cloud, built) = try CloudBuilder.build(scan: scan, options: options, threads: context.threads, progress: context.progress)

@@ -52,19 +52,21 @@ public enum DatasetExporter {
         public var maxDepth = CloudOptions().maxDepth
         public var minConfidence = CloudOptions().minConfidence
         public var flyingPixel = CloudOptions().flyingPixel
+        /// A TUM file whose poses the frames take instead of the scan's own (`PoseFile`); nil: the scan's.
+        public var poses = CloudOptions().poses
 
         public init() {}
 
         public enum CodingKeys: String, CodingKey, CaseIterable {
             case format, stride = "every", maxFrames = "max_frames", jpegQuality = "jpeg_quality", rawDepth = "raw_depth", masks, binary, level, center
-            case allowNoImages = "allow_no_images", voxel, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel"
+            case allowNoImages = "allow_no_images", voxel, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel", poses
         }
 
         /// The cloud fused from the exported frames (coloured, the export's filters and voxel).
         public var cloud: CloudOptions {
             var c = CloudOptions()
             c.voxel = voxel; c.minDepth = minDepth; c.maxDepth = maxDepth; c.minConfidence = minConfidence; c.flyingPixel = flyingPixel
-            c.color = true; c.colorFrames = .all
+            c.color = true; c.colorFrames = .all; c.poses = poses
             return c
         }
 
@@ -127,12 +129,13 @@ public enum DatasetExporter {
         let start = ProcessStats.now()
         if let p = o.problem { throw CloudError.options(p) }
         try OutputGuard.check(output: out, scan: path)
-        try OutputGuard.check(output: out, inputs: [path], mayBeInside: false)
+        try OutputGuard.check(output: out, inputs: [path] + (o.poses.map { [$0] } ?? []), mayBeInside: false)
         if let entries = try? FileManager.default.contentsOfDirectory(atPath: out), !entries.isEmpty {
             throw IOError.cannotWrite(path: out, reason: "the folder exists and is not empty (\(entries.count) entries): export writes a new dataset")
         }
-        let scan = try ScanOpener.open(path, strict: true)
+        let scan = try ScanOpener.open(path, strict: true, poseFile: o.poses)
         var summary = Summary(output: out, format: o.format)
+        if let note = scan.poseFileNote { summary.notes.append(note) }
         let count = try scan.depthFramesWithoutDecoding ?? scan.depthFrameCount()
         summary.frames = count
 
@@ -240,7 +243,7 @@ public enum DatasetExporter {
         if let tapFailure { throw tapFailure }
         let (cloud, cloudSummary) = built
         summary.points = cloud.count
-        summary.notes += cloudSummary.notes.map { "cloud: " + $0 }
+        summary.notes += cloudSummary.notes.filter { $0 != scan.poseFileNote }.map { "cloud: " + $0 }
         if !copyImages.isEmpty {
             _ = try RGBExporter.exportImages(copyImages, of: copyImages, to: imageDir, quality: o.jpegQuality, threads: threads, progress: progress) { nameOfVideoFrame[$0.frame]! }
             written = Set(copyImages.map(\.frame))

@@ -39,6 +39,7 @@ public enum MeshStage: Stage {
 
     public static func run(scan: String, options: Options, output: String, context: StageContext) throws -> Summary {
         try OutputGuard.check(output: output, scan: scan)
+        if let poses = options.poses { try OutputGuard.check(output: output, inputs: [poses]) }
         if options.view { try OutputGuard.check(output: SideOutput.view.path(beside: output), scan: scan) }
         var (volume, summary, cameras) = try MeshBuilder.fuse(scan: scan, options: options, threads: context.threads, progress: context.progress)
         summary.scan = context.shown(summary.scan, scan: scan)

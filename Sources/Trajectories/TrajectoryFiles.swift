@@ -177,11 +177,15 @@ public enum TrajectoryFiles {
     }
 
     /// TUM text of a timestamped trajectory; each line of `header` becomes a `#` comment.
-    public static func tumText(_ t: Trajectory, header: String? = nil) -> String {
+    /// Values with 9 decimals, or, `exact`, each as the shortest text that reads back as the
+    /// same double (a scan's `trajectory.tum`, which `--poses` reads back: the same cloud).
+    public static func tumText(_ t: Trajectory, header: String? = nil, exact: Bool = false) -> String {
         var s = header.map { $0.split(separator: "\n", omittingEmptySubsequences: false).map { "# \($0)\n" }.joined() } ?? ""
         for (i, p) in t.poses.enumerated() {
             let q = p.quaternion, x = p.translation
-            s += String(format: "%.9f %.9f %.9f %.9f %.9f %.9f %.9f %.9f\n", t.stamps?[i] ?? Double(i), x.x, x.y, x.z, q.x, q.y, q.z, q.w)
+            let values = [t.stamps?[i] ?? Double(i), x.x, x.y, x.z, q.x, q.y, q.z, q.w]
+            s += exact ? values.map { "\($0)" }.joined(separator: " ") + "\n"
+                : String(format: "%.9f %.9f %.9f %.9f %.9f %.9f %.9f %.9f\n", values[0], values[1], values[2], values[3], values[4], values[5], values[6], values[7])
         }
         return s
     }

@@ -31,6 +31,13 @@ struct ColourFramesArgument: ParsableArguments {
     var given: VideoReader.Frames?
 }
 
+/// `--poses FILE.tum`'s help, shared by `cloud`, `mesh` and `export`.
+let posesHelp = ArgumentHelp("""
+    A TUM trajectory (timestamp tx ty tz qx qy qz qw; camera-to-world, ARKit camera axes, the scan's world: what trajectory writes as \
+    trajectory.tum) whose poses the frames take instead of the scan's own, each frame the pose nearest its time (within \(PoseFile.maximumTolerance) s \
+    and half the median frame interval); refused when it matches fewer than \(Int(PoseFile.minimumMatchedFraction * 100))% of the frames the scan poses itself.
+    """, valueName: "file.tum")
+
 /// The defaults the command line shows and starts from: the library's own (each options
 /// struct's `init()`, `RunOptions()` for `run` and `nightly`), read here once. Task-local so
 /// that a test can change one and follow it to `--help`, `run --options` and `nightly`.

@@ -20,12 +20,14 @@ struct ExportArguments: StageArguments {
     @Flag(help: "colmap, nerfstudio: write depth and poses when the scan has no colour, instead of stopping (open3d goes on with a note).") var allowNoImages = defaults.allowNoImages
     @Option(help: "Voxel of the fused cloud (COLMAP's points3D, nerfstudio's initial cloud), metres.") var voxel = defaults.voxel
     @OptionGroup var filters: PixelFilterArguments
+    @Option(help: posesHelp) var poses: String?
 
     var value: ExportStage.Options {
         var o = Self.defaults
         o.format = format; o.stride = every; o.maxFrames = maxFrames; o.jpegQuality = jpegQuality; o.rawDepth = rawDepth; o.masks = masks
         o.binary = binary; o.level = level; o.center = center; o.allowNoImages = allowNoImages; o.voxel = voxel
         filters.apply(to: &o)
+        o.poses = poses ?? Self.defaults.poses
         return o
     }
 }

@@ -31,6 +31,8 @@ struct RunArguments: ParsableArguments {
     @Option(help: "Mesh voxel size in metres, for --stages ...,mesh (default: \(defaults.mesh.voxel)).") var meshVoxel: Double?
     @Option(help: "A reference trajectory (TUM) with this name inside a scan folder is used for APE/RPE (\"\" = none; default: \(defaults.referenceName)).")
     var referenceName: String?
+    @Option(help: "A TUM trajectory with this name inside a scan folder gives cloud, mesh and export their poses instead of the scan's own, matched to frames by time; a scan without it fails those stages (\"\" = the scan's own; default: \(defaults.posesName.isEmpty ? "\"\"" : defaults.posesName)).")
+    var posesName: String?
 
     /// The options: the file's (or the defaults), with the flags given on top.
     func value() throws -> RunOptions {
@@ -46,6 +48,7 @@ struct RunArguments: ParsableArguments {
         if let stride { o.cloud.stride = stride; o.mesh.stride = stride }
         if let meshVoxel { o.mesh.voxel = meshVoxel }
         if let referenceName { o.referenceName = referenceName }
+        if let posesName { o.posesName = posesName }
         return try validated(o)
     }
 

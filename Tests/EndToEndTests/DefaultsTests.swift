@@ -50,6 +50,14 @@ final class DefaultsTests: XCTestCase {
         XCTAssertEqual(rc.cloud.colorFrames, .reference); XCTAssertEqual(rc.mesh.colorFrames, .reference)
         XCTAssertEqual(try RunCommand.parse(["s", "--out", "o", "-j", "3"]).threads.threads, 3)  // context, not options
         XCTAssertThrowsError(try RunArguments.parse(["--stages", "inspect,colour"]))
+        // --poses FILE for the stages, --poses-name NAME (per scan) for run and nightly
+        XCTAssertEqual([try CloudArguments.parse(["--poses", "p.tum"]).value.poses, try MeshArguments.parse(["--poses", "p.tum"]).value.poses,
+                        try ExportArguments.parse(["--poses", "p.tum"]).value.poses, try ExportArguments.parse(["--poses", "p.tum"]).value.cloud.poses], ["p.tum", "p.tum", "p.tum", "p.tum"])
+        let p = try RunArguments.parse(["--poses-name", "refined.tum", "--stages", "cloud,mesh,export"]).value()
+        XCTAssertEqual(p.posesName, "refined.tum")
+        XCTAssertEqual([CloudStage.options(in: p, scan: "/s").poses, MeshStage.options(in: p, scan: "/s").poses, ExportStage.options(in: p, scan: "/s").poses],
+                       ["/s/refined.tum", "/s/refined.tum", "/s/refined.tum"])
+        XCTAssertNil(CloudStage.options(in: RunOptions(), scan: "/s").poses, "by default the scan's own poses")
     }
 
     /// `run --options FILE`: the file's options, defaults for what it leaves out, flags on top;
@@ -78,6 +86,7 @@ final class DefaultsTests: XCTestCase {
                                 (#"{"export": {"format": "open3d", "binary": true}}"#, "export: --binary applies to the colmap format"),
                                 (#"{"export": {"format": "ply"}}"#, "format"),
                                 (#"{"stages": ["colour"]}"#, "stages"), (#"{"cloud": {"color_frames": "some"}}"#, "color_frames"),
+                                (#"{"cloud": {"poses": "/a.tum"}}"#, "set per scan from poses_name"), (#"{"poses_name": "a/b.tum"}"#, "must be a file name inside the scan folder"),
                                 (#"{"cloud": 3}"#, "cloud"), ("[1]", "expected a JSON object")] {
             try text.write(toFile: dir + "/bad.json", atomically: true, encoding: .utf8)
             XCTAssertThrowsError(try RunArguments.parse(["--options", dir + "/bad.json"]).value()) {
