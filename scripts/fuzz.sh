@@ -21,7 +21,7 @@
 # .build-fuzz/corpus (both git-ignored). A crash, leak, timeout or out-of-memory input is
 # kept in Fuzz/findings/TARGET/ and the script exits 1; Fuzz/regressions/TARGET/ holds the
 # inputs of past findings, replayed first. The test command builds the binary with --build-only beside
-# the tests, then runs `scripts/fuzz.sh 5` on it (DEPTHPOSE_FUZZ_PREBUILT=1) so every target keeps
+# the tests, then runs `scripts/fuzz.sh 3` on it (DEPTHPOSE_FUZZ_PREBUILT=1) so every target keeps
 # building and running.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -60,8 +60,8 @@ if [ -n "$left" ]; then
 fi
 if [ $# -eq 0 ]; then
     # Every fuzz target keeps running briefly; past findings are replayed first.
-    DEPTHPOSE_FUZZ_PREBUILT=1 scripts/fuzz.sh 5 || status=1
-    phase "fuzz (every target, 5 s each)"
+    DEPTHPOSE_FUZZ_PREBUILT=1 scripts/fuzz.sh 3 || status=1
+    phase "fuzz (every target, 3 s each)"
 fi
 echo "time by phase:"
 printf '  %s\n' "${phases[@]}"
