@@ -134,7 +134,7 @@ let package = Package(
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "CLibDeflate", "CPNGBridge", "Synthesis", "TestSupport"]),
         .testTarget(name: "PlotsTests", dependencies: ["Plots"]),
         .testTarget(name: "ResultFilesTests", dependencies: ["ResultFiles", "Codecs", "Plots", "TestSupport"]),
-        .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "CLazyLoad", "TestSupport"]),
+        .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "CLazyLoad"]),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry", "LinearAlgebra", "Synthesis"]),
         .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "Codecs", "PointClouds", "Gestures", "Trajectories", "Stages", "TestSupport"]),
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
@@ -147,6 +147,6 @@ let package = Package(
         .testTarget(name: "BatchTests", dependencies: ["Batch", "FileIO", "PointClouds", "Stages", "Synthesis", "TestSupport"]),
         .testTarget(name: "VideoTests", dependencies: ["Video", "Synthesis", "Geometry", "Trajectories", "TestSupport"]),
         .testTarget(name: "SurfaceMetricsTests", dependencies: ["SurfaceMetrics"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Codecs", "Geometry", "ScanFormats", "PointClouds", "Plots", "Batch", "SurfaceMetrics", "depthpose"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "Synthesis", "Codecs", "Geometry", "ScanFormats", "PointClouds", "Plots", "Batch", "SurfaceMetrics", "depthpose"]),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import PointClouds
+import Synthesis
 import TestSupport
 import XCTest
 
@@ -37,7 +38,7 @@ final class GeometryPeerTests: XCTestCase {
     static func surface(_ x: Double, _ y: Double) -> Double { 0.12 * sin(3 * x) * cos(2 * y) + 0.05 * x }
 
     static func scene(in dir: String) -> (mesh: String, samples: [Double]) {
-        var generator = SplitMix64(seed: 11)
+        var generator = SeededRandom(seed: 11)
         let n = 120
         var vertices: [Double] = [], faces: [[Int32]] = []
         for i in 0..<n { for j in 0..<n {
@@ -51,11 +52,11 @@ final class GeometryPeerTests: XCTestCase {
         writePLY(vertices, faces: faces, to: dir + "/reference.ply")
         var samples: [Double] = []
         for _ in 0..<30_000 {
-            let x = generator.uniform(-1.2, 0.8), y = generator.uniform(-0.9, 0.9)
-            samples += [x + 0.015 + generator.gaussian(0.008), y + generator.gaussian(0.008), surface(x, y) + 0.01 + generator.gaussian(0.008)]
+            let x = generator.uniform(-1.2...0.8), y = generator.uniform(-0.9...0.9)
+            samples += [x + 0.015 + 0.008 * generator.gaussian(), y + 0.008 * generator.gaussian(), surface(x, y) + 0.01 + 0.008 * generator.gaussian()]
         }
         // A stray cluster far from the surface (bad for precision, not for recall).
-        for _ in 0..<500 { samples += [generator.uniform(0, 0.2), generator.uniform(0, 0.2), 0.6 + generator.uniform(0, 0.1)] }
+        for _ in 0..<500 { samples += [generator.uniform(0...0.2), generator.uniform(0...0.2), 0.6 + generator.uniform(0...0.1)] }
         return (dir + "/reference.ply", samples)
     }
 

@@ -1,5 +1,4 @@
 import LinearAlgebra
-import TestSupport
 import XCTest
 
 /// The closed-form 3×3 solver against LAPACK's `dsyevd` (the reference), on random and on
@@ -12,6 +11,30 @@ import XCTest
 /// the test asks only that the vector be a unit vector with residual |A v − λ0 v| ≤ 1e-12 s
 /// plus the gap.
 final class SymmetricEigen3Tests: XCTestCase {
+    /// SplitMix64: a reproducible sequence without depending on the generator module.
+    struct Random {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        /// Uniform in [-1, 1).
+        mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 52) - 1 }
+        /// A random rotation (a normalised random quaternion).
+        mutating func rotation() -> [[Double]] {
+            var q = (unit(), unit(), unit(), unit())
+            let n = (q.0 * q.0 + q.1 * q.1 + q.2 * q.2 + q.3 * q.3).squareRoot()
+            q = (q.0 / n, q.1 / n, q.2 / n, q.3 / n)
+            let (w, x, y, z) = q
+            return [[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                    [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                    [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
+        }
+    }
+
     /// R diag(values) Rᵀ.
     static func matrix(rotation r: [[Double]], values: [Double]) -> [[Double]] {
         (0..<3).map { i in (0..<3).map { j in (0..<3).reduce(0.0) { $0 + r[i][$1] * values[$1] * r[j][$1] } } }
@@ -43,7 +66,7 @@ final class SymmetricEigen3Tests: XCTestCase {
     }
 
     func testRandomMatricesAgreeWithLAPACK() throws {
-        var random = SplitMix64(seed: 1)
+        var random = Random(state: 1)
         var worst = 0.0
         for trial in 0..<5_000 {
             let e = (0..<6).map { _ in random.unit() }
@@ -56,7 +79,7 @@ final class SymmetricEigen3Tests: XCTestCase {
     /// Covariances as normals produce them: positive semidefinite, a small eigenvalue (the
     /// scatter off the surface) under two large ones, at millimetre to metre scales.
     func testSurfaceLikeCovariancesAgreeWithLAPACK() throws {
-        var random = SplitMix64(seed: 2)
+        var random = Random(state: 2)
         for trial in 0..<2_000 {
             let scale = pow(10, 3 * random.unit() - 3)  // 1e-6 ... 1
             let values = [1e-6 * abs(random.unit()), 0.1 + abs(random.unit()), 1 + abs(random.unit())].map { $0 * scale }
@@ -65,7 +88,7 @@ final class SymmetricEigen3Tests: XCTestCase {
     }
 
     func testNearDegenerateMatrices() throws {
-        var random = SplitMix64(seed: 3)
+        var random = Random(state: 3)
         for epsilon in [1e-2, 1e-4, 1e-6, 1e-8, 1e-10, 1e-12, 0] {
             for trial in 0..<200 {
                 let r = random.rotation()
@@ -88,20 +111,5 @@ final class SymmetricEigen3Tests: XCTestCase {
         let zero = SymmetricEigen3.smallest(0, 0, 0, 0, 0, 0)
         XCTAssertEqual(zero.values, .zero)
         XCTAssertEqual(zero.vector, SIMD3(0, 0, 1))
-    }
-}
-
-extension SplitMix64 {
-    /// Uniform in [-1, 1).
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 52) - 1 }
-    /// A random rotation (a normalised random quaternion).
-    mutating func rotation() -> [[Double]] {
-        var q = (unit(), unit(), unit(), unit())
-        let n = (q.0 * q.0 + q.1 * q.1 + q.2 * q.2 + q.3 * q.3).squareRoot()
-        q = (q.0 / n, q.1 / n, q.2 / n, q.3 / n)
-        let (w, x, y, z) = q
-        return [[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
     }
 }

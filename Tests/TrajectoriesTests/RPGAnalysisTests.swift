@@ -1,5 +1,6 @@
 import Foundation
 import Geometry
+import Synthesis
 import TestSupport
 @testable import Trajectories
 import XCTest
@@ -19,13 +20,13 @@ final class RPGAnalysisTests: XCTestCase {
     }
 
     func testAssociationEqualsRpgsDefinition() {
-        var rng = SplitMix64(seed: 7)
+        var rng = SeededRandom(seed: 7)
         for trial in 0..<40 {
             // ground truth at 200 Hz (some stamps repeated, some out of order), estimates at
             // ~20 Hz jittered by up to ±25 ms: near-ties at the 0.02 s tolerance
             var gt = (0..<400).map { Double($0) * 0.005 + 100 }
             if trial % 3 == 0 { gt[10] = gt[11]; gt.swapAt(20, 25) }
-            let est = (0..<40).map { Double($0) * 0.05 + 100 + (rng.uniform(0, 1) - 0.5) * 0.05 } + (trial % 2 == 0 ? [gt[33] + 0.02, gt[34] - 0.0199999] : [])
+            let est = (0..<40).map { Double($0) * 0.05 + 100 + (rng.unit() - 0.5) * 0.05 } + (trial % 2 == 0 ? [gt[33] + 0.02, gt[34] - 0.0199999] : [])
             let fast = RPG.associate(est, gt), slow = Self.associateByDefinition(est, gt, maxDifference: 0.02)
             XCTAssertEqual(fast.map(\.0), slow.map(\.0), "trial \(trial)")
             XCTAssertEqual(fast.map(\.1), slow.map(\.1), "trial \(trial)")
@@ -33,11 +34,11 @@ final class RPGAnalysisTests: XCTestCase {
     }
 
     func testSubTrajectoryEndsEqualRpgsLoop() {
-        var rng = SplitMix64(seed: 3)
+        var rng = SeededRandom(seed: 3)
         for trial in 0..<30 {
             // steps with pauses (repeated distances) and jumps
             var d = [0.0]
-            for _ in 0..<300 { let r = rng.uniform(0, 1); d.append(d.last! + (r < 0.2 ? 0 : r < 0.25 ? 0.8 : r * 0.1)) }
+            for _ in 0..<300 { let r = rng.unit(); d.append(d.last! + (r < 0.2 ? 0 : r < 0.25 ? 0.8 : r * 0.1)) }
             for length in [0.37, 1.0, 2.5, 7.3, Double(trial) * 0.5 + 0.01, 0] {
                 XCTAssertEqual(RPG.comparisonIndices(d, length: length, window: 0.2 * length),
                                RPG.comparisonIndicesByScan(d, length: length, window: 0.2 * length), "trial \(trial), length \(length)")
