@@ -90,8 +90,9 @@ extension Scan {
 }
 
 /// A scan whose frames take the poses of `PoseFile` instead of their own; everything else is
-/// the scan's. Its `poses` are the matched ones in frame order, one slot a matched frame.
-final class ReposedScan: Scan {
+/// the scan's (`ScanDecorator`). Its `poses` are the matched ones in frame order, one slot a
+/// matched frame.
+final class ReposedScan: ScanDecorator {
     let base: any Scan
     let poses: [TimedPose]
     let slots: [Int: Int]
@@ -107,39 +108,15 @@ final class ReposedScan: Scan {
         self.poses = poses; self.slots = slots
     }
 
-    var path: String { base.path }
-    var name: String { base.name }
-    var layout: ScanLayout { base.layout }
-    var depthLayout: DepthFrameLayout { base.depthLayout }
-    var depthFormat: DepthSampleFormat { base.depthFormat }
-    var depthEncoding: String { base.depthEncoding }
-    var depthEvidence: [String] { base.depthEvidence }
-    var intrinsics: Intrinsics { base.intrinsics }
-    var imu: [IMUSample] { base.imu }
-    var problems: [ScanProblem] { base.problems }
-    func depthFrameCount() throws -> Int { try base.depthFrameCount() }
     func poseSlot(forFrame index: Int) -> Int? { slots[index] }
     func frameInfo(_ index: Int) -> FrameInfo {
         var info = base.frameInfo(index)
         info.pose = slots[index].map { poses[$0].pose }
         return info
     }
-    var depthBatchFrames: Int { base.depthBatchFrames }
-    func directDepthFrames() throws -> DirectDepthFrames? { try base.directDepthFrames() }
-    func forEachDepthBatch(threads: Int, confidence: Bool, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
-        try base.forEachDepthBatch(threads: threads, confidence: confidence, onFrame: onFrame, body)
-    }
-    var layoutDescription: String { base.layoutDescription }
-    var hasConfidenceMaps: Bool { base.hasConfidenceMaps }
     var pairingRule: String { "depth frame i <-> the pose of the poses file nearest its time (\(note))" }
-    var depthFramesWithoutDecoding: Int? { base.depthFramesWithoutDecoding }
-    func videoFrame(forDepthFrame index: Int) -> Int { base.videoFrame(forDepthFrame: index) }
-    var videoPairingRule: String { base.videoPairingRule }
-    var colourImages: [ColourImage]? { base.colourImages }
     /// The scan's second pose set measures its own poses, not these.
     var poseComparison: PoseComparison? { nil }
-    var colourVideoPath: String? { base.colourVideoPath }
     /// The poses are the file's, each at its frame: nothing is resampled.
     var poseResampling: PoseResampling? { nil }
-    func sharpness(forFrame index: Int) -> Double? { base.sharpness(forFrame: index) }
 }

@@ -203,42 +203,21 @@ final class PoseConventionTests: XCTestCase {
 }
 
 /// A scan that counts its depth passes and the frames its frame hook saw.
-private final class CountingScan: Scan {
-    let inner: any Scan
+private final class CountingScan: ScanDecorator {
+    let base: any Scan
     private(set) var passes = 0
     private let seen = NSLock()
     private var frames: [Int] = []
     var framesDecoded: [Int] { seen.lock(); defer { seen.unlock() }; return frames.sorted() }
 
-    init(_ inner: any Scan) { self.inner = inner }
+    init(_ base: any Scan) { self.base = base }
 
-    var path: String { inner.path }
-    var name: String { inner.name }
-    var layout: ScanLayout { inner.layout }
-    var depthLayout: DepthFrameLayout { inner.depthLayout }
-    var depthFormat: DepthSampleFormat { inner.depthFormat }
-    var depthEncoding: String { inner.depthEncoding }
-    var depthEvidence: [String] { inner.depthEvidence }
-    var intrinsics: Intrinsics { inner.intrinsics }
-    var poses: [TimedPose] { inner.poses }
-    var imu: [IMUSample] { inner.imu }
-    var problems: [ScanProblem] { inner.problems }
-    func depthFrameCount() throws -> Int { try inner.depthFrameCount() }
-    func poseSlot(forFrame index: Int) -> Int? { inner.poseSlot(forFrame: index) }
-    func frameInfo(_ index: Int) -> FrameInfo { inner.frameInfo(index) }
-    var depthBatchFrames: Int { inner.depthBatchFrames }
-    func directDepthFrames() throws -> DirectDepthFrames? { passes += 1; return try inner.directDepthFrames() }
+    func directDepthFrames() throws -> DirectDepthFrames? { passes += 1; return try base.directDepthFrames() }
     func forEachDepthBatch(threads: Int, confidence: Bool, onFrame: FrameHook?, _ body: (DepthBatch) throws -> Void) throws {
         passes += 1
-        try inner.forEachDepthBatch(threads: threads, confidence: confidence, onFrame: { [self] batch, k in
+        try base.forEachDepthBatch(threads: threads, confidence: confidence, onFrame: { [self] batch, k in
             seen.lock(); frames.append(batch.firstIndex + k); seen.unlock()
             onFrame?(batch, k)
         }, body)
     }
-    var layoutDescription: String { inner.layoutDescription }
-    var hasConfidenceMaps: Bool { inner.hasConfidenceMaps }
-    var pairingRule: String { inner.pairingRule }
-    var depthFramesWithoutDecoding: Int? { inner.depthFramesWithoutDecoding }
-    func videoFrame(forDepthFrame index: Int) -> Int { inner.videoFrame(forDepthFrame: index) }
-    var videoPairingRule: String { inner.videoPairingRule }
 }
