@@ -173,8 +173,17 @@ public enum CloudBuilder {
                              progress: ProgressMeter? = nil, frames chosen: Set<Int>? = nil,
                              colourTap: ColourFrameTap? = nil) throws -> (PointCloud, CloudSummary) {
         if let p = o.problem { throw CloudError.options(p) }
+        return try build(try ScanOpener.open(path, strict: true, poseFile: o.poses), path: path, options: o, threads: requested,
+                         progress: progress, frames: chosen, colourTap: colourTap)
+    }
+
+    /// The same for a scan a caller already opened (`export`'s, with `o.poses` already applied
+    /// when it was opened: the poses file is not read again); `path` as the caller names it.
+    public static func build(_ scan: any Scan, path: String, options o: CloudOptions, threads requested: Int = ProcessStats.cores,
+                             progress: ProgressMeter? = nil, frames chosen: Set<Int>? = nil,
+                             colourTap: ColourFrameTap? = nil) throws -> (PointCloud, CloudSummary) {
+        if let p = o.problem { throw CloudError.options(p) }
         let start = ProcessStats.now()
-        let scan = try ScanOpener.open(path, strict: true, poseFile: o.poses)
         var summary = CloudSummary(scan: path, voxelSize: o.voxel, frame: o.frame)
         if let note = scan.poseFileNote { summary.notes.append(note) }
         let threads = max(1, requested)

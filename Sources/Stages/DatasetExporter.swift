@@ -234,7 +234,7 @@ public enum DatasetExporter {
         }
         let built: (PointCloud, CloudSummary)
         do {
-            built = try CloudBuilder.build(scan: path, options: o.cloud, threads: threads, progress: progress, frames: chosen, colourTap: tap)
+            built = try CloudBuilder.build(scan, path: path, options: o.cloud, threads: threads, progress: progress, frames: chosen, colourTap: tap)
         } catch {
             jpegWriter?.fail(error); _ = try? jpegWriter?.finish()
             throw tapFailure ?? error
