@@ -295,11 +295,16 @@ public enum RPG {
 
     public static func relativeErrors(estimate: [StampedPose], groundTruth: [StampedPose], length dist: Double, scale: Double,
                                       distances: [Double]? = nil) -> RelativeErrors {
-        let distances = distances ?? distanceFromStart(groundTruth.map(\.position))
+        relativeErrors(estimate: estimate.map(\.pose), groundTruth: groundTruth.map(\.pose), length: dist, scale: scale,
+                       distances: distances ?? distanceFromStart(groundTruth.map(\.position)))
+    }
+
+    /// The same on poses already expanded from their quaternions (`analyse` expands them once
+    /// for all lengths).
+    static func relativeErrors(estimate es: [Pose], groundTruth gt: [Pose], length dist: Double, scale: Double, distances: [Double]) -> RelativeErrors {
         let ends = comparisonIndices(distances, length: dist, window: lengthWindow * dist)
         var out = RelativeErrors()
         guard ends.count >= 2 else { return out }
-        let es = estimate.map(\.pose), gt = groundTruth.map(\.pose)
         for (start, end) in ends.enumerated() {
             var c = es[start].inverse * es[end]
             c.translation *= scale
@@ -349,8 +354,9 @@ public enum RPG {
         let (absolute, aligned) = absoluteErrors(estimate: estimate, groundTruth: groundTruth, alignment: alignment)
         let distances = distanceFromStart(groundTruth.map(\.position))
         var relative: [(Double, RelativeErrors)] = []
+        let es = estimate.map(\.pose), gt = groundTruth.map(\.pose)
         for length in lengths where !relative.contains(where: { $0.0 == length }) {
-            relative.append((length, relativeErrors(estimate: estimate, groundTruth: groundTruth, length: length, scale: alignment.scale, distances: distances)))
+            relative.append((length, relativeErrors(estimate: es, groundTruth: gt, length: length, scale: alignment.scale, distances: distances)))
         }
         return Analysis(index: index, alignment: alignment, absolute: absolute, relative: relative, lengths: lengths,
                      aligned: aligned, groundTruth: groundTruth.map(\.position), distances: distances)
