@@ -137,16 +137,8 @@ public enum PLYReader {
         try bytes.withUnsafeBytes { raw in
             for i in 0..<vertex.count {
                 for (p, property) in vertex.properties.enumerated() {
-                    if let countType = property.countType {
-                        guard countType.size <= end - at else { throw PLYError(path, byte: at, "file ends inside vertex \(i) of \(vertex.count)") }
-                        let n = try listLength(countType.load(raw, at, swapped), path: path, byte: at)
-                        at += countType.size
-                        guard n <= (end - at) / property.type.size else { throw PLYError(path, byte: at, "file ends inside vertex \(i) of \(vertex.count)") }
-                        at += n * property.type.size
-                    } else {
-                        guard property.type.size <= end - at else { throw PLYError(path, byte: at, "file ends inside vertex \(i) of \(vertex.count)") }
-                        if slot[p] >= 0 { values[slot[p]] = property.type.load(raw, at, swapped) }
-                        at += property.type.size
+                    if let value = try step(over: property, raw, at: &at, end: end, swapped: swapped, instance: i, of: vertex, path: path), slot[p] >= 0 {
+                        values[slot[p]] = property.type.load(raw, value, swapped)
                     }
                 }
                 body(i, values[...])
@@ -165,20 +157,27 @@ public enum PLYReader {
         let swapped = h.format == .bigEndian
         try bytes.withUnsafeBytes { raw in
             for i in 0..<e.count {
-                for p in e.properties {
-                    if let countType = p.countType {
-                        guard countType.size <= end - at else { throw PLYError(path, byte: at, "file ends inside \(e.name) \(i) of \(e.count)") }
-                        let n = try listLength(countType.load(raw, at, swapped), path: path, byte: at)
-                        at += countType.size
-                        guard n <= (end - at) / p.type.size else { throw PLYError(path, byte: at, "file ends inside \(e.name) \(i) of \(e.count)") }
-                        at += n * p.type.size
-                    } else {
-                        guard p.type.size <= end - at else { throw PLYError(path, byte: at, "file ends inside \(e.name) \(i) of \(e.count)") }
-                        at += p.type.size
-                    }
-                }
+                for p in e.properties { _ = try step(over: p, raw, at: &at, end: end, swapped: swapped, instance: i, of: e, path: path) }
             }
         }
+        return at
+    }
+
+    /// Steps over property `p` of instance `i` of element `e` in a binary body at `at`: a
+    /// list's count and items, or one scalar, whose offset it returns (nil for a list).
+    @inline(__always)
+    static func step(over p: PLYHeader.Property, _ raw: UnsafeRawBufferPointer, at: inout Int, end: Int, swapped: Bool,
+                     instance i: Int, of e: PLYHeader.Element, path: String) throws -> Int? {
+        if let countType = p.countType {
+            guard countType.size <= end - at else { throw PLYError(path, byte: at, "file ends inside \(e.name) \(i) of \(e.count)") }
+            let n = try listLength(countType.load(raw, at, swapped), path: path, byte: at)
+            at += countType.size
+            guard n <= (end - at) / p.type.size else { throw PLYError(path, byte: at, "file ends inside \(e.name) \(i) of \(e.count)") }
+            at += n * p.type.size
+            return nil
+        }
+        guard p.type.size <= end - at else { throw PLYError(path, byte: at, "file ends inside \(e.name) \(i) of \(e.count)") }
+        defer { at += p.type.size }
         return at
     }
 
