@@ -91,10 +91,13 @@ let package = Package(
         // The per-sample kernels: back-projection, voxel tables, fusion.
         .target(name: "VoxelFusion", dependencies: ["Execution", "Geometry", "ScanFormats", "CPrefetch", "CRowPack", algorithms],
                 swiftSettings: optimisedInDebug),
-        .target(name: "PointClouds", dependencies: ["Diagnostics", "Execution", "FileIO", "TextNumbers", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion", "Video", algorithms],
+        // Pose refinement from the depth: keyframes, 4-DoF projective ICP, loop closures, a 4-DoF pose graph.
+        .target(name: "Refinement", dependencies: ["Execution", "Statistics", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion"],
+                swiftSettings: optimisedInDebug),
+        .target(name: "PointClouds", dependencies: ["Diagnostics", "Execution", "FileIO", "TextNumbers", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion", "Video", "Refinement", algorithms],
                 swiftSettings: optimisedInDebug),
         // Meshes: TSDF fusion in a sparse block grid, marching cubes, PLY meshes.
-        .target(name: "Meshing", dependencies: ["CPrefetch", "CVectorLanes", "Diagnostics", "Execution", "FileIO", "Geometry", "ScanFormats", "VoxelFusion", "Video"],
+        .target(name: "Meshing", dependencies: ["CPrefetch", "CVectorLanes", "Diagnostics", "Execution", "FileIO", "Geometry", "ScanFormats", "VoxelFusion", "Video", "Refinement"],
                 swiftSettings: optimisedInDebug),
         .target(name: "Gestures", dependencies: ["Execution", "Statistics", "FileIO", "Geometry", "ScanFormats"], swiftSettings: optimisedInDebug),
         .target(name: "Trajectories", dependencies: ["Diagnostics", "Statistics", "FileIO", "TextNumbers", "Geometry", "LinearAlgebra", algorithms], swiftSettings: optimisedInDebug),
@@ -102,7 +105,7 @@ let package = Package(
                 swiftSettings: optimisedInDebug),
         // Datasets for other tools: COLMAP's model, nerfstudio's transforms.json, Open3D's RGBD layout; the frame selection.
         .target(name: "Exports", dependencies: ["Execution", "Geometry"], swiftSettings: optimisedInDebug),
-        .target(name: "Stages", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "Codecs", "Geometry", "ScanFormats", "Video", "PointClouds", "VoxelFusion", "Meshing", "Trajectories", "Gestures", "Plots", "Exports"],
+        .target(name: "Stages", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "Codecs", "Geometry", "ScanFormats", "Video", "PointClouds", "VoxelFusion", "Meshing", "Trajectories", "Gestures", "Plots", "Exports", "Refinement"],
                 swiftSettings: optimisedInDebug),
         // Figures with round ticks, drawn as self-contained HTML pages (Debian's Chart.js inlined).
         .target(name: "Plots", dependencies: ["Diagnostics", "FileIO", "Geometry", "CCairo"]),
@@ -113,12 +116,12 @@ let package = Package(
         .target(name: "SurfaceMetrics", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "PointClouds", "Plots"],
                 swiftSettings: optimisedInDebug),
         // The batch layer: `run` (all stages of one scan), scan discovery, archives, `nightly`, summaries.
-        .target(name: "Batch", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "ScanFormats", "PointClouds", "Video", "Trajectories", "Gestures", "Stages", "Plots", "CLibArchive"],
+        .target(name: "Batch", dependencies: ["Diagnostics", "Execution", "Statistics", "FileIO", "ScanFormats", "PointClouds", "Video", "Trajectories", "Gestures", "Refinement", "Stages", "Plots", "CLibArchive"],
                 swiftSettings: cpuLevel),
 
         // MARK: - Command line
         .executableTarget(name: "depthpose", dependencies: [
-            "CPUCheck", "CProcessControl", "Diagnostics", "Execution", "FileIO", "ScanFormats", "PointClouds", "VoxelFusion", "Video", "Meshing", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch", "Plots", "ResultFiles", "Exports", "SurfaceMetrics",
+            "CPUCheck", "CProcessControl", "Diagnostics", "Execution", "FileIO", "ScanFormats", "PointClouds", "VoxelFusion", "Video", "Meshing", "Trajectories", "Gestures", "Synthesis", "Stages", "Batch", "Plots", "ResultFiles", "Exports", "SurfaceMetrics", "Refinement",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: cpuLevel),
 

@@ -61,6 +61,13 @@ public struct RunOptions: StageOptions {
         return nil
     }
 
+    /// Refine the poses first (`run --refine`): the refine stage runs, and cloud, mesh and
+    /// export use its poses (refined once a process: `PosedScanOpener`).
+    public mutating func setRefine() {
+        if !stages.contains(.refine) { stages = StageName.allCases.filter { stages.contains($0) || $0 == .refine } }
+        cloud.refine = true; mesh.refine = true; export.refine = true
+    }
+
     /// The colour of the cloud and the mesh at once (`run --no-color`).
     public mutating func setColor(_ on: Bool) { cloud.color = on; mesh.color = on }
 

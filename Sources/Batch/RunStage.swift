@@ -1,5 +1,6 @@
 import Foundation
 import Gestures
+import Refinement
 import Stages
 
 /// A stage as `run` runs it: a `Stage` whose options `RunOptions` holds. `ScanRunner` runs
@@ -13,7 +14,7 @@ public protocol RunStage: Stage {
 extension RunOptions {
     /// Every stage `run` can run, in `StageName` order.
     public static var allStages: [any RunStage.Type] {
-        [InspectStage.self, GesturesStage.self, CloudStage.self, TrajectoryStage.self, DecodeStage.self, MeshStage.self, ExportStage.self]
+        [InspectStage.self, GesturesStage.self, RefineStage.self, CloudStage.self, TrajectoryStage.self, DecodeStage.self, MeshStage.self, ExportStage.self]
     }
 
     /// The stages of `stages`, in `StageName` order.
@@ -29,6 +30,11 @@ extension InspectStage: RunStage {
 
 extension GesturesStage: RunStage {
     /// The detector's defaults: those inspect's decoding pass ran it with, so its report is reused.
+    public static func options(in run: RunOptions, scan: String) -> Options { Options() }
+}
+
+extension RefineStage: RunStage {
+    /// refine's defaults: the poses cloud, mesh and export refine with (`refine` in their options).
     public static func options(in run: RunOptions, scan: String) -> Options { Options() }
 }
 

@@ -9,6 +9,8 @@ public enum LinearAlgebraError: DepthPoseError, Equatable {
     case noConvergence(routine: String, info: Int)
     /// The matrix is rank deficient where full rank is required (`dgels`).
     case rankDeficient(routine: String, info: Int)
+    /// The matrix is not positive definite (`dposv`: the leading minor of order `info`).
+    case notPositiveDefinite(routine: String, info: Int)
     /// Non-finite input (NaN/Inf): LAPACK's results would be meaningless.
     case nonFinite(routine: String)
     /// OpenBLAS could not be loaded (the reason from the loader).
@@ -17,7 +19,7 @@ public enum LinearAlgebraError: DepthPoseError, Equatable {
     public var exitStatus: ExitStatus {
         switch self {
         case .illegalArgument: return .software
-        case .noConvergence, .rankDeficient, .nonFinite: return .dataError
+        case .noConvergence, .rankDeficient, .notPositiveDefinite, .nonFinite: return .dataError
         case .unavailable: return .unavailable
         }
     }
@@ -27,6 +29,7 @@ public enum LinearAlgebraError: DepthPoseError, Equatable {
         case let .illegalArgument(r, i): return "\(r): illegal argument \(i)"
         case let .noConvergence(r, i): return "\(r): did not converge (info \(i))"
         case let .rankDeficient(r, i): return "\(r): matrix is rank deficient (zero diagonal element \(i) of R)"
+        case let .notPositiveDefinite(r, i): return "\(r): matrix is not positive definite (leading minor \(i))"
         case let .nonFinite(r): return "\(r): input contains NaN or infinity"
         case let .unavailable(why): return why
         }
@@ -51,7 +54,7 @@ public struct SymmetricEigen: Sendable {
     public var vectors: Matrix
 }
 
-/// Dense solves through LAPACK (OpenBLAS's `dgesvd_`, `dsyevd_`, `dgels_`, loaded on first use).
+/// Dense solves through LAPACK (OpenBLAS's `dgesvd_`, `dsyevd_`, `dgels_`, `dposv_`, loaded on first use).
 /// Each call does LAPACK's workspace query (`lwork = -1`) first. Thread-safe.
 public enum LAPACK {
     /// The routines, resolved from OpenBLAS on first use (`COpenBLAS`). depthpose's
@@ -118,6 +121,21 @@ public enum LAPACK {
         try check(info, "dgels", positive: .rankDeficient(routine: "dgels", info: Int(info)))
         var x = Matrix(rows: a.cols, cols: b.cols)
         for j in 0..<b.cols { for i in 0..<a.cols { x[i, j] = bw[j * a.rows + i] } }
+        return x
+    }
+
+    /// The solution `x` of `a * x = b` for a symmetric positive definite `a` (`dposv`:
+    /// Cholesky, lower triangle read), one column of `x` per column of `b`; throws
+    /// `notPositiveDefinite` when the factorisation meets a non-positive pivot.
+    public static func solvePositiveDefinite(_ a: Matrix, _ b: Matrix) throws(LinearAlgebraError) -> Matrix {
+        precondition(a.rows == a.cols && a.rows == b.rows, "solvePositiveDefinite: a must be square with b's rows")
+        let lapack = try load()
+        try requireFinite(a, "dposv"); try requireFinite(b, "dposv")
+        var n = Int32(a.rows), nrhs = Int32(b.cols), lda = max(1, n), ldb = max(1, n), info: Int32 = 0
+        var aw = a.storage, x = b
+        var uplo: CChar = 76  // "L"
+        lapack.dposv(&uplo, &n, &nrhs, &aw, &lda, &x.storage, &ldb, &info, 1)
+        try check(info, "dposv", positive: .notPositiveDefinite(routine: "dposv", info: Int(info)))
         return x
     }
 

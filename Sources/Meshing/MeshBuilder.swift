@@ -2,6 +2,7 @@ import Foundation
 import Geometry
 import ScanFormats
 import VoxelFusion
+import Refinement
 import Video
 import Diagnostics
 import Execution
@@ -37,12 +38,14 @@ public struct MeshOptions: Sendable, Codable, Equatable, DepthFilterOptions {
     public var view = false
     /// A TUM file whose poses the frames take instead of the scan's own (`PoseFile`); nil: the scan's.
     public var poses: String?
+    /// Refine the poses from the depth first (`ScanRefinement`, its default options).
+    public var refine = false
 
     public init() {}
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case voxel, truncation, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel"
-        case stride, minWeight = "min_weight", color, colorFrames = "color_frames", ascii, view, poses
+        case stride, minWeight = "min_weight", color, colorFrames = "color_frames", ascii, view, poses, refine
     }
 
     /// The pixel filters these options ask for.
@@ -129,7 +132,7 @@ public enum MeshBuilder {
         if let p = o.problem { throw MeshError.options(p) }
         let start = ProcessStats.now()
         // the IMU is not used here, and its file grows with the recording: not read
-        let scan = try ScanOpener.open(path, strict: true, motion: false, poseFile: o.poses)
+        let scan = try PosedScanOpener.open(path, motion: false, poseFile: o.poses, refine: o.refine, threads: max(1, requested), progress: progress)
         let truncation = Float(o.voxel * o.truncation)
         var summary = MeshSummary(scan: path, voxelSize: o.voxel, truncation: o.voxel * o.truncation)
         if let note = scan.poseFileNote { summary.notes.append(note) }

@@ -3,6 +3,7 @@ import Video
 import Geometry
 import ScanFormats
 import VoxelFusion
+import Refinement
 import Diagnostics
 import Execution
 
@@ -64,12 +65,14 @@ public struct CloudOptions: Sendable, Codable, Equatable, DepthFilterOptions {
     public var view = false
     /// A TUM file whose poses the frames take instead of the scan's own (`PoseFile`); nil: the scan's.
     public var poses: String?
+    /// Refine the poses from the depth first (`ScanRefinement`, its default options).
+    public var refine = false
 
     public init() {}
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case voxel, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel"
-        case minSupport = "min_support", noFilters = "no_filters", stride, normals, normalRadius = "normal_radius", frame, ascii, extras, color, colorFrames = "color_frames", preview, view, poses
+        case minSupport = "min_support", noFilters = "no_filters", stride, normals, normalRadius = "normal_radius", frame, ascii, extras, color, colorFrames = "color_frames", preview, view, poses, refine
     }
 
     /// The pixel filters these options ask for (`PixelFilters.none` with `noFilters`).
@@ -173,7 +176,7 @@ public enum CloudBuilder {
                              progress: ProgressMeter? = nil, frames chosen: Set<Int>? = nil,
                              colourTap: ColourFrameTap? = nil) throws -> (PointCloud, CloudSummary) {
         if let p = o.problem { throw CloudError.options(p) }
-        return try build(try ScanOpener.open(path, strict: true, poseFile: o.poses), path: path, options: o, threads: requested,
+        return try build(try PosedScanOpener.open(path, poseFile: o.poses, refine: o.refine, threads: requested, progress: progress), path: path, options: o, threads: requested,
                          progress: progress, frames: chosen, colourTap: colourTap)
     }
 

@@ -46,15 +46,28 @@ public enum PoseFile {
         return min(maximumTolerance, Median.of(intervals) / 2)
     }
 
+    /// Each of the `frames` depth frames' time on the clock of the scan's trajectory
+    /// (`PoseClock`): its pose's stamp, else its capture time; nil for neither.
+    static func frameTimes(_ scan: any Scan, frames: Int) -> (times: [Double?], byFrameNumber: Bool) {
+        let (stamps, byFrameNumber) = PoseClock.stamps(scan.poses)
+        var times: [Double?] = (0..<frames).map { i in scan.poseSlot(forFrame: i).flatMap { $0 < stamps.count ? stamps[$0] : nil } }
+        if !byFrameNumber { for i in 0..<frames where times[i] == nil { times[i] = scan.frameInfo(i).timestamp } }
+        return (times, byFrameNumber)
+    }
+
+    /// `scan` with `poses` (by frame number) in place of its own, stamped on the scan's clock
+    /// like its own (`trajectory.tum` of the result lists them); `note` says where they came from.
+    public static func replacing(_ scan: any Scan, poses: [Int: Pose], note: String) throws -> any Scan {
+        let frames = try scan.depthFramesWithoutDecoding ?? scan.depthFrameCount()
+        return ReposedScan(scan, poses: poses, times: frameTimes(scan, frames: frames).times, note: note)
+    }
+
     /// `scan` with the poses of the TUM file at `path` in place of its own; throws for a file
     /// that cannot be read (naming its line) or that matches too few frames (naming the counts).
     public static func apply(_ path: String, to scan: any Scan) throws -> any Scan {
         let t = try TrajectoryFiles.read(path, format: .tum)
         let frames = try scan.depthFramesWithoutDecoding ?? scan.depthFrameCount()
-        let (stamps, byFrameNumber) = PoseClock.stamps(scan.poses)
-        // Each frame's time on the clock of the scan's trajectory.
-        var times: [Double?] = (0..<frames).map { i in scan.poseSlot(forFrame: i).flatMap { $0 < stamps.count ? stamps[$0] : nil } }
-        if !byFrameNumber { for i in 0..<frames where times[i] == nil { times[i] = scan.frameInfo(i).timestamp } }
+        let (times, byFrameNumber) = frameTimes(scan, frames: frames)
         let tolerance = tolerance(frameTimes: times.compactMap { $0 })
         let stamped = t.stamps!.indices.sorted { (t.stamps![$0], $0) < (t.stamps![$1], $1) }  // the first of equal stamps first
         let sortedStamps = stamped.map { t.stamps![$0] }

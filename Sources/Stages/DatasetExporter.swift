@@ -1,6 +1,7 @@
 import Codecs
 import Foundation
 import Exports
+import Refinement
 import Geometry
 import PointClouds
 import ScanFormats
@@ -54,19 +55,21 @@ public enum DatasetExporter {
         public var flyingPixel = CloudOptions().flyingPixel
         /// A TUM file whose poses the frames take instead of the scan's own (`PoseFile`); nil: the scan's.
         public var poses = CloudOptions().poses
+        /// Refine the poses from the depth first (`ScanRefinement`, its default options).
+        public var refine = CloudOptions().refine
 
         public init() {}
 
         public enum CodingKeys: String, CodingKey, CaseIterable {
             case format, stride = "every", maxFrames = "max_frames", jpegQuality = "jpeg_quality", rawDepth = "raw_depth", masks, binary, level, center
-            case allowNoImages = "allow_no_images", voxel, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel", poses
+            case allowNoImages = "allow_no_images", voxel, minDepth = "min_depth", maxDepth = "max_depth", minConfidence = "min_confidence", flyingPixel = "flying_pixel", poses, refine
         }
 
         /// The cloud fused from the exported frames (coloured, the export's filters and voxel).
         public var cloud: CloudOptions {
             var c = CloudOptions()
             c.voxel = voxel; c.minDepth = minDepth; c.maxDepth = maxDepth; c.minConfidence = minConfidence; c.flyingPixel = flyingPixel
-            c.color = true; c.colorFrames = .all; c.poses = poses
+            c.color = true; c.colorFrames = .all; c.poses = poses; c.refine = refine
             return c
         }
 
@@ -133,7 +136,7 @@ public enum DatasetExporter {
         if let entries = try? FileManager.default.contentsOfDirectory(atPath: out), !entries.isEmpty {
             throw IOError.cannotWrite(path: out, reason: "the folder exists and is not empty (\(entries.count) entries): export writes a new dataset")
         }
-        let scan = try ScanOpener.open(path, strict: true, poseFile: o.poses)
+        let scan = try PosedScanOpener.open(path, poseFile: o.poses, refine: o.refine, threads: threads, progress: progress)
         var summary = Summary(output: out, format: o.format)
         if let note = scan.poseFileNote { summary.notes.append(note) }
         let count = try scan.depthFramesWithoutDecoding ?? scan.depthFrameCount()

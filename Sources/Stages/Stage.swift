@@ -6,7 +6,7 @@ import Execution
 /// (`InspectStage`, `GesturesStage`, `CloudStage`, `TrajectoryStage`, `DecodeStage`, `MeshStage`, `ExportStage`);
 /// `run` runs them through `RunOptions.allStages`.
 public enum StageName: String, Sendable, Codable, CaseIterable {
-    case inspect, gestures, cloud, trajectory, decode, mesh, export
+    case inspect, gestures, refine, cloud, trajectory, decode, mesh, export
 
     /// The outputs a reader looks for, by what they are (the nightly summary's keys), with
     /// their paths in a scan's output folder.
@@ -14,6 +14,7 @@ public enum StageName: String, Sendable, Codable, CaseIterable {
         switch self {
         case .inspect: return [("inspect", "inspect.json")]
         case .gestures: return [("gestures", "gestures.json"), ("gestures_csv", "gestures.csv")]
+        case .refine: return [("refine", "refine/trajectory.tum"), ("refine_report", "refine/report.json"), ("refine_html", "refine/report.html")]
         case .cloud: return [("cloud", "cloud.ply"), ("cloud_summary", summaryFile!), ("cloud_preview", "cloud.png"), ("cloud_view", "cloud.html")]
         case .trajectory: return [("trajectory", "trajectory/report.json"), ("trajectory_html", "trajectory/report.html"), ("trajectory_view", "trajectory/view.html")]
         case .decode: return [("decode", "decode")]
@@ -28,7 +29,7 @@ public enum StageName: String, Sendable, Codable, CaseIterable {
         switch self {
         case .cloud: return "cloud.json"
         case .mesh: return "mesh.json"
-        case .inspect, .gestures, .trajectory, .decode, .export: return nil
+        case .inspect, .gestures, .refine, .trajectory, .decode, .export: return nil
         }
     }
 
@@ -39,7 +40,7 @@ public enum StageName: String, Sendable, Codable, CaseIterable {
     public var weight: Weight {
         switch self {
         case .inspect, .gestures, .trajectory: return .light
-        case .cloud, .mesh, .decode, .export: return .heavy
+        case .refine, .cloud, .mesh, .decode, .export: return .heavy
         }
     }
 

@@ -2,7 +2,8 @@ import Foundation
 import Geometry
 
 /// A smooth handheld camera path through the room: the operator walks an ellipse at
-/// walking-scan speed (0.3 m/s, at most 90% of a lap), looking outward at the walls and
+/// walking-scan speed (0.3 m/s, at most 90% of a lap; with `revisit` lap after lap, so the
+/// path comes back to where it started and sees the same walls again), looking outward at the walls and
 /// furniture, with sway of the yaw, pitch, roll and a small hand tremor. Camera-to-world
 /// poses in ARKit convention (camera looks along -z, world +y up).
 public struct HandheldPath: Sendable {
@@ -20,7 +21,7 @@ public struct HandheldPath: Sendable {
     /// Walking dynamics of a hand-held phone (see `walkingOffset`).
     public let walking: Bool
 
-    public init(seed: UInt64, duration: Double, holds: [(start: Double, end: Double)] = [], walking: Bool = false) {
+    public init(seed: UInt64, duration: Double, holds: [(start: Double, end: Double)] = [], walking: Bool = false, revisit: Bool = false) {
         var rng = SeededRandom(seed: seed, stream: 0xCA11)
         phases = (0..<12).map { _ in rng.uniform(0 ... 2 * .pi) }
         start = rng.uniform(0 ... 2 * .pi)
@@ -28,7 +29,8 @@ public struct HandheldPath: Sendable {
         self.holds = holds
         self.walking = walking
         let meanRadius = (Self.radii.x + Self.radii.z) / 2
-        sweep = min(0.9 * 2 * .pi, Self.walkingSpeed * duration / meanRadius)
+        let walked = Self.walkingSpeed * duration / meanRadius
+        sweep = revisit ? walked : min(0.9 * 2 * .pi, walked)
     }
 
     /// How much the operator is walking at `t`: 1, easing (cosine) to 0 within a hold.

@@ -48,6 +48,10 @@ public struct SynthOptions: Sendable {
     public var holds = 0
     /// Walking dynamics of a hand-held phone (see `HandheldPath.walking`).
     public var walking = false
+    /// The room's walk goes on past a lap at walking speed, so the path revisits places (as a
+    /// user scanning a room goes round it again): what loop closures need. The apartment's
+    /// tour revisits its hall within a lap and the whole loop after 48 s.
+    public var revisit = false
     /// Written poses jitter as ARKit's do (see `PoseJitter`).
     public var jitter = false
     /// The first N written poses have translation exactly (0, 0, 0), as ARKit reports
@@ -208,7 +212,7 @@ public enum Synthesizer {
         }
         let mid = duration / 2, window = 4.0
         let lingering = o.confounder == .approach ? [(start: mid - 2, end: mid + 2)] : []
-        let path = HandheldPath(seed: o.seed, duration: duration, holds: (holds + lingering).sorted { $0.start < $1.start }, walking: o.walking)
+        let path = HandheldPath(seed: o.seed, duration: duration, holds: (holds + lingering).sorted { $0.start < $1.start }, walking: o.walking, revisit: o.revisit)
         let apartment = o.scene == .apartment
         var scene = apartment ? RoomScene.apartment(seed: o.seed) : RoomScene.furnished(seed: o.seed)
         let tour = TourPath(seed: o.seed)

@@ -38,6 +38,9 @@ let posesHelp = ArgumentHelp("""
     and half the median frame interval); refused when it matches fewer than \(Int(PoseFile.minimumMatchedFraction * 100))% of the frames the scan poses itself.
     """, valueName: "file.tum")
 
+/// `--refine`'s help, shared by `cloud`, `mesh` and `export`.
+let refineHelp = ArgumentHelp("Refine the poses from the depth first (what refine writes as trajectory.tum, with refine's defaults): loop closures where the path revisits a place.")
+
 /// The defaults the command line shows and starts from: the library's own (each options
 /// struct's `init()`, `RunOptions()` for `run` and `nightly`), read here once. Task-local so
 /// that a test can change one and follow it to `--help`, `run --options` and `nightly`.
@@ -48,6 +51,7 @@ enum CommandDefaults {
     @TaskLocal static var export = ExportStage.Options()
     @TaskLocal static var trajectory = TrajectoryStage.Options()
     @TaskLocal static var gestures = GesturesStage.Options()
+    @TaskLocal static var refine = RefineStage.Options()
     @TaskLocal static var run = RunOptions()
 }
 extension TrajectoryFormat: ExpressibleByArgument {}

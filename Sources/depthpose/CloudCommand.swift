@@ -25,12 +25,13 @@ struct CloudArguments: StageArguments {
     @Flag(help: "Also write a 3-D view beside the PLY (OUT with .html for .ply): one offline page (three.js) with the cloud, decimated, and the camera path.")
     var view = defaults.view
     @Option(help: posesHelp) var poses: String?
+    @Flag(help: refineHelp) var refine = defaults.refine
 
     var value: CloudStage.Options {
         var o = Self.defaults
         o.voxel = voxel; filters.apply(to: &o)
         o.minSupport = minSupport; o.noFilters = noFilters; o.normals = normals
-        o.normalRadius = normalRadius; o.frame = frame; o.ascii = ascii; o.extras = extras; o.color = color; o.colorFrames = colorFrames.given ?? Self.defaults.colorFrames; o.preview = preview; o.view = view; o.poses = poses ?? Self.defaults.poses
+        o.normalRadius = normalRadius; o.frame = frame; o.ascii = ascii; o.extras = extras; o.color = color; o.colorFrames = colorFrames.given ?? Self.defaults.colorFrames; o.preview = preview; o.view = view; o.poses = poses ?? Self.defaults.poses; o.refine = refine
         return o
     }
 

@@ -16,7 +16,7 @@ struct DepthPose: ParsableCommand {
         65 malformed input data, 66 missing input, 69 a needed library cannot be loaded, 70 internal error, 73 cannot create output, 74 I/O error, 75 output folder busy (another nightly holds it).
         """,
         version: version,
-        subcommands: [InspectCommand.self, DecodeCommand.self, CloudCommand.self, MeshCommand.self, ExportCommand.self, TrajectoryCommand.self, GesturesCommand.self, EvalCommand.self, ResCommand.self, TrajCommand.self,
+        subcommands: [InspectCommand.self, DecodeCommand.self, CloudCommand.self, MeshCommand.self, ExportCommand.self, RefineCommand.self, TrajectoryCommand.self, GesturesCommand.self, EvalCommand.self, ResCommand.self, TrajCommand.self,
                       RunCommand.self, NightlyCommand.self, ScansCommand.self, StagesCommand.self, SummarizeCommand.self, SynthCommand.self, BenchCommand.self])
 
     /// Runs the command; known failures print one line and exit with their documented code.

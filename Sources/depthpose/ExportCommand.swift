@@ -21,6 +21,7 @@ struct ExportArguments: StageArguments {
     @Option(help: "Voxel of the fused cloud (COLMAP's points3D, nerfstudio's initial cloud), metres.") var voxel = defaults.voxel
     @OptionGroup var filters: PixelFilterArguments
     @Option(help: posesHelp) var poses: String?
+    @Flag(help: refineHelp) var refine = defaults.refine
 
     var value: ExportStage.Options {
         var o = Self.defaults
@@ -28,6 +29,7 @@ struct ExportArguments: StageArguments {
         o.binary = binary; o.level = level; o.center = center; o.allowNoImages = allowNoImages; o.voxel = voxel
         filters.apply(to: &o)
         o.poses = poses ?? Self.defaults.poses
+        o.refine = refine
         return o
     }
 }

@@ -18,11 +18,12 @@ struct MeshArguments: StageArguments {
     @Flag(help: "Also write a 3-D view beside the PLY (OUT with .html for .ply): one offline page (three.js) with the mesh and the camera path.")
     var view = defaults.view
     @Option(help: posesHelp) var poses: String?
+    @Flag(help: refineHelp) var refine = defaults.refine
 
     var value: MeshStage.Options {
         var o = Self.defaults
         o.voxel = voxel; o.truncation = truncation; filters.apply(to: &o)
-        o.minWeight = minWeight; o.color = color; o.colorFrames = colorFrames.given ?? Self.defaults.colorFrames; o.ascii = ascii; o.view = view; o.poses = poses ?? Self.defaults.poses
+        o.minWeight = minWeight; o.color = color; o.colorFrames = colorFrames.given ?? Self.defaults.colorFrames; o.ascii = ascii; o.view = view; o.poses = poses ?? Self.defaults.poses; o.refine = refine
         return o
     }
 }

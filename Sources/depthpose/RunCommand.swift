@@ -26,6 +26,7 @@ struct RunArguments: ParsableArguments {
     @Option(help: "Cloud voxel size in metres (default: \(defaults.cloud.voxel)).") var voxel: Double?
     @Flag(help: "Estimate cloud normals (default: \(defaults.cloud.normals ? "on" : "off")).") var normals = false
     @Flag(help: "Grey clouds and meshes even where a scan has a colour video.") var noColor = false
+    @Flag(help: "Refine the poses from the depth first: the refine stage runs (DIR/refine/) and cloud, mesh and export use its poses.") var refine = false
     @OptionGroup var colorFrames: ColourFramesArgument
     @Option(help: "Use every N-th frame for the cloud and the mesh (default: \(defaults.cloud.stride)).") var stride: Int?
     @Option(help: "Mesh voxel size in metres, for --stages ...,mesh (default: \(defaults.mesh.voxel)).") var meshVoxel: Double?
@@ -49,6 +50,7 @@ struct RunArguments: ParsableArguments {
         if let meshVoxel { o.mesh.voxel = meshVoxel }
         if let referenceName { o.referenceName = referenceName }
         if let posesName { o.posesName = posesName }
+        if refine { o.setRefine() }
         return try validated(o)
     }
 

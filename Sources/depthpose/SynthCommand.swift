@@ -28,6 +28,7 @@ struct SynthCommand: ParsableCommand {
     @Flag(help: "Perfect depth: no noise, no random dropouts.") var noNoise = !defaults.noise
     @Option(help: "Real-capture artefact: this many 3 s stops where the operator stands still (truth in scene.json).") var holds = defaults.holds
     @Flag(help: "Real-capture artefact: walking dynamics of a hand-held phone (about 1 m/s^2 RMS per axis).") var walking = defaults.walking
+    @Flag(help: "The room's walk goes on past one lap at walking speed, so the path revisits places (what refine's loop closures need; at 30 fps a lap takes about 600 frames).") var revisit = defaults.revisit
     @Flag(help: "Real-capture artefact: written poses jitter as ARKit's do (0.15 mm, 0.01 degrees).") var jitter = defaults.jitter
     @Option(help: "Real-capture artefact: the first N written poses have translation exactly 0 (ARKit initialising).") var startupFrames = defaults.startupFrames
     @Option(help: "Real-capture artefact: the written world tilted by this many degrees (the true gravity tilt error).") var tilt = defaults.tiltDegrees
@@ -45,7 +46,7 @@ struct SynthCommand: ParsableCommand {
         guard gestures >= 0, drift.isFinite, drift >= 0 else { throw ValidationError("--gestures and --drift must be >= 0") }
         guard holds >= 0, startupFrames >= 0, tilt.isFinite, abs(tilt) < 90 else { throw ValidationError("--holds and --startup-frames must be >= 0, --tilt within (-90, 90)") }
         guard Double(frames) / fps >= 4 * Double(holds) else { throw ValidationError("--holds: each 3 s stop needs 4 s of scan") }
-        if scene == .apartment && (holds > 0 || walking) { throw ValidationError("--holds and --walking shape the room's walk; the apartment has its own") }
+        if scene == .apartment && (holds > 0 || walking || revisit) { throw ValidationError("--holds, --walking and --revisit shape the room's walk; the apartment has its own") }
         if color && layout.refusesColour { throw ValidationError("--color: synth writes Record3D scans without their JPEG frames") }
     }
 
@@ -55,7 +56,7 @@ struct SynthCommand: ParsableCommand {
         o.layout = layout
         o.width = width; o.height = height; o.startTime = startTime; o.noise = !noNoise; o.threads = threads.threads
         o.confounder = confounder
-        o.holds = holds; o.walking = walking; o.jitter = jitter; o.startupFrames = startupFrames; o.tiltDegrees = tilt
+        o.holds = holds; o.walking = walking; o.revisit = revisit; o.jitter = jitter; o.startupFrames = startupFrames; o.tiltDegrees = tilt
         o.strayGeneration = strayGeneration; o.scene = scene; o.colour = color
         let s = try Synthesizer.write(o, to: out)
         emit(String(format: "wrote %d frames (%@) to %@: path %.2f m, %d gestures", s.frames, layout.rawValue, out, s.pathLength, s.gestureEvents.count))

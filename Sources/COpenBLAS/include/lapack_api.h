@@ -23,6 +23,10 @@ void dgels_(const char *trans, const int *m, const int *n, const int *nrhs, doub
             const int *lda, double *b, const int *ldb, double *work, const int *lwork,
             int *info, size_t trans_len);
 
+/* Solves A X = B for a symmetric positive definite A by Cholesky (the pose graph's normal equations). */
+void dposv_(const char *uplo, const int *n, const int *nrhs, double *a, const int *lda, double *b,
+            const int *ldb, int *info, size_t uplo_len);
+
 /* OpenBLAS's own thread count (its pool spins after each call: pointless for 3x3 work). */
 void openblas_set_num_threads(int num_threads);
 
@@ -32,7 +36,8 @@ void openblas_set_num_threads(int num_threads);
 #define DEPTHPOSE_LAPACK_API(F) \
     F(dgesvd_, dgesvd) \
     F(dsyevd_, dsyevd) \
-    F(dgels_, dgels)
+    F(dgels_, dgels) \
+    F(dposv_, dposv)
 struct depthpose_lapack_api { DEPTHPOSE_LAPACK_API(DEPTHPOSE_LAZY_FIELD) };
 
 /* The API, loaded once (thread-safe) with OpenBLAS set to one thread; NULL when the

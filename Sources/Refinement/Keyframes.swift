@@ -1,0 +1,134 @@
+import Foundation
+import Execution
+import Geometry
+import ScanFormats
+import VoxelFusion
+
+/// A keyframe's depth on a coarse grid: every `stride`-th pixel in each direction, its point
+/// and normal in the camera frame (ARKit axes: x right, y up, looking along -z), contiguous.
+/// About 3,000 points a frame are what registration and the consistency figure need: a wall
+/// seen at 2 m is still sampled every 3 cm, and a frame costs 40 KB.
+public struct KeyframeDepth: Sendable {
+    /// The depth frame this grid was taken from.
+    public let frame: Int
+    public let width: Int, height: Int
+    /// The grid's intrinsics: the frame's, scaled so grid cell (i, j) is pixel (i·s, j·s).
+    public let intrinsics: Intrinsics
+    /// Camera-frame points (x, y, z); z = 0 where the pixel was filtered out.
+    public var points: [SIMD3<Float>]
+    /// Unit normals facing the camera; zero where the neighbours do not make a surface.
+    public var normals: [SIMD3<Float>]
+
+    /// The grid of `depth` (metres, 0 = none; `width`×`height` full-resolution pixels) every
+    /// `stride`-th pixel, with normals from the grid neighbours' cross product where the
+    /// neighbours lie within `flyingPixelThreshold` of the pixel's depth (a depth edge makes none).
+    public init(frame: Int, stride s: Int, fullWidth: Int, fullHeight: Int, intrinsics k: Intrinsics,
+                depth: (Int) -> Float, flyingPixelThreshold: Float) {
+        self.frame = frame
+        width = (fullWidth + s - 1) / s; height = (fullHeight + s - 1) / s
+        intrinsics = Intrinsics(fx: k.fx / Double(s), fy: k.fy / Double(s), cx: k.cx / Double(s), cy: k.cy / Double(s), width: width, height: height)
+        var points = [SIMD3<Float>](repeating: .zero, count: width * height)
+        let fx = Float(intrinsics.fx), fy = Float(intrinsics.fy), cx = Float(intrinsics.cx), cy = Float(intrinsics.cy)
+        for j in 0..<height { for i in 0..<width {
+            let d = depth(j * s * fullWidth + i * s)
+            guard d > 0 else { continue }
+            points[j * width + i] = SIMD3((Float(i) - cx) / fx * d, -(Float(j) - cy) / fy * d, -d)
+        } }
+        var normals = [SIMD3<Float>](repeating: .zero, count: width * height)
+        let limit = flyingPixelThreshold > 0 ? flyingPixelThreshold : .infinity
+        for j in 1..<max(1, height - 1) { for i in 1..<max(1, width - 1) {
+            let c = points[j * width + i]
+            guard c.z < 0 else { continue }
+            let l = points[j * width + i - 1], r = points[j * width + i + 1], u = points[(j - 1) * width + i], b = points[(j + 1) * width + i]
+            // neighbours on the same surface (a stride-s step: the threshold grows with it)
+            let reach = -c.z * limit * Float(s)
+            guard l.z < 0, r.z < 0, u.z < 0, b.z < 0, abs(l.z - c.z) < reach, abs(r.z - c.z) < reach, abs(u.z - c.z) < reach, abs(b.z - c.z) < reach else { continue }
+            var n = simd_cross(r - l, u - b)
+            let len = (n * n).sum().squareRoot()
+            guard len > 0 else { continue }
+            n /= len
+            if (n * c).sum() > 0 { n = -n }  // facing the camera
+            normals[j * width + i] = n
+        } }
+        self.points = points; self.normals = normals
+    }
+
+    /// How many grid cells have a point and a normal.
+    public var surfacePoints: Int { normals.reduce(0) { $0 + ($1 == .zero ? 0 : 1) } }
+}
+
+@inline(__always) func simd_cross(_ a: SIMD3<Float>, _ b: SIMD3<Float>) -> SIMD3<Float> {
+    SIMD3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x)
+}
+
+/// Which frames are keyframes: the first posed frame, then each frame that has moved
+/// `spacing` metres or turned `turnDegrees` from the last keyframe. Depth is copied only for
+/// these (`KeyframeCollector`), so refinement's memory is the keyframes' grids, not the scan's.
+public enum KeyframeSelection {
+    /// The keyframes' frame numbers from the frames' poses (nil: no usable pose); at most
+    /// `limit` of them (the spacing grows until they fit).
+    public static func select(poses: [Pose?], spacing: Double, turnDegrees: Double, limit: Int) -> [Int] {
+        var scale = 1.0
+        while true {
+            var chosen: [Int] = [], last: Pose?
+            for (i, p) in poses.enumerated() {
+                guard let p else { continue }
+                if let l = last {
+                    let moved = length(p.translation - l.translation)
+                    let turned = angleDegrees(l.rotation, p.rotation)
+                    guard moved >= spacing * scale || turned >= turnDegrees * scale else { continue }
+                }
+                chosen.append(i); last = p
+            }
+            if chosen.count <= limit { return chosen }
+            scale *= 1.25
+        }
+    }
+
+    /// The angle between two rotations, degrees.
+    public static func angleDegrees(_ a: Matrix3, _ b: Matrix3) -> Double {
+        let r = a.transposed * b
+        return acos(max(-1, min(1, (r[0, 0] + r[1, 1] + r[2, 2] - 1) / 2))) * 180 / .pi
+    }
+}
+
+/// Copies the keyframes' depth grids as the frames are decoded (a `FrameHook`: each call
+/// touches only its own frame), applying the cloud's pixel filters (range, confidence).
+public final class KeyframeCollector: @unchecked Sendable {  // `grids` behind its lock
+    public let frames: Set<Int>
+    let stride: Int
+    let filters: PixelFilters
+    let intrinsics: (Int) -> Intrinsics
+    let grids = Locked<[Int: KeyframeDepth]>([:])
+
+    /// `intrinsics`: frame number → the frame's intrinsics at the depth resolution.
+    public init(frames: [Int], depthWidth: Int, depthHeight: Int, filters: PixelFilters, intrinsics: @escaping (Int) -> Intrinsics) {
+        self.frames = Set(frames)
+        stride = Self.stride(width: depthWidth, height: depthHeight)
+        self.filters = filters; self.intrinsics = intrinsics
+    }
+
+    /// The grid step that gives about 64×48 cells (every 4th pixel of a 256×192 frame).
+    public static func stride(width: Int, height: Int) -> Int { max(1, Int((Double(width * height) / 3072).squareRoot().rounded())) }
+
+    public func hook() -> FrameHook {
+        { [self] batch, k in
+            let index = batch.firstIndex + k
+            guard frames.contains(index) else { return }
+            let w = batch.layout.width, h = batch.layout.height
+            let confidence = batch.confidenceMap(k)
+            let millimetres = batch.format == .uint16Millimetres ? batch.millimetres(k) : nil
+            let metres = millimetres == nil ? batch.metres(k) : nil
+            let lo = filters.minDepth, hi = filters.maxDepth, minConfidence = filters.minConfidence
+            let grid = KeyframeDepth(frame: index, stride: stride, fullWidth: w, fullHeight: h, intrinsics: intrinsics(index), depth: { p in
+                let d = millimetres.map { Float($0[p]) * 0.001 } ?? metres![p]
+                guard d.isFinite, d >= lo, d <= hi, confidence.map({ $0[p] >= minConfidence }) ?? true else { return 0 }
+                return d
+            }, flyingPixelThreshold: filters.flyingPixelThreshold)
+            grids.with { $0[index] = grid }
+        }
+    }
+
+    /// The grids copied so far, by frame.
+    public var collected: [Int: KeyframeDepth] { grids.with { $0 } }
+}

@@ -1,0 +1,264 @@
+import Foundation
+import Execution
+import Geometry
+import LinearAlgebra
+
+/// What `refine` does and how much it trusts; the defaults live here and nowhere else.
+public struct RefineOptions: Sendable, Codable, Equatable {
+    /// A keyframe every `keyframeSpacing` metres or `keyframeTurnDegrees` of turn.
+    public var keyframeSpacing = 0.1
+    public var keyframeTurnDegrees = 5.0
+    /// At most this many keyframes (the spacing grows to fit): the dense graph stays small.
+    public var maximumKeyframes = 600
+    /// Keyframes this much path apart (metres) that see the same surfaces are a revisit.
+    public var loopMinimumTravel = 1.0
+    /// A loop closure is trusted when, after registration, this share of the surface points
+    /// in view lie within 2 cm of the other surface ...
+    public var minimumFitness = 0.6
+    /// ... their RMS distance is at most this (metres) ...
+    public var maximumRMS = 0.012
+    /// ... and the surfaces constrain every direction (the normal equations' smallest
+    /// eigenvalue per point; one flat wall gives 0).
+    public var minimumConditioning = 0.03
+
+    public init() {}
+
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case keyframeSpacing = "keyframe_spacing", keyframeTurnDegrees = "keyframe_turn_degrees", maximumKeyframes = "maximum_keyframes"
+        case loopMinimumTravel = "loop_minimum_travel", minimumFitness = "minimum_fitness", maximumRMS = "maximum_rms"
+        case minimumConditioning = "minimum_conditioning"
+    }
+
+    /// Why these options cannot be used, or nil.
+    public var problem: String? {
+        if !(keyframeSpacing > 0 && keyframeSpacing.isFinite) { return "keyframe spacing must be > 0 m" }
+        if !(keyframeTurnDegrees > 0 && keyframeTurnDegrees.isFinite) { return "keyframe turn must be > 0 degrees" }
+        if maximumKeyframes < 3 { return "maximum keyframes must be >= 3" }
+        if !(loopMinimumTravel >= 0 && loopMinimumTravel.isFinite) { return "loop minimum travel must be >= 0 m" }
+        if !(minimumFitness > 0 && minimumFitness <= 1) { return "minimum fitness must be in (0, 1]" }
+        if !(maximumRMS > 0 && maximumRMS.isFinite) { return "maximum RMS must be > 0 m" }
+        if !(minimumConditioning >= 0 && minimumConditioning.isFinite) { return "minimum conditioning must be >= 0" }
+        return nil
+    }
+}
+
+/// A loop closure: keyframe `to` registered onto the earlier keyframe `from`.
+public struct LoopClosure: Sendable, Codable, Equatable {
+    public var from: Int, to: Int
+    /// The correction registration found for `to`'s pose (as the poses then stood).
+    public var correctionMetres: Double, correctionDegrees: Double
+    public var fitness: Double, rmsMillimetres: Double, conditioning: Double
+    /// Path between the two, metres.
+    public var travelled: Double
+    /// Trusted and used; otherwise why not.
+    public var accepted: Bool
+    public var rejected: String?
+
+    enum CodingKeys: String, CodingKey {
+        case from = "from_frame", to = "to_frame", correctionMetres = "correction_m", correctionDegrees = "correction_deg"
+        case fitness, rmsMillimetres = "rms_mm", conditioning, travelled = "travelled_m", accepted, rejected
+    }
+}
+
+/// Pose refinement from the depth (`refine`): keyframes' depth registered where the path
+/// revisits a place (loop closures, each verified), then a 4-DoF pose graph (`PoseGraph`)
+/// whose odometry edges are ARKit's own relative poses, weighted as a random walk in the
+/// distance travelled (drift grows with the path), so a loop's correction spreads along the
+/// path in proportion to the distance walked. Every other frame takes the correction of its
+/// keyframes, interpolated by distance. The result is kept only if the depth agrees better
+/// with itself afterwards (`DepthConsistency`); otherwise the input poses stand.
+public struct Refiner {
+    /// World up: ARKit's worlds are gravity-aligned, +y up.
+    public static let up = Vec3(0, 1, 0)
+    /// The odometry's drift as a random walk: variance per metre walked (position m², yaw
+    /// rad²), plus a floor per edge. 3 cm and 1° after a metre: looser than ARKit's typical
+    /// 1–2% so that a verified revisit outweighs the path between.
+    static let odometryPositionPerMetre = 0.03 * 0.03, odometryYawPerMetre = (1.0 * Double.pi / 180) * (1.0 * Double.pi / 180)
+    static let odometryPositionFloor = 0.002 * 0.002, odometryYawFloor = (0.05 * Double.pi / 180) * (0.05 * Double.pi / 180)
+    /// A loop closure's standard deviations: registration's accuracy on 3,000 points.
+    static let loopSigmaPosition = 0.005, loopSigmaTurn = 0.2 * .pi / 180
+    /// A loop closure that moves its keyframe more than this is solved at once, so the
+    /// next revisits are registered from corrected poses.
+    static let resolveMetres = 0.01, resolveDegrees = 0.3
+    /// Registrations per keyframe (its best-overlapping earlier keyframes).
+    static let loopsPerKeyframe = 2
+    /// Loop closures registered from the same poses agree when their corrections, as
+    /// transforms of the world, move a point between their keyframes within 4 cm and turn
+    /// within 1°: nearby keyframes share nearly the same drift. A quorum of 3 must agree.
+    static let agreementMetres = 0.04, agreementDegrees = 1.0, quorum = 3
+
+    static func agree(_ a: (loop: Int, edge: PoseGraph.Edge, correction: YawShift, centre: Vec3), _ b: (loop: Int, edge: PoseGraph.Edge, correction: YawShift, centre: Vec3)) -> Bool {
+        guard abs(a.correction.yaw - b.correction.yaw) * 180 / .pi <= agreementDegrees else { return false }
+        let m = (a.centre + b.centre) / 2
+        func moved(_ c: YawShift, _ centre: Vec3) -> Vec3 { Matrix3.rotation(axis: up, angle: c.yaw) * (m - centre) + centre + c.translation }
+        return length(moved(a.correction, a.centre) - moved(b.correction, b.centre)) <= agreementMetres
+    }
+
+    /// χ² (4 degrees of freedom) beyond which a loop closure disagrees with the others: 99.9%.
+    static let outlierChiSquare = 18.5
+
+    public let options: RefineOptions
+    public init(options: RefineOptions) { self.options = options }
+
+    /// The outcome on the keyframes.
+    public struct KeyframeResult: Sendable {
+        /// Refined keyframe poses (the input's when nothing was trusted).
+        public var poses: [Pose]
+        /// Each keyframe's correction: yaw (radians) and refined position.
+        public var yaws: [Double]
+        public var loops: [LoopClosure]
+        public var before: DepthConsistency, after: DepthConsistency
+        /// Whether the correction was kept; when not, why.
+        public var applied: Bool
+        public var notes: [String]
+    }
+
+    /// Refines the keyframes' `poses` (`travelled`: path length at each, metres).
+    public func refine(keyframes: [KeyframeDepth], poses input: [Pose], travelled: [Double], threads: Int) -> KeyframeResult {
+        let registration = Registration(up: Self.up)
+        let revisits = RevisitPairs(minimumTravel: options.loopMinimumTravel)
+        var graph = PoseGraph(up: Self.up, positions: input.map(\.translation))
+        for k in input.indices.dropFirst() {
+            let walked: Double = max(0, travelled[k] - travelled[k - 1])
+            let offset: Vec3 = input[k].translation - input[k - 1].translation
+            let sigmaPosition: Double = (Self.odometryPositionFloor + Self.odometryPositionPerMetre * walked).squareRoot()
+            let sigmaTurn: Double = (Self.odometryYawFloor + Self.odometryYawPerMetre * walked).squareRoot()
+            graph.edges.append(PoseGraph.Edge(from: k - 1, to: k, offset: offset, turn: 0, sigmaPosition: sigmaPosition, sigmaTurn: sigmaTurn, isLoop: false))
+        }
+        func current(_ k: Int) -> Pose {
+            Pose(rotation: Matrix3.rotation(axis: Self.up, angle: graph.yaws[k]) * input[k].rotation, translation: graph.positions[k])
+        }
+        var poses = input, loops: [LoopClosure] = [], notes: [String] = []
+        var solveFailed = false
+        /// Loop closures that passed their own checks, waiting for others to agree with them:
+        /// the loop's index in `loops`, its edge, and the correction as a world transform.
+        var pending: [(loop: Int, edge: PoseGraph.Edge, correction: YawShift, centre: Vec3)] = []
+        /// Puts the largest set of pending loop closures that agree (at least `quorum`) into
+        /// the graph, rejects the pending ones that disagree with it, and solves when the
+        /// set moves its keyframes noticeably. One wrong registration cannot steer the
+        /// registrations after it: it must agree with its neighbours first.
+        func settle(quorum: Int) {
+            guard pending.count >= quorum else { return }
+            let agreeing = pending.indices.map { a in pending.indices.filter { b in Self.agree(pending[a], pending[b]) } }
+            guard let best = agreeing.max(by: { $0.count < $1.count }), best.count >= quorum else { return }
+            var largest = (metres: 0.0, degrees: 0.0)
+            for k in pending.indices {
+                if best.contains(k) {
+                    graph.edges.append(pending[k].edge)
+                    largest = (max(largest.metres, pending[k].correction.metres), max(largest.degrees, pending[k].correction.degrees))
+                } else {
+                    loops[pending[k].loop].rejected = "disagrees with the loop closures registered beside it"
+                }
+            }
+            pending = []
+            if largest.metres > Self.resolveMetres || largest.degrees > Self.resolveDegrees {
+                do { try graph.solve() } catch { solveFailed = true; return }
+                poses = input.indices.map(current)
+            }
+        }
+        for j in keyframes.indices {
+            let candidates = revisits.candidates(for: j, keyframes: keyframes, poses: poses, travelled: travelled, limit: Self.loopsPerKeyframe)
+            guard !candidates.isEmpty else { continue }
+            let results = parallelMap(candidates.count, threads: threads) { c in
+                registration.register(source: keyframes[j], sourcePose: poses[j], target: keyframes[candidates[c].index], targetPose: poses[candidates[c].index])
+            }
+            for (c, result) in zip(candidates, results) {
+                let i = c.index, walked = travelled[j] - travelled[i]
+                var loop = LoopClosure(from: keyframes[i].frame, to: keyframes[j].frame, correctionMetres: 0, correctionDegrees: 0, fitness: 0,
+                                       rmsMillimetres: 0, conditioning: 0, travelled: walked, accepted: false, rejected: nil)
+                guard let r = result else {
+                    loop.rejected = "too few corresponding surface points"; loops.append(loop); continue
+                }
+                loop.correctionMetres = r.correction.metres; loop.correctionDegrees = r.correction.degrees
+                loop.fitness = r.fitness; loop.rmsMillimetres = r.rms * 1000; loop.conditioning = r.conditioning
+                loop.rejected = trust(r, walked: walked)
+                loops.append(loop)
+                guard loop.rejected == nil else { continue }
+                // The measured relation, in the graph's terms (yaw against the input's rotation).
+                let corrected = r.correction.applied(to: poses[j], up: Self.up)
+                let yawI = graph.yaws[i], yawJ = graph.yaws[j] + r.correction.yaw
+                let offset: Vec3 = Matrix3.rotation(axis: Self.up, angle: -yawI) * (corrected.translation - poses[i].translation)
+                pending.append((loops.count - 1, PoseGraph.Edge(from: i, to: j, offset: offset, turn: yawJ - yawI, sigmaPosition: Self.loopSigmaPosition,
+                                                                sigmaTurn: Self.loopSigmaTurn, isLoop: true), r.correction, poses[j].translation))
+            }
+            settle(quorum: Self.quorum)
+            if solveFailed { break }
+        }
+        if !solveFailed { settle(quorum: 2) }
+        for p in pending { loops[p.loop].rejected = "no other loop closure agrees with it" }
+        // The final solve, dropping loop closures that disagree with the rest.
+        if !solveFailed {
+            for _ in 0..<3 {
+                do { try graph.solve() } catch { solveFailed = true; break }
+                let outliers = graph.edges.indices.filter { graph.edges[$0].isLoop && graph.chiSquare(graph.edges[$0]) > Self.outlierChiSquare }
+                guard !outliers.isEmpty else { break }
+                for e in outliers {
+                    let edge = graph.edges[e]
+                    if let l = loops.firstIndex(where: { $0.from == keyframes[edge.from].frame && $0.to == keyframes[edge.to].frame && $0.accepted == false && $0.rejected == nil }) {
+                        loops[l].rejected = "disagrees with the other loop closures (χ² \(String(format: "%.1f", graph.chiSquare(edge))))"
+                    }
+                }
+                graph.edges = graph.edges.indices.filter { !outliers.contains($0) }.map { graph.edges[$0] }
+            }
+        }
+        for l in loops.indices where loops[l].rejected == nil { loops[l].accepted = true }
+        poses = input.indices.map(current)
+
+        let accepted = loops.filter(\.accepted).count
+        let pairs = DepthConsistency.pairs(keyframes: keyframes, poseSets: [input, poses], travelled: travelled,
+                                           minimumTravel: options.loopMinimumTravel, threads: threads)
+        let before = DepthConsistency.measure(keyframes: keyframes, poses: input, pairs: pairs, threads: threads)
+        var after = DepthConsistency.measure(keyframes: keyframes, poses: poses, pairs: pairs, threads: threads)
+        var applied = accepted > 0 && !solveFailed
+        if solveFailed { notes.append("the pose graph could not be solved: poses unchanged") }
+        if accepted == 0 && !solveFailed {
+            notes.append(loops.isEmpty ? "no revisit found (no two keyframes \(options.loopMinimumTravel) m of path apart see the same surfaces): poses unchanged"
+                                       : "no loop closure could be trusted (\(loops.count) tried): poses unchanged")
+        }
+        if applied, let b = before.medianMillimetres, let a = after.medianMillimetres, a >= b {
+            applied = false
+            notes.append(String(format: "the corrected poses made the depth agree no better (%.1f mm against %.1f mm): poses unchanged", a, b))
+        }
+        if !applied { poses = input; after = before }
+        let yaws = applied ? graph.yaws : [Double](repeating: 0, count: input.count)
+        return KeyframeResult(poses: poses, yaws: yaws, loops: loops, before: before, after: after, applied: applied, notes: notes)
+    }
+
+    /// Why registration `r` of two keyframes `walked` metres of path apart is not trusted, or nil.
+    func trust(_ r: RegistrationResult, walked: Double) -> String? {
+        if r.fitness < options.minimumFitness { return String(format: "fitness %.2f below %.2f", r.fitness, options.minimumFitness) }
+        if r.rms > options.maximumRMS { return String(format: "RMS %.1f mm above %.1f mm", r.rms * 1000, options.maximumRMS * 1000) }
+        if r.conditioning < options.minimumConditioning { return String(format: "the surfaces leave a direction free (conditioning %.3f)", r.conditioning) }
+        // Drift beyond 5% of the path (or 10 cm) and 1.5°/m (or 3°) is no drift ARKit has: a wrong match.
+        if r.correction.metres > 0.1 + 0.05 * walked { return String(format: "correction %.2f m too large for %.1f m of path", r.correction.metres, walked) }
+        if r.correction.degrees > 3 + 1.5 * walked { return String(format: "correction %.1f° too large for %.1f m of path", r.correction.degrees, walked) }
+        return nil
+    }
+
+    /// Every frame's refined pose: each frame takes the corrections of the keyframes on either
+    /// side (ARKit's relative pose to each kept), blended by the distance walked between them.
+    /// `frames`: frame numbers and input poses in frame order; `keyframes`: their frame
+    /// numbers (ascending) with input and refined poses and yaws.
+    public static func interpolate(frames: [(frame: Int, pose: Pose)], travelled: [Double], keyframes: [Int], input: [Pose], refined: [Pose], yaws: [Double]) -> [Pose] {
+        guard !keyframes.isEmpty else { return frames.map(\.pose) }
+        let position = Dictionary(uniqueKeysWithValues: frames.enumerated().map { ($0.element.frame, $0.offset) })
+        func carried(_ k: Int, _ pose: Pose) -> Pose {
+            let turn = Matrix3.rotation(axis: up, angle: yaws[k])
+            return Pose(rotation: turn * pose.rotation, translation: refined[k].translation + turn * (pose.translation - input[k].translation))
+        }
+        var next = 0
+        return frames.enumerated().map { f, entry in
+            while next < keyframes.count && keyframes[next] < entry.frame { next += 1 }
+            if next < keyframes.count && keyframes[next] == entry.frame { return refined[next] }
+            if next == 0 { return carried(0, entry.pose) }
+            if next == keyframes.count { return carried(keyframes.count - 1, entry.pose) }
+            let a = next - 1, b = next
+            let sa = travelled[position[keyframes[a]]!], sb = travelled[position[keyframes[b]]!]
+            let w = sb > sa ? (travelled[f] - sa) / (sb - sa)
+                            : Double(entry.frame - keyframes[a]) / Double(keyframes[b] - keyframes[a])
+            let pa = carried(a, entry.pose), pb = carried(b, entry.pose)
+            let yaw = (1 - w) * yaws[a] + w * yaws[b]
+            return Pose(rotation: Matrix3.rotation(axis: up, angle: yaw) * entry.pose.rotation, translation: (1 - w) * pa.translation + w * pb.translation)
+        }
+    }
+}

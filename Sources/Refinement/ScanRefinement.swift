@@ -1,0 +1,91 @@
+import Foundation
+import Execution
+import Geometry
+import ScanFormats
+import VoxelFusion
+
+/// `refine` on a scan: keyframes chosen from the poses, their depth copied in one decoding
+/// pass (`KeyframeCollector`), refined (`Refiner`), and the correction carried to every
+/// posed frame.
+public struct ScanRefinement: Sendable {
+    /// Every posed frame: its number, input pose and refined pose, in frame order.
+    public var frames: [(frame: Int, input: Pose, refined: Pose)]
+    /// Path length walked to each of `frames` (input poses), metres.
+    public var travelled: [Double]
+    /// The keyframes' frame numbers.
+    public var keyframes: [Int]
+    public var result: Refiner.KeyframeResult
+
+    /// The refined poses by frame number.
+    public var refinedPoses: [Int: Pose] { Dictionary(uniqueKeysWithValues: frames.map { ($0.frame, $0.refined) }) }
+
+    /// Refines `scan`'s poses; depth read on `threads` threads with the cloud's pixel filters.
+    public static func run(_ scan: any Scan, options: RefineOptions, filters: PixelFilters = PixelFilters(), threads: Int,
+                           progress: ProgressMeter? = nil) throws -> ScanRefinement {
+        let count = try scan.depthFramesWithoutDecoding ?? scan.depthFrameCount()
+        let posed = (0..<count).compactMap { i in scan.frameInfo(i).pose.map { (frame: i, pose: $0) } }
+        var travelled: [Double] = [], walked = 0.0
+        for (k, f) in posed.enumerated() {
+            if k > 0 { walked += length(f.pose.translation - posed[k - 1].pose.translation) }
+            travelled.append(walked)
+        }
+        var all = [Pose?](repeating: nil, count: count)
+        for f in posed { all[f.frame] = f.pose }
+        let chosen = KeyframeSelection.select(poses: all, spacing: options.keyframeSpacing, turnDegrees: options.keyframeTurnDegrees, limit: options.maximumKeyframes)
+        let intrinsics = Dictionary(uniqueKeysWithValues: chosen.map { ($0, scan.frameInfo($0).intrinsics) })
+        let collector = KeyframeCollector(frames: chosen, depthWidth: scan.depthLayout.width, depthHeight: scan.depthLayout.height,
+                                          filters: filters, intrinsics: { intrinsics[$0]! })
+        progress?.expect(count)
+        try scan.forEachDepthBatch(threads: threads, confidence: scan.hasConfidenceMaps, onFrame: collector.hook()) { batch in
+            progress?.advance(to: batch.firstIndex + batch.count)
+        }
+        let grids = collector.collected
+        let used = chosen.filter { grids[$0] != nil }
+        let index = Dictionary(uniqueKeysWithValues: posed.enumerated().map { ($0.element.frame, $0.offset) })
+        let keyPoses = used.map { all[$0]! }, keyTravelled = used.map { travelled[index[$0]!] }
+        let result = Refiner(options: options).refine(keyframes: used.map { grids[$0]! }, poses: keyPoses, travelled: keyTravelled, threads: threads)
+        let refined = Refiner.interpolate(frames: posed, travelled: travelled, keyframes: used, input: keyPoses, refined: result.poses, yaws: result.yaws)
+        return ScanRefinement(frames: zip(posed, refined).map { ($0.0.frame, $0.0.pose, $0.1) }, travelled: travelled, keyframes: used, result: result)
+    }
+}
+
+/// Opens a scan for a fusing stage (cloud, mesh, export) with the poses it asks for: a poses
+/// file (`PoseFile`), and with `refine` the poses refined first (`ScanRefinement`, the default
+/// `RefineOptions`). One process refines a scan once: `run`'s refine, cloud, mesh and export
+/// stages share the result.
+public enum PosedScanOpener {
+    /// The last refinement: the scan it was of (path, poses note), and its poses.
+    private static let last = Locked<(key: String, poses: [Int: Pose])?>(nil)
+
+    public static func open(_ path: String, strict: Bool = true, motion: Bool = true, poseFile: String?, refine: Bool,
+                            threads: Int, progress: ProgressMeter? = nil) throws -> any Scan {
+        let scan = try ScanOpener.open(path, strict: strict, motion: motion, poseFile: poseFile)
+        return refine ? try refined(scan, threads: threads, progress: progress).scan : scan
+    }
+
+    /// `scan` with its poses refined by `ScanRefinement` (computed, or the process's last
+    /// refinement of the same scan and poses).
+    public static func refined(_ scan: any Scan, options: RefineOptions = RefineOptions(), threads: Int,
+                               progress: ProgressMeter? = nil) throws -> (scan: any Scan, refinement: ScanRefinement?) {
+        if let hit = last.with({ $0 }), hit.key == key(scan, options) {
+            return (try PoseFile.replacing(scan, poses: hit.poses, note: note), nil)
+        }
+        progress?.phase("refine")
+        let r = try ScanRefinement.run(scan, options: options, threads: threads, progress: progress)
+        progress?.phase(nil)
+        return (try remember(r, of: scan, options: options), r)
+    }
+
+    /// `scan` with the poses of `refinement` (made with `options`), remembered for the
+    /// stages after (`refined`).
+    public static func remember(_ refinement: ScanRefinement, of scan: any Scan, options: RefineOptions) throws -> any Scan {
+        last.with { $0 = (key(scan, options), refinement.refinedPoses) }
+        return try PoseFile.replacing(scan, poses: refinement.refinedPoses, note: note)
+    }
+
+    static func key(_ scan: any Scan, _ options: RefineOptions) -> String {
+        [scan.path, scan.poseFileNote ?? "", (try? String(decoding: JSONEncoder().encode(options), as: UTF8.self)) ?? ""].joined(separator: "\n")
+    }
+
+    static let note = "poses refined by depthpose refine (loop closures from the depth)"
+}

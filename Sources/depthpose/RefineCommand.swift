@@ -1,0 +1,24 @@
+import ArgumentParser
+import Refinement
+import Stages
+
+typealias RefineCommand = StageCommand<RefineArguments>
+
+struct RefineArguments: StageArguments {
+    typealias S = RefineStage
+    private static var defaults: RefineStage.Options { CommandDefaults.refine }
+    @Option(help: "A keyframe every this many metres walked ...") var keyframeSpacing = defaults.keyframeSpacing
+    @Option(help: "... or degrees turned.") var keyframeTurn = defaults.keyframeTurnDegrees
+    @Option(help: "At most this many keyframes (the spacing grows to fit).") var maxKeyframes = defaults.maximumKeyframes
+    @Option(help: "Keyframes this many metres of path apart that see the same surfaces are a revisit (a loop closure candidate).") var loopTravel = defaults.loopMinimumTravel
+    @Option(help: "A loop closure is trusted when this share of the surface points in view lie within 2 cm of the other visit's surface after registration ...") var minFitness = defaults.minimumFitness
+    @Option(help: "... their RMS distance is at most this many metres ...") var maxRms = defaults.maximumRMS
+    @Option(help: "... and the surfaces hold every direction (smallest eigenvalue of the registration's normal equations per point).") var minConditioning = defaults.minimumConditioning
+
+    var value: RefineStage.Options {
+        var o = Self.defaults
+        o.keyframeSpacing = keyframeSpacing; o.keyframeTurnDegrees = keyframeTurn; o.maximumKeyframes = maxKeyframes
+        o.loopMinimumTravel = loopTravel; o.minimumFitness = minFitness; o.maximumRMS = maxRms; o.minimumConditioning = minConditioning
+        return o
+    }
+}
