@@ -44,7 +44,9 @@ public struct ScanRefinement: Sendable {
         let index = Dictionary(uniqueKeysWithValues: posed.enumerated().map { ($0.element.frame, $0.offset) })
         let keyPoses = used.map { all[$0]! }, keyTravelled = used.map { travelled[index[$0]!] }
         let result = Refiner(options: options).refine(keyframes: used.map { grids[$0]! }, poses: keyPoses, travelled: keyTravelled, threads: threads)
-        let refined = Refiner.interpolate(frames: posed, travelled: travelled, keyframes: used, input: keyPoses, refined: result.poses, yaws: result.yaws)
+        // Unchanged means unchanged to the bit: the blend is skipped, not run with zero corrections.
+        let refined = result.applied ? Refiner.interpolate(frames: posed, travelled: travelled, keyframes: used, input: keyPoses, refined: result.poses, yaws: result.yaws)
+                                     : posed.map(\.pose)
         return ScanRefinement(frames: zip(posed, refined).map { ($0.0.frame, $0.0.pose, $0.1) }, travelled: travelled, keyframes: used, result: result)
     }
 }
