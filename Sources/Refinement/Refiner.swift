@@ -114,7 +114,10 @@ public struct Refiner {
     }
 
     /// Refines the keyframes' `poses` (`travelled`: path length at each, metres).
-    public func refine(keyframes: [KeyframeDepth], poses input: [Pose], travelled: [Double], threads: Int) -> KeyframeResult {
+    /// `progress` counts the keyframes registered.
+    public func refine(keyframes: [KeyframeDepth], poses input: [Pose], travelled: [Double], threads: Int, progress: ProgressMeter? = nil) -> KeyframeResult {
+        progress?.phase("loop closures"); progress?.expect(keyframes.count)
+        defer { progress?.phase(nil) }
         let registration = Registration(up: Self.up)
         let revisits = RevisitPairs(minimumTravel: options.loopMinimumTravel)
         var graph = PoseGraph(up: Self.up, positions: input.map(\.translation))
@@ -158,7 +161,7 @@ public struct Refiner {
         }
         for j in keyframes.indices {
             let candidates = revisits.candidates(for: j, keyframes: keyframes, poses: poses, travelled: travelled, limit: Self.loopsPerKeyframe)
-            guard !candidates.isEmpty else { continue }
+            guard !candidates.isEmpty else { progress?.advance(to: j + 1); continue }
             let results = parallelMap(candidates.count, threads: threads) { c in
                 registration.register(source: keyframes[j], sourcePose: poses[j], target: keyframes[candidates[c].index], targetPose: poses[candidates[c].index])
             }
@@ -182,6 +185,7 @@ public struct Refiner {
                                                                 sigmaTurn: Self.loopSigmaTurn, isLoop: true), r.correction, poses[j].translation))
             }
             settle(quorum: Self.quorum)
+            progress?.advance(to: j + 1)
             if solveFailed { break }
         }
         if !solveFailed { settle(quorum: 2) }

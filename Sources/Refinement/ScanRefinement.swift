@@ -19,9 +19,18 @@ public struct ScanRefinement: Sendable {
     /// The refined poses by frame number.
     public var refinedPoses: [Int: Pose] { Dictionary(uniqueKeysWithValues: frames.map { ($0.frame, $0.refined) }) }
 
-    /// Refines `scan`'s poses; depth read on `threads` threads with the cloud's pixel filters.
-    public static func run(_ scan: any Scan, options: RefineOptions, filters: PixelFilters = PixelFilters(), threads: Int,
-                           progress: ProgressMeter? = nil) throws -> ScanRefinement {
+    /// `scan`'s keyframes (every posed frame, the chosen keyframes with their depth grids,
+    /// the path walked), read in one decoding pass on `threads` threads with `filters`.
+    struct Keyframes {
+        var posed: [(frame: Int, pose: Pose)]
+        var travelled: [Double]
+        var frames: [Int]
+        var grids: [KeyframeDepth]
+        var poses: [Pose]
+        var keyTravelled: [Double]
+    }
+
+    static func keyframes(_ scan: any Scan, options: RefineOptions, filters: PixelFilters, threads: Int, progress: ProgressMeter?) throws -> Keyframes {
         let count = try scan.depthFramesWithoutDecoding ?? scan.depthFrameCount()
         let posed = (0..<count).compactMap { i in scan.frameInfo(i).pose.map { (frame: i, pose: $0) } }
         var travelled: [Double] = [], walked = 0.0
@@ -42,12 +51,29 @@ public struct ScanRefinement: Sendable {
         let grids = collector.collected
         let used = chosen.filter { grids[$0] != nil }
         let index = Dictionary(uniqueKeysWithValues: posed.enumerated().map { ($0.element.frame, $0.offset) })
-        let keyPoses = used.map { all[$0]! }, keyTravelled = used.map { travelled[index[$0]!] }
-        let result = Refiner(options: options).refine(keyframes: used.map { grids[$0]! }, poses: keyPoses, travelled: keyTravelled, threads: threads)
+        return Keyframes(posed: posed, travelled: travelled, frames: used, grids: used.map { grids[$0]! }, poses: used.map { all[$0]! },
+                         keyTravelled: used.map { travelled[index[$0]!] })
+    }
+
+    /// Refines `scan`'s poses; depth read on `threads` threads with the cloud's pixel filters.
+    public static func run(_ scan: any Scan, options: RefineOptions, filters: PixelFilters = PixelFilters(), threads: Int,
+                           progress: ProgressMeter? = nil) throws -> ScanRefinement {
+        let k = try keyframes(scan, options: options, filters: filters, threads: threads, progress: progress)
+        let result = Refiner(options: options).refine(keyframes: k.grids, poses: k.poses, travelled: k.keyTravelled, threads: threads, progress: progress)
         // Unchanged means unchanged to the bit: the blend is skipped, not run with zero corrections.
-        let refined = result.applied ? Refiner.interpolate(frames: posed, travelled: travelled, keyframes: used, input: keyPoses, refined: result.poses, yaws: result.yaws)
-                                     : posed.map(\.pose)
-        return ScanRefinement(frames: zip(posed, refined).map { ($0.0.frame, $0.0.pose, $0.1) }, travelled: travelled, keyframes: used, result: result)
+        let refined = result.applied ? Refiner.interpolate(frames: k.posed, travelled: k.travelled, keyframes: k.frames, input: k.poses, refined: result.poses, yaws: result.yaws)
+                                     : k.posed.map(\.pose)
+        return ScanRefinement(frames: zip(k.posed, refined).map { ($0.0.frame, $0.0.pose, $0.1) }, travelled: k.travelled, keyframes: k.frames, result: result)
+    }
+
+    /// The depth-consistency figure of `scan`'s poses as they are (`DepthConsistency`), on
+    /// refine's keyframes and revisit pairs: what `trajectory` reports without refining.
+    public static func consistency(_ scan: any Scan, options: RefineOptions = RefineOptions(), filters: PixelFilters = PixelFilters(),
+                                   threads: Int) throws -> DepthConsistency {
+        let k = try keyframes(scan, options: options, filters: filters, threads: threads, progress: nil)
+        let pairs = DepthConsistency.pairs(keyframes: k.grids, poseSets: [k.poses], travelled: k.keyTravelled,
+                                           minimumTravel: options.loopMinimumTravel, threads: threads)
+        return DepthConsistency.measure(keyframes: k.grids, poses: k.poses, pairs: pairs, threads: threads)
     }
 }
 

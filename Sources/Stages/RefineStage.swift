@@ -38,14 +38,19 @@ public enum RefineStage: Stage {
     }
 
     public static func run(scan path: String, options: Options, output: String, context: StageContext) throws -> Summary {
+        var earlier = EarlierResults()
+        return try run(scan: path, options: options, output: output, context: context, earlier: &earlier)
+    }
+
+    /// `run`, leaving the depth-consistency figures before and after for `trajectory`'s report.
+    public static func run(scan path: String, options: Options, output: String, context: StageContext, earlier: inout EarlierResults) throws -> Summary {
         try OutputGuard.check(output: output, scan: path)
-        let started = ProcessStats.now()
         let scan = try ScanOpener.open(path, strict: true, motion: false)
         context.progress?.phase("refine")
         let refinement = try ScanRefinement.run(scan, options: options, threads: context.threads, progress: context.progress)
         let refined = try PosedScanOpener.remember(refinement, of: scan, options: options)
         let (trajectory, notes) = ScanTrajectory.poses(refined)
-        var report = RefineReport(scan: context.shown(path, scan: path), refinement, seconds: ProcessStats.now() - started)
+        var report = RefineReport(scan: context.shown(path, scan: path), refinement)
         report.notes = refinement.result.notes
         let tum = ScanTrajectory.tumText(scan, trajectory, notes: ["refined by depthpose refine: " + (refinement.result.applied ? "\(report.acceptedLoops) loop closures" : "unchanged")] + notes)
         let page = try RefinePage.html(report, refinement)
@@ -54,6 +59,7 @@ public enum RefineStage: Stage {
         try AtomicOutput.write(try JSONOutput.encode(report), to: staged.staging + "/" + File.json)
         try AtomicOutput.write(page, to: staged.staging + "/" + File.page)
         try staged.commit()
+        earlier[RefinedConsistency.self] = RefinedConsistency(scan: path, figures: .init(poses: refinement.result.before, refined: refinement.result.after))
         return Summary(report: report, output: context.finalPath(output))
     }
 
@@ -69,6 +75,13 @@ public enum RefineStage: Stage {
 
 extension RefineOptions: StageOptions {
     public typealias Keys = CodingKeys
+}
+
+/// refine's depth-consistency figures of a scan, before and after, for `trajectory`'s report
+/// in the same `run` (`EarlierResults`).
+public struct RefinedConsistency {
+    public var scan: String
+    public var figures: TrajectoryReport.DepthConsistencyFigures
 }
 
 /// What `refine` found and did (`report.json`, versioned).
@@ -87,7 +100,6 @@ public struct RefineReport: Sendable, Codable {
     /// and the final change per metre walked (%).
     public var correction: Correction
     public var notes: [String] = []
-    public var seconds: Double
 
     public struct BeforeAfter: Sendable, Codable { public var before: DepthConsistency, after: DepthConsistency }
     public struct Correction: Sendable, Codable {
@@ -99,10 +111,10 @@ public struct RefineReport: Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case version, scan, frames, keyframes, pathLength = "path_length_m", applied, acceptedLoops = "accepted_loops"
-        case loopClosures = "loop_closures", depthConsistency = "depth_consistency", correction, notes, seconds
+        case loopClosures = "loop_closures", depthConsistency = "depth_consistency", correction, notes
     }
 
-    init(scan: String, _ r: ScanRefinement, seconds: Double) {
+    init(scan: String, _ r: ScanRefinement) {
         self.scan = scan
         frames = r.frames.count; keyframes = r.keyframes.count; pathLength = r.travelled.last ?? 0
         applied = r.result.applied; acceptedLoops = r.result.loops.filter(\.accepted).count
@@ -112,7 +124,6 @@ public struct RefineReport: Sendable, Codable {
         let turned = r.frames.map { KeyframeSelection.angleDegrees($0.input.rotation, $0.refined.rotation) }
         correction = Correction(maximumMetres: moved.max() ?? 0, finalMetres: moved.last ?? 0, maximumDegrees: turned.max() ?? 0,
                                 finalPercentOfPath: pathLength > 0 ? 100 * (moved.last ?? 0) / pathLength : 0)
-        self.seconds = seconds
     }
 
     /// The summary in words (the command's output).

@@ -7,6 +7,7 @@ import Trajectories
 import Execution
 import FileIO
 import Plots
+import Refinement
 
 /// The `trajectory` report: reference-free analytics of a scan's own poses and, with a
 /// reference, evo-style APE/RPE after alignment and drift per metre. Versioned JSON.
@@ -23,9 +24,18 @@ public struct TrajectoryReport: Sendable, Codable {
     /// The scan's own second pose set against its first (Polycam: the raw ARKit poses as the
     /// estimate, the loop-closed corrected poses as the reference), when it has both.
     public var scanReference: ReferenceComparison?
+    /// Drift without a reference: how far the depth of revisited places lies apart under the
+    /// poses (`DepthConsistency`), and under refine's poses when `run` refined them; nil for
+    /// a pose file (no depth) or when the depth could not be read (see the notes).
+    public var depthConsistency: DepthConsistencyFigures?
+
+    public struct DepthConsistencyFigures: Sendable, Codable {
+        public var poses: DepthConsistency
+        public var refined: DepthConsistency?
+    }
 
     enum CodingKeys: String, CodingKey {
-        case version, scan, name, notes, analytics, gestures, reference, scanReference = "scan_reference"
+        case version, scan, name, notes, analytics, gestures, reference, scanReference = "scan_reference", depthConsistency = "depth_consistency"
     }
 
     public struct ReferenceComparison: Sendable, Codable {
@@ -191,6 +201,7 @@ public enum TrajectoryReporter {
     /// pass that already ran over this scan's depth (or the depth error that stopped it), so
     /// none runs here; without them, one runs on `threads` threads.
     public static func report(scan path: String, options o: Options, gestureCounts: Result<GestureCounts, any Error>? = nil,
+                              consistency: TrajectoryReport.DepthConsistencyFigures? = nil,
                               threads: Int = ProcessStats.cores) throws -> (TrajectoryReport, Series) {
         let input = try input(path, options: o)
         let traj = input.trajectory, gravity = input.gravity
@@ -248,8 +259,14 @@ public enum TrajectoryReporter {
             case .failure(let error): notes.append("no gesture counts: \(error)")
             }
         }
+        var depthConsistency = consistency
+        if depthConsistency == nil, let scan = input.scan {
+            do { depthConsistency = .init(poses: try ScanRefinement.consistency(scan, threads: threads)) } catch {
+                notes.append("no depth consistency: \(error)")
+            }
+        }
         return (TrajectoryReport(scan: path, name: input.name, notes: notes, analytics: analytics, gestures: gestures, reference: reference,
-                                 scanReference: scanReference), series)
+                                 scanReference: scanReference, depthConsistency: depthConsistency), series)
     }
 
     /// The comparison of `traj` (estimate) with `ref` (reference) as evo computes it: APE
@@ -347,6 +364,12 @@ public enum TrajectoryReporter {
             ("loop gap", "\(f(a.loopGap)) m" + (a.returnsToStart ? " (returns to its start)" : "")),
         ]
         if let g = r.gestures { rows.append(("gestures", g.text)) }
+        if let c = r.depthConsistency {
+            func mm(_ d: DepthConsistency) -> String {
+                d.medianMillimetres.map { "median \(f($0, 1)) mm, 90% \(f(d.p90Millimetres ?? 0, 1)) mm over \(d.pairs) keyframe pairs" } ?? "no revisit (no keyframes 1 m of path apart see the same surfaces)"
+            }
+            rows.append(("depth consistency at revisits", mm(c.poses) + (c.refined.map { "; refined: " + mm($0) } ?? "")))
+        }
         if let t = a.tilt {
             rows.append(("gravity tilt error", "mean \(f(t.meanDegrees, 3))°, max \(f(t.maxDegrees, 3))°, trend \(t.trendDegreesPerMinute.map { f($0, 4) + "°/min" } ?? "none (needs \(Int(TrajectoryAnalytics.Tilt.trendMinimumSpan)) s and \(TrajectoryAnalytics.Tilt.trendMinimumFrames) poses)"), from \(t.frames) poses"))
         } else { rows.append(("gravity tilt error", "no IMU gravity")) }
@@ -465,6 +488,14 @@ public enum TrajectoryReporter {
         figures.append(Figure(title: "Speed", x: .init(title: "time (s)", ticks: AxisTicks(low: s.times.min() ?? 0, high: s.times.max() ?? 1)),
                               y: .init(title: "speed (m/s)", ticks: AxisTicks(low: 0, high: s.speeds.max() ?? 1, includeZero: true)),
                               series: [.init(label: "speed", x: s.times, y: s.speeds, style: .line, color: "#2471a3")]))
+        if let c = r.depthConsistency, !c.poses.perFrame.isEmpty {
+            let sets = [("poses", c.poses, "#d62728")] + (c.refined.map { [("refined", $0, "#2ca02c")] } ?? [])
+            let frames = sets.flatMap { $0.1.perFrame.map { Double($0.frame) } }, mm = sets.flatMap { $0.1.perFrame.map(\.millimetres) }
+            figures.append(Figure(title: "Depth consistency at revisits (drift without a reference)",
+                                  x: .init(title: "frame", ticks: AxisTicks(low: frames.min() ?? 0, high: frames.max() ?? 1)),
+                                  y: .init(title: "median distance to the other visit's surface (mm)", ticks: AxisTicks(low: 0, high: mm.max() ?? 1, includeZero: true)),
+                                  series: sets.map { .init(label: $0.0, x: $0.1.perFrame.map { Double($0.frame) }, y: $0.1.perFrame.map(\.millimetres), style: .points, color: $0.2) }))
+        }
         if !s.tilt.isEmpty {
             let t = s.tilt.map(\.0), v = s.tilt.map(\.1)
             figures.append(Figure(title: "Gravity tilt error against the IMU", x: .init(title: "time (s)", ticks: AxisTicks(low: t.min() ?? 0, high: t.max() ?? 1)),

@@ -43,7 +43,10 @@ public enum TrajectoryStage: Stage {
         try OutputGuard.check(output: output, scan: scan)
         if let reference = options.reference { try OutputGuard.check(output: output, inputs: [reference]) }
         let gestureCounts = earlier[DecodedGestures.self].flatMap { $0.options == GestureOptions() ? $0.report.map(\.counts) : nil }
-        var (report, series) = try TrajectoryReporter.report(scan: scan, options: options, gestureCounts: gestureCounts, threads: context.threads)
+        // refine's figures when it ran before (the same keyframes and pairs, before and after)
+        let consistency = earlier[RefinedConsistency.self].flatMap { $0.scan == scan ? $0.figures : nil }
+        var (report, series) = try TrajectoryReporter.report(scan: scan, options: options, gestureCounts: gestureCounts, consistency: consistency,
+                                                             threads: context.threads)
         report.scan = context.shown(report.scan, scan: scan)
         if let f = report.reference?.file { report.reference?.file = context.shown(f, scan: scan) }
         try TrajectoryReporter.write(report, series: series, to: output)

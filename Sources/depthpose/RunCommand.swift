@@ -17,7 +17,7 @@ struct RunArguments: ParsableArguments {
     private static var defaults: RunOptions { CommandDefaults.run }
     @Option(help: "A JSON file of run options (the keys of run.json's \"options\": \(RunOptions.CodingKeys.allCases.map(\.stringValue).joined(separator: ", "))); flags given here override it.")
     var options: String?
-    @Option(help: "Stages, comma-separated: \(StageName.allCases.map(\.rawValue).joined(separator: ", ")) (default: \(defaults.stages.map(\.rawValue).joined(separator: ","))).",
+    @Option(help: "Stages, comma-separated (default: \(defaults.stages.map(\.rawValue).joined(separator: ","))); any of \(StageName.allCases.map(\.rawValue).joined(separator: ", ")).",
             transform: commaList) var stages: [StageName]?
     @Flag(help: "Also run decode (depth images, trajectory, IMU) into DIR/decode.") var decode = false
     @Option(help: "Depth image format of decode (default: \(defaults.decode.format.rawValue)).") var decodeFormat: DepthImageFormat?

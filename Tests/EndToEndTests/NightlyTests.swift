@@ -235,27 +235,32 @@ final class NightlyTests: XCTestCase {
         XCTAssertTrue((dry.stdout + dry.stderr).contains("light_1"), dry.stdout + dry.stderr)
         XCTAssertTrue((dry.stdout + dry.stderr).contains("cloud_1"), dry.stdout + dry.stderr)
 
-        // The stages on request, mesh and export: config `stages`, `options.mesh.voxel` and
-        // `options.export` in the workflow, --stages, --mesh-voxel, --export-format and an
-        // options file in nightly; the same mesh.ply, mesh.json and export/. (These scans have
-        // no colour: the export writes depth and poses, `allow_no_images`.)
-        TestSupport.writeText(#"{"export": {"allow_no_images": true}}"#, base + "/export.json")
-        let night = try nightly(base + "/dataset", "--out", base + "/nightly-mesh", "--stages", "inspect,mesh,export", "--mesh-voxel", "0.02",
+        // The stages on request, refine, mesh and export: config `stages`, `options.mesh.voxel`,
+        // `options.mesh.refine` and `options.export` in the workflow, --stages, --mesh-voxel,
+        // --export-format and an options file in nightly; the same refine/, mesh.ply, mesh.json
+        // and export/. (These scans have no colour: the export writes depth and poses,
+        // `allow_no_images`; they are too short to revisit anything: refine keeps their poses.)
+        TestSupport.writeText(#"{"export": {"allow_no_images": true}, "mesh": {"refine": true}}"#, base + "/export.json")
+        let night = try nightly(base + "/dataset", "--out", base + "/nightly-mesh", "--stages", "inspect,refine,mesh,export", "--mesh-voxel", "0.02",
                             "--export-format", "open3d", "--options", base + "/export.json")
         XCTAssertEqual(night.status, 3, night.stderr)
         // (options through a config file: `--config` passes nested values as text)
-        TestSupport.writeText("stages: [inspect, mesh, export]\noptions:\n  mesh:\n    voxel: 0.02\n  export:\n    format: open3d\n    allow_no_images: true\n",
+        TestSupport.writeText("stages: [inspect, refine, mesh, export]\noptions:\n  mesh:\n    voxel: 0.02\n    refine: true\n  export:\n    format: open3d\n    allow_no_images: true\n",
                               base + "/mesh.yaml")
         let m = try TestSupport.run(snakemake, ["-s", pipelines + "/Snakefile", "--profile", pipelines + "/profiles/local", "--cores", "2",
                                                 "--directory", base, "--configfile", base + "/mesh.yaml",
                                                 "--config", "dataset=\(base)/dataset", "out=\(base)/smk-mesh", "depthpose=\(TestSupport.productsDirectory)/depthpose"])
         XCTAssertEqual(m.status, 0, m.stderr)
-        XCTAssertEqual(redone(m), Set(["alpha", "gamma", "sub__beta"].flatMap { ["\($0).light", "\($0).mesh", "\($0).export"] }), m.stderr)
+        XCTAssertEqual(redone(m), Set(["alpha", "gamma", "sub__beta"].flatMap { ["\($0).light", "\($0).refine", "\($0).mesh", "\($0).export"] }), m.stderr)
         for name in ["alpha", "gamma", "sub__beta"] {
             let got = outputs(base + "/smk-mesh/" + name), want = outputs(base + "/nightly-mesh/" + name)
             XCTAssertNotNil(want["mesh.ply"], name)
             XCTAssertEqual(got["mesh.ply"], want["mesh.ply"], name)
             XCTAssertEqual(got["mesh.json"], want["mesh.json"], name)
+            for k in ["refine/trajectory.tum", "refine/report.json"] {
+                XCTAssertNotNil(want[k], "\(name)/\(k)")
+                XCTAssertEqual(got[k], want[k], "\(name)/\(k)")
+            }
             // export/ the same but config.json, which names its own folder
             let exported = want.keys.filter { $0.hasPrefix("export/") && $0 != "export/config.json" }
             XCTAssertGreaterThan(exported.count, 24, name)
