@@ -140,7 +140,7 @@ let package = Package(
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "CLazyLoad"]),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry", "LinearAlgebra", "Synthesis"]),
         .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "Codecs", "PointClouds", "Gestures", "Trajectories", "Stages", "TestSupport"]),
-        .testTarget(name: "RefinementTests", dependencies: ["Refinement", "ScanFormats", "Synthesis", "Trajectories", "Geometry", "Stages", "TestSupport"]),
+        .testTarget(name: "RefinementTests", dependencies: ["Refinement", "Execution", "ScanFormats", "Synthesis", "Trajectories", "Geometry", "Stages", "TestSupport"]),
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
         .testTarget(name: "VoxelFusionTests", dependencies: ["VoxelFusion", "CRowPack", "Execution", "Geometry", "ScanFormats", "Synthesis"]),
         .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "VoxelFusion", "Execution", "LinearAlgebra", "Synthesis", "ScanFormats", "Codecs", "Geometry", "Video", "TestSupport"]),

@@ -7,7 +7,7 @@ final class RefineCommandTests: XCTestCase {
     /// refine's trajectory.tum given back as --poses gives the same cloud as --refine, to the
     /// byte; refine writes its three files.
     func testRefineThenPosesEqualsRefineFlag() throws {
-        let scan = try TestSupport.synthScan(frames: 300, seed: 4, width: 128, height: 96) { o in o.fps = 7.5; o.revisit = true; o.drift = 0.02 }
+        let scan = try TestSupport.synthScan(frames: 200, seed: 4, width: 128, height: 96) { o in o.fps = 5; o.revisit = true; o.drift = 0.02 }
         let dir = TestSupport.temporaryDirectory("refine-cli")
         let r = try TestSupport.depthpose("refine", scan, "--out", dir + "/refine")
         XCTAssertEqual(r.status, 0, r.stderr)
