@@ -13,10 +13,11 @@ public struct RefineOptions: Sendable, Codable, Equatable {
     /// Keyframes this much path apart (metres) that see the same surfaces are a revisit.
     public var loopMinimumTravel = 1.0
     /// A loop closure is trusted when, after registration, this share of the surface points
-    /// in view lie within 2 cm of the other surface ...
+    /// that land on the other surface lie within 2.5 deviations of the depth noise of it ...
     public var minimumFitness = 0.6
-    /// ... their RMS distance is at most this (metres) ...
-    public var maximumRMS = 0.012
+    /// ... their RMS distance is at most this many deviations of the noise (a normal
+    /// distribution cut at 2.5 gives 0.95) ...
+    public var maximumRMS = 1.1
     /// ... and the surfaces constrain every direction (the normal equations' smallest
     /// eigenvalue per point; one flat wall gives 0).
     public var minimumConditioning = 0.03
@@ -36,7 +37,7 @@ public struct RefineOptions: Sendable, Codable, Equatable {
         if maximumKeyframes < 3 { return "maximum keyframes must be >= 3" }
         if !(loopMinimumTravel >= 0 && loopMinimumTravel.isFinite) { return "loop minimum travel must be >= 0 m" }
         if !(minimumFitness > 0 && minimumFitness <= 1) { return "minimum fitness must be in (0, 1]" }
-        if !(maximumRMS > 0 && maximumRMS.isFinite) { return "maximum RMS must be > 0 m" }
+        if !(maximumRMS > 0 && maximumRMS.isFinite) { return "maximum RMS must be > 0 noise deviations" }
         if !(minimumConditioning >= 0 && minimumConditioning.isFinite) { return "minimum conditioning must be >= 0" }
         return nil
     }
@@ -231,7 +232,7 @@ public struct Refiner {
     /// Why registration `r` of two keyframes `walked` metres of path apart is not trusted, or nil.
     func trust(_ r: RegistrationResult, walked: Double) -> String? {
         if r.fitness < options.minimumFitness { return String(format: "fitness %.2f below %.2f", r.fitness, options.minimumFitness) }
-        if r.rms > options.maximumRMS { return String(format: "RMS %.1f mm above %.1f mm", r.rms * 1000, options.maximumRMS * 1000) }
+        if r.normalizedRMS > options.maximumRMS { return String(format: "RMS %.2f noise deviations above %.2f", r.normalizedRMS, options.maximumRMS) }
         if r.conditioning < options.minimumConditioning { return String(format: "the surfaces leave a direction free (conditioning %.3f)", r.conditioning) }
         // Drift beyond 5% of the path (or 10 cm) and 1.5°/m (or 3°) is no drift ARKit has: a wrong match.
         if r.correction.metres > 0.1 + 0.05 * walked { return String(format: "correction %.2f m too large for %.1f m of path", r.correction.metres, walked) }

@@ -25,11 +25,15 @@ public struct YawShift: Sendable, Equatable, Codable {
 public struct RegistrationResult: Sendable {
     /// The correction of the source keyframe's pose that puts its surface on the target's.
     public var correction: YawShift
-    /// Share of the source's surface points within `inlierDistance` of the target's surface
-    /// after registration (Open3D's "fitness").
+    /// Share of the source's surface points that land on the target's surface (in its view,
+    /// where it has a normal) and lie within `inlierNoise` noise deviations of it after
+    /// registration (Open3D's "fitness", counted over the overlap).
     public var fitness: Double
-    /// RMS point-to-plane distance of those inliers, metres.
+    /// RMS point-to-plane distance of those inliers, metres ...
     public var rms: Double
+    /// ... and in units of the two depths' noise at their depth (about 0.95 when the
+    /// surfaces agree up to the noise: a normal distribution cut at 2.5).
+    public var normalizedRMS: Double
     /// Inliers counted.
     public var inliers: Int
     /// The smallest eigenvalue of the normal equations per inlier (rotation scaled by 1 m):
@@ -45,9 +49,13 @@ public struct RegistrationResult: Sendable {
 public struct Registration {
     /// Correspondence gates, metres, and Gauss-Newton steps at each.
     public static let levels: [(gate: Double, steps: Int)] = [(0.30, 8), (0.15, 8), (0.06, 8), (0.03, 10)]
-    /// A source point is an inlier within 2 cm of the target's plane after registration:
-    /// three times the LiDAR's depth noise at 2–3 m (synth's and the iPhone's: about 0.7%).
-    public static let inlierDistance = 0.02
+    /// A source point is an inlier within 2.5 standard deviations of the two depths' noise
+    /// (`noise`) of the target's plane after registration.
+    public static let inlierNoise = 2.5
+    /// The LiDAR's depth noise at `d` metres, σ(d) = 1 mm + 0.2% d + 0.15% d² (0.7% at 3 m,
+    /// what real iPhone captures measure; synth renders the same): far points count less in
+    /// registration, and are judged by their own noise.
+    public static func noise(_ d: Double) -> Double { 0.001 + 0.002 * d + 0.0015 * d * d }
     /// Corresponding normals differ by at most 45°.
     static let normalAgreement = 0.7071
     /// The fewest correspondences a step needs.
@@ -84,22 +92,28 @@ public struct Registration {
         guard let final = normalEquations(points, normals, centre: centre, yaw: yaw, shift: shift, toTarget: toTarget,
                                           targetPose: targetPose, target: target, gate: Self.levels.last!.gate) else { return nil }
         var scaled = Matrix(rows: 4, cols: 4)
-        for r in 0..<4 { for c in 0..<4 { scaled[r, c] = final.h[r * 4 + c] / Double(max(1, final.count)) } }
+        for r in 0..<4 { for c in 0..<4 { scaled[r, c] = final.h[r * 4 + c] / max(final.weights, .leastNonzeroMagnitude) } }
         let conditioning = (try? LAPACK.symmetricEigen(scaled).values.first) ?? 0
-        return RegistrationResult(correction: YawShift(yaw: yaw, translation: shift), fitness: Double(final.inliers) / Double(points.count),
-                                  rms: final.inliers > 0 ? (final.squares / Double(final.inliers)).squareRoot() : .infinity,
+        let n = Double(max(1, final.inliers))
+        return RegistrationResult(correction: YawShift(yaw: yaw, translation: shift), fitness: Double(final.inliers) / Double(max(1, final.inView)),
+                                  rms: final.inliers > 0 ? (final.squares / n).squareRoot() : .infinity,
+                                  normalizedRMS: final.inliers > 0 ? (final.normalizedSquares / n).squareRoot() : .infinity,
                                   inliers: final.inliers, conditioning: conditioning)
     }
 
     /// The Gauss-Newton normal equations (4×4 row-major `h`, right side `g`) at the
-    /// correction (yaw, shift), over the correspondences within `gate`; with the count of
-    /// correspondences, of inliers and their summed squared residuals. Nil below the minimum.
+    /// correction (yaw, shift), over the correspondences within `gate`, each weighted by the
+    /// inverse of its noise variance (and Huber's weight at 1.5 deviations: a few wrong
+    /// correspondences at a coarse gate pull little); with the sum of the weights, the points
+    /// that land on the target's surface, the correspondences, the inliers and their summed
+    /// squared residuals (metres², and in noise units). Nil below the minimum.
     func normalEquations(_ points: [Vec3], _ normals: [Vec3], centre: Vec3, yaw: Double, shift: Vec3, toTarget: Pose,
-                         targetPose: Pose, target: KeyframeDepth, gate: Double) -> (h: [Double], g: [Double], count: Int, inliers: Int, squares: Double)? {
+                         targetPose: Pose, target: KeyframeDepth, gate: Double)
+        -> (h: [Double], g: [Double], weights: Double, inView: Int, count: Int, inliers: Int, squares: Double, normalizedSquares: Double)? {
         let turn = Matrix3.rotation(axis: up, angle: yaw)
         let k = target.intrinsics, w = target.width, hgt = target.height
         var h = [Double](repeating: 0, count: 16), g = [Double](repeating: 0, count: 4)
-        var count = 0, inliers = 0, squares = 0.0
+        var count = 0, inView = 0, inliers = 0, squares = 0.0, normalizedSquares = 0.0, weights = 0.0
         let gate2 = gate * gate
         for (p0, n0) in zip(points, normals) {
             let p = turn * (p0 - centre) + centre + shift
@@ -110,6 +124,7 @@ public struct Registration {
             let cell = Int(v.rounded()) * w + Int(u.rounded())
             let tn = target.normals[cell]
             guard tn != .zero else { continue }
+            inView += 1
             let tp = target.points[cell]
             let tpc = Vec3(Double(tp.x), Double(tp.y), Double(tp.z)), tnc = Vec3(Double(tn.x), Double(tn.y), Double(tn.z))
             let d = q - tpc
@@ -117,18 +132,19 @@ public struct Registration {
             let nw = targetPose.rotation * tnc
             guard dot(nw, turn * n0) > Self.normalAgreement else { continue }
             let r = dot(tnc, d)
-            // Huber weight, 1 cm: a few wrong correspondences at a coarse gate pull little.
-            let weight = abs(r) < 0.01 ? 1 : 0.01 / abs(r)
+            let sigma = Self.noise(-tpc.z) * 2.0.squareRoot(), z = abs(r) / sigma
+            let weight = (z < 1.5 ? 1 : 1.5 / z) / (sigma * sigma)
+            weights += weight
             let j = [dot(nw, cross(up, p - centre)), nw.x, nw.y, nw.z]
             for a in 0..<4 {
                 g[a] -= weight * j[a] * r
                 for b in 0..<4 { h[a * 4 + b] += weight * j[a] * j[b] }
             }
             count += 1
-            if abs(r) < Self.inlierDistance { inliers += 1; squares += r * r }
+            if z < Self.inlierNoise { inliers += 1; squares += r * r; normalizedSquares += z * z }
         }
         guard count >= Self.minimumCorrespondences else { return nil }
-        return (h, g, count, inliers, squares)
+        return (h, g, weights, inView, count, inliers, squares, normalizedSquares)
     }
 
     /// The 4-vector solving `h x = g`, lightly damped; nil when singular.
