@@ -102,6 +102,24 @@ final class PlotPageTests: XCTestCase {
         XCTAssertGreaterThan(view.shares.last ?? 0, 0.0002, "no grey reference in the view")
     }
 
+    /// refine's report page draws in Chromium without console errors: the refined path and
+    /// the correction over time (blue), the loop closures and the depth consistency before
+    /// (red), after (green), the correction per metre walked (brown).
+    func testTheRefineReportDrawsInChromium() throws {
+        let dir = TestSupport.temporaryDirectory("refinepage")
+        XCTAssertEqual(try TestSupport.depthpose("synth", "--out", dir + "/scan", "--frames", "200", "--fps", "5", "--revisit", "--drift", "0.02",
+                                                 "--width", "128", "--height", "96", "--seed", "4").status, 0)
+        let r = try TestSupport.depthpose("refine", dir + "/scan", "--out", dir + "/refine")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("poses corrected"), r.stdout)
+        let v = try TestSupport.openInChromium(dir + "/refine/report.html", height: 3000, colours: ["#1f77b4", "#d62728", "#2ca02c", "#8c564b"])
+        XCTAssertEqual(v.status, "ok"); XCTAssertEqual(v.consoleErrors, [])
+        XCTAssertEqual(v.shares.count, 4)
+        for (k, what) in ["refined path and correction", "loop closures and consistency before", "consistency after", "correction per metre"].enumerated() where k < v.shares.count {
+            XCTAssertGreaterThan(v.shares[k], 0.00005, "\(what): \(v.shares)")
+        }
+    }
+
     /// Zoom on a report's plot as a person does: drag a box over the "APE over time" figure
     /// with the mouse, and the axes become that box (the values under the corners); a
     /// double click brings back the whole figure and its round ticks.
