@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on the bundled sample data: builds depthpose (release), then runs every
-# stage (inspect, decode, cloud, mesh, export, trajectory, gestures, eval, bench, run, nightly) on the
+# stage (inspect, decode, cloud, mesh, export, refine, trajectory, gestures, eval, bench, run, nightly) on the
 # committed sample scan, on freshly generated scans and on a small generated dataset,
 # writing everything to results/.
 set -euo pipefail
@@ -36,6 +36,14 @@ $dp export "$out/synth-room" --format colmap --out "$out/synth-room-colmap" --ev
 $dp bench decode "$out/synth-room" --runs 5 | tee "$out/bench-decode.txt"
 $dp bench cloud "$out/synth-room" --runs 3 | tee "$out/bench-cloud.txt"
 $dp trajectory "$out/synth-room" --out "$out/synth-room-trajectory" --reference "$out/synth-room/groundtruth.tum" | tee "$out/synth-room.trajectory.txt"
+echo "== refine: a room walked twice with 2% drift, its poses corrected from its own depth"
+$dp synth --out "$out/synth-revisit" --frames 300 --fps 7.5 --width 128 --height 96 --drift 0.02 --revisit > /dev/null
+$dp refine "$out/synth-revisit" --out "$out/synth-revisit-refined" | tee "$out/synth-revisit.refine.txt"
+$dp trajectory "$out/synth-revisit" --out "$out/synth-revisit-trajectory" > /dev/null
+for poses in "$out/synth-revisit-trajectory" "$out/synth-revisit-refined"; do
+  echo "APE of $poses/trajectory.tum:" | tee -a "$out/synth-revisit.refine.txt"
+  $dp eval ape tum "$out/synth-revisit/groundtruth.tum" "$poses/trajectory.tum" --align | tee -a "$out/synth-revisit.refine.txt"
+done
 echo "== gestures: a scan with 5 gestures, and one that walks up to a wall (no gestures)"
 $dp synth --out "$out/synth-gestures" --frames 900 --gestures 5 --seed 11 > /dev/null
 $dp gestures "$out/synth-gestures" --out "$out/synth-gestures/gestures.json" | tee "$out/gestures.txt"
