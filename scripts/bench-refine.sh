@@ -46,20 +46,25 @@ drift_scan() {
     *) echo "scene: room or apartment, not \"$scene\"" >&2; return 64 ;;
   esac
   local dir=$bench_data/refine-$name-$frames-drift$drift
-  [ -d "$dir" ] || "$dp" synth --out "$dir" --frames "$frames" $args -j 2 >/dev/null
-  [ -d "$dir-o3d" ] || "$dp" export "$dir" --format open3d --out "$dir-o3d" -j 2 >/dev/null
-  [ -d "$dir-traj" ] || "$dp" trajectory "$dir" --out "$dir-traj" >/dev/null
+  quiet() { "$@" >/dev/null 2>"$tmp/gen.err" || { cat "$tmp/gen.err" >&2; return 1; }; }  # progress hidden, errors shown
+  [ -d "$dir" ] || quiet "$dp" synth --out "$dir" --frames "$frames" $args -j 2
+  [ -d "$dir-o3d" ] || quiet "$dp" export "$dir" --format open3d --out "$dir-o3d" -j 2
+  [ -d "$dir-traj" ] || quiet "$dp" trajectory "$dir" --out "$dir-traj"
   echo "$dir"
 }
 timed() {  # runs a command; prints its wall seconds and peak MiB
   /usr/bin/time -f '%e %M' -o "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
   awk '{ printf "%.2f %.0f", $1, $2 / 1024 }' "$tmp/time"
 }
-metric() {  # metric ape|rpe GT EST: the translation RMSE in millimetres
+metric() {  # metric ape|rpe GT EST: the translation RMSE in millimetres; "-" when there is none
+  # (RPE over 1 m of a path shorter than that: eval says so and exits non-zero)
   local extra=(--align); [ "$1" = rpe ] && extra=(--delta 1 --delta-unit m)
-  "$dp" eval "$1" tum "$2" "$3" "${extra[@]}" --json | python3 -c 'import json,sys; print("%.2f" % (1000 * json.load(sys.stdin)["stats"]["rmse"]))'
+  "$dp" eval "$1" tum "$2" "$3" "${extra[@]}" --json 2>"$tmp/eval.err" >"$tmp/eval.json" || { echo -; return; }
+  python3 -c 'import json,sys; print("%.2f" % (1000 * json.load(open(sys.argv[1]))["stats"]["rmse"]))' "$tmp/eval.json"
 }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+median() {  # of numbers, one a line; "-" if any is "-"
+  sort -g | awk '$1 == "-" {none = 1} {a[NR]=$1} END {print none ? "-" : (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'
+}
 col() { awk -v c="$1" '{print $c}'; }  # one column of rows
 
 rows=()
