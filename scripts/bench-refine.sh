@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Pose refinement from the depth: `depthpose refine SCAN --out D` against Open3D's reconstruction
+# system (scripts/peers/open3d_reconstruction.py: the v0.19.0 scripts, unmodified, make_fragments,
+# register_fragments, refine_registration, on the same frames exported by `depthpose export
+# --format open3d`), on generated scans whose written poses drift (`synth --drift`, the truth in
+# the scan's groundtruth.tum). Whole processes, wall time and peak RSS from /usr/bin/time, the
+# two tools alternating RUNS times (medians), both with 2 threads (the peer: OMP_NUM_THREADS=2,
+# python_multi_threading false). Then each trajectory against the truth: APE (translation,
+# SE(3)-aligned: `eval ape --align`, evo's Umeyama) and RPE (translation, pairs 1 m apart along
+# the path: `eval rpe --delta 1 --delta-unit m`), for the input (the scan's own poses,
+# `depthpose trajectory SCAN`'s trajectory.tum), refine's output and the peer's; median over
+# the runs. The peer's stage times (as run_system.py prints them) are medians too.
+# usage: scripts/bench-refine.sh [RUNS=3] [SCAN...]
+# SCAN: SCENE:FRAMES:DRIFT (SCENE room or apartment; DRIFT metres per metre, synth's --drift),
+#   or `small` (room:300:0.02, a few minutes a run). Default: room:1000:0.02 apartment:1000:0.02
+#   (1,000 256x192 frames: the issue's size; the peer takes about 10 minutes a run on 2 cores).
+#   The room walk revisits places (`synth --revisit`) when the depthpose built has that option.
+#   Scans, their exports and trajectories are generated once (seed 3, with the colour video the
+#   peer's RGBD odometry needs) under $BENCH_DATA (default /tmp/depthpose-bench).
+# A depthpose without `refine` is the one absence tolerated: then only the input and peer rows are
+# measured (the peer half of the table), and the script says so.
+# Installs the mesh peer's venv (scripts/setup.sh --mesh-peer, Open3D 0.18.0; or set
+# DEPTHPOSE_MESH_PEER_PYTHON).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}; shift || true
+scans=("$@"); [ ${#scans[@]} -gt 0 ] || scans=(room:1000:0.02 apartment:1000:0.02)
+[ "${scans[*]}" = small ] && scans=(room:300:0.02)
+py=${DEPTHPOSE_MESH_PEER_PYTHON:-$(scripts/setup.sh --mesh-peer | tail -n 1)}
+swift build -c release 2>&1 | grep -v '^\[' || true
+dp=$PWD/.build/release/depthpose
+have_refine=0  # `refine` is in the build when `depthpose --help` lists it among the subcommands
+"$dp" --help 2>/dev/null | grep -qE '^ +refine( |$)' && have_refine=1
+revisit=""; "$dp" synth --help 2>/dev/null | grep -q -- '--revisit' && revisit=--revisit
+bench_data=${BENCH_DATA:-/tmp/depthpose-bench}
+tmp=$(mktemp -d /tmp/depthpose-bench-refine.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+# drift_scan SCENE FRAMES DRIFT: the scan's folder (generated when absent), with DIR-o3d (its
+# export) and DIR-traj (its own trajectory) beside it.
+drift_scan() {
+  local scene=$1 frames=$2 drift=$3 args="--layout lz4 --color --seed 3 --drift $drift" name
+  case $scene in
+    room) args="$args $revisit"; name=room${revisit:+-revisit} ;;
+    apartment) args="$args --scene apartment --fps 60"; name=apartment ;;
+    *) echo "scene: room or apartment, not \"$scene\"" >&2; return 64 ;;
+  esac
+  local dir=$bench_data/refine-$name-$frames-drift$drift
+  quiet() { "$@" >/dev/null 2>"$tmp/gen.err" || { cat "$tmp/gen.err" >&2; return 1; }; }  # progress hidden, errors shown
+  [ -d "$dir" ] || quiet "$dp" synth --out "$dir" --frames "$frames" $args -j 2
+  [ -d "$dir-o3d" ] || quiet "$dp" export "$dir" --format open3d --out "$dir-o3d" -j 2
+  [ -d "$dir-traj" ] || quiet "$dp" trajectory "$dir" --out "$dir-traj"
+  echo "$dir"
+}
+timed() {  # runs a command; prints its wall seconds and peak MiB
+  /usr/bin/time -f '%e %M' -o "$tmp/time" "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+  awk '{ printf "%.2f %.0f", $1, $2 / 1024 }' "$tmp/time"
+}
+metric() {  # metric ape|rpe GT EST: the translation RMSE in millimetres; "-" when there is none
+  # (RPE over 1 m of a path shorter than that: eval says so and exits non-zero)
+  local extra=(--align); [ "$1" = rpe ] && extra=(--delta 1 --delta-unit m)
+  "$dp" eval "$1" tum "$2" "$3" "${extra[@]}" --json 2>"$tmp/eval.err" >"$tmp/eval.json" || { echo -; return; }
+  python3 -c 'import json,sys; print("%.2f" % (1000 * json.load(open(sys.argv[1]))["stats"]["rmse"]))' "$tmp/eval.json"
+}
+median() {  # of numbers, one a line; "-" if any is "-"
+  sort -g | awk '$1 == "-" {none = 1} {a[NR]=$1} END {print none ? "-" : (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'
+}
+col() { awk -v c="$1" '{print $c}'; }  # one column of rows
+
+rows=()
+for spec in "${scans[@]}"; do
+  IFS=: read -r scene frames drift <<<"$spec"
+  [ -n "$scene" ] && [ -n "$frames" ] && [ -n "$drift" ] || { echo "scan: SCENE:FRAMES:DRIFT, not \"$spec\"" >&2; exit 64; }
+  scan=$(drift_scan "$scene" "$frames" "$drift")
+  gt=$scan/groundtruth.tum; input=$scan-traj/trajectory.tum
+  label="$scene${revisit:+ (revisit)}, $frames frames, drift $drift"
+  : >"$tmp/refine.runs"; : >"$tmp/peer.runs"
+  for r in $(seq "$runs"); do
+    if [ "$have_refine" = 1 ]; then
+      rm -rf "$tmp/refine"
+      t=$(timed "$dp" refine "$scan" --out "$tmp/refine")
+      echo "$t $(metric ape "$gt" "$tmp/refine/trajectory.tum") $(metric rpe "$gt" "$tmp/refine/trajectory.tum")" >>"$tmp/refine.runs"
+    fi
+    t=$(timed "$py" scripts/peers/open3d_reconstruction.py "$scan-o3d" --out "$tmp/peer.tum" --timestamps "$input" --threads 2)
+    stages=$(tail -n 1 "$tmp/out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["make"], d["register"], d["refine"])')
+    echo "$t $(metric ape "$gt" "$tmp/peer.tum") $(metric rpe "$gt" "$tmp/peer.tum") $stages" >>"$tmp/peer.runs"
+    # progress: wall, peak MiB, APE, RPE (and the peer's make, register, refine seconds)
+    echo "$label, run $r: peer $(tail -n 1 "$tmp/peer.runs")$([ "$have_refine" = 1 ] && echo "; refine $(tail -n 1 "$tmp/refine.runs")")" >&2
+  done
+  rows+=("$(printf '| %s | input (the scan'"'"'s poses) | %s | %s | | | |' "$label" "$(metric ape "$gt" "$input")" "$(metric rpe "$gt" "$input")")")
+  if [ "$have_refine" = 1 ]; then
+    rows+=("$(printf '| | depthpose refine | %s | %s | %s | %s | |' \
+      "$(col 3 <"$tmp/refine.runs" | median)" "$(col 4 <"$tmp/refine.runs" | median)" \
+      "$(col 1 <"$tmp/refine.runs" | median)" "$(col 2 <"$tmp/refine.runs" | median)")")
+  else
+    rows+=("| | depthpose refine | (not in this build) | | | | |")
+  fi
+  rows+=("$(printf '| | Open3D reconstruction system | %s | %s | %s | %s | %.0f / %.0f / %.0f |' \
+    "$(col 3 <"$tmp/peer.runs" | median)" "$(col 4 <"$tmp/peer.runs" | median)" \
+    "$(col 1 <"$tmp/peer.runs" | median)" "$(col 2 <"$tmp/peer.runs" | median)" \
+    "$(col 5 <"$tmp/peer.runs" | median)" "$(col 6 <"$tmp/peer.runs" | median)" "$(col 7 <"$tmp/peer.runs" | median)")")
+done
+
+echo "medians of $runs runs; APE: translation RMSE, SE(3)-aligned; RPE: translation RMSE over 1 m"
+echo "| scan | trajectory | APE (mm) | RPE (mm) | wall (s) | peak (MiB) | make / register / refine (s) |"
+echo "|---|---|---:|---:|---:|---:|---|"
+printf '%s\n' "${rows[@]}"
+[ "$have_refine" = 1 ] || echo "depthpose refine: not in $dp; the input and the peer alone were measured"
