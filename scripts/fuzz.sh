@@ -246,19 +246,19 @@ PY
 fi
 
 # 3. Run each target: past findings first, then fuzz from the seeds and the corpus so far.
-status=0
-printf '%-11s %12s %9s %6s %s\n' target executions exec/s cov findings
-for t in "${targets[@]}"; do
-  corpus=$fz/corpus/$t; findings=Fuzz/findings/$t
+# fuzz_target T: replays T's past findings, fuzzes it for the budget, writes its table line to
+# $fz/T.line and what went wrong to $fz/T.problem; non-zero when it found a problem.
+fuzz_target() {
+  local t=$1 corpus=$fz/corpus/$1 findings=Fuzz/findings/$1 log=$fz/$1.log code execs rate cov found bad=0
+  : >"$fz/$t.problem"
   mkdir -p "$corpus" "$findings"
   if [ -d "Fuzz/regressions/$t" ] && ls "Fuzz/regressions/$t"/* >/dev/null 2>&1; then
     DEPTHPOSE_FUZZ_TARGET=$t "$fz/depthpose-fuzz" -runs=0 "Fuzz/regressions/$t" >/dev/null 2>&1 \
-      || { echo "fuzz: $t: a past finding (Fuzz/regressions/$t) fails again" >&2; status=1; }
+      || { echo "fuzz: $t: a past finding (Fuzz/regressions/$t) fails again" >>"$fz/$t.problem"; bad=1; }
   fi
-  log=$fz/$t.log
-  set +e
-  budget=(-max_total_time="$seconds")
+  local budget=(-max_total_time="$seconds")
   [ -n "${DEPTHPOSE_FUZZ_RUNS:-}" ] && budget=(-runs="$DEPTHPOSE_FUZZ_RUNS")
+  set +e
   DEPTHPOSE_FUZZ_TARGET=$t "$fz/depthpose-fuzz" "${budget[@]}" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
     -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" "$seeds/$t" > "$log" 2>&1
   code=$?
@@ -268,12 +268,30 @@ for t in "${targets[@]}"; do
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo 0)
   # (another fuzz.sh ending meanwhile removes empty findings folders: a missing one is none)
   found=$({ ls "$findings" 2>/dev/null || true; } | wc -l)
-  printf '%-11s %12s %9s %6s %s\n' "$t" "$execs" "$rate" "$cov" "$found"
+  printf '%-11s %12s %9s %6s %s\n' "$t" "$execs" "$rate" "$cov" "$found" >"$fz/$t.line"
   if [ "$code" -ne 0 ] || [ "$found" -gt 0 ]; then
-    status=1
-    echo "fuzz: $t found a problem (log: $log, inputs: $findings):" >&2
-    grep -E "ERROR|Fatal error|SUMMARY|panic|crash" "$log" | head -5 >&2 || true
+    bad=1
+    { echo "fuzz: $t found a problem (log: $log, inputs: $findings):"
+      grep -E "ERROR|Fatal error|SUMMARY|panic|crash" "$log" | head -5 || true; } >>"$fz/$t.problem"
   fi
+  return $bad
+}
+
+# The targets two at a time (libFuzzer runs one thread: two use both cores), the table in
+# target order.
+status=0
+jobs=${DEPTHPOSE_FUZZ_JOBS:-2}
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then wait -n || status=1; running=$((running - 1)); fi
+  fuzz_target "$t" &
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do wait -n || status=1; running=$((running - 1)); done
+printf '%-11s %12s %9s %6s %s\n' target executions exec/s cov findings
+for t in "${targets[@]}"; do
+  cat "$fz/$t.line" 2>/dev/null || { echo "fuzz: $t did not finish" >&2; status=1; }
+  cat "$fz/$t.problem" >&2 2>/dev/null || true
 done
 [ -d Fuzz/findings ] && find Fuzz/findings -type d -empty -delete
 exit $status

@@ -61,7 +61,7 @@ fi
 if [ $# -eq 0 ]; then
     # Every fuzz target keeps running briefly; past findings are replayed first.
     DEPTHPOSE_FUZZ_PREBUILT=1 scripts/fuzz.sh 3 || status=1
-    phase "fuzz (every target, 3 s each)"
+    phase "fuzz (every target, 3 s each, two at a time)"
 fi
 echo "time by phase:"
 printf '  %s\n' "${phases[@]}"
