@@ -135,7 +135,7 @@ public struct Registration {
             let sigma = Self.noise(-tpc.z) * 2.0.squareRoot(), z = abs(r) / sigma
             let weight = (z < 1.5 ? 1 : 1.5 / z) / (sigma * sigma)
             weights += weight
-            let j = [dot(nw, cross(up, p - centre)), nw.x, nw.y, nw.z]
+            let j = SIMD4(dot(nw, cross(up, p - centre)), nw.x, nw.y, nw.z)  // no allocation per point
             for a in 0..<4 {
                 g[a] -= weight * j[a] * r
                 for b in 0..<4 { h[a * 4 + b] += weight * j[a] * j[b] }
