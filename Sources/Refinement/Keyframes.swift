@@ -19,19 +19,33 @@ public struct KeyframeDepth: Sendable {
     /// Unit normals facing the camera; zero where the neighbours do not make a surface.
     public var normals: [SIMD3<Float>]
 
-    /// The grid of `depth` (metres, 0 = none; `width`×`height` full-resolution pixels) every
-    /// `stride`-th pixel, with normals from the grid neighbours' cross product where the
-    /// neighbours lie within `flyingPixelThreshold` of the pixel's depth (a depth edge makes none).
+    /// The grid of `depth` (metres, 0 = none; `width`×`height` full-resolution pixels) in
+    /// `stride`×`stride` blocks, each the mean of its pixels within three noise deviations
+    /// (`Registration.noise`) of the block's centre pixel (KinectFusion's pyramid step: the
+    /// mean of s² pixels has 1/s of a pixel's noise, and a depth edge is not averaged across),
+    /// with normals from the grid neighbours' cross product where the neighbours lie within
+    /// `flyingPixelThreshold` of the cell's depth (a depth edge makes none).
     public init(frame: Int, stride s: Int, fullWidth: Int, fullHeight: Int, intrinsics k: Intrinsics,
                 depth: (Int) -> Float, flyingPixelThreshold: Float) {
         self.frame = frame
-        width = (fullWidth + s - 1) / s; height = (fullHeight + s - 1) / s
-        intrinsics = Intrinsics(fx: k.fx / Double(s), fy: k.fy / Double(s), cx: k.cx / Double(s), cy: k.cy / Double(s), width: width, height: height)
+        width = fullWidth / s; height = fullHeight / s
+        // Cell (i, j) is the block's centre, pixel (i·s + (s−1)/2, j·s + (s−1)/2).
+        let half = Double(s - 1) / 2
+        intrinsics = Intrinsics(fx: k.fx / Double(s), fy: k.fy / Double(s), cx: (k.cx - half) / Double(s), cy: (k.cy - half) / Double(s),
+                                width: width, height: height)
         var points = [SIMD3<Float>](repeating: .zero, count: width * height)
         let fx = Float(intrinsics.fx), fy = Float(intrinsics.fy), cx = Float(intrinsics.cx), cy = Float(intrinsics.cy)
         for j in 0..<height { for i in 0..<width {
-            let d = depth(j * s * fullWidth + i * s)
-            guard d > 0 else { continue }
+            let x0 = i * s, y0 = j * s
+            let centre = depth((y0 + s / 2) * fullWidth + x0 + s / 2)
+            guard centre > 0 else { continue }
+            let reach = Float(3 * Registration.noise(Double(centre)))
+            var sum: Float = 0, count: Float = 0
+            for y in y0..<(y0 + s) { for x in x0..<(x0 + s) {
+                let d = depth(y * fullWidth + x)
+                if d > 0 && abs(d - centre) <= reach { sum += d; count += 1 }
+            } }
+            let d = sum / count
             points[j * width + i] = SIMD3((Float(i) - cx) / fx * d, -(Float(j) - cy) / fy * d, -d)
         } }
         var normals = [SIMD3<Float>](repeating: .zero, count: width * height)
