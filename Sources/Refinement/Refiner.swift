@@ -133,7 +133,7 @@ public struct Refiner {
     /// Edges from registering each keyframe onto the ones just before it, with registration's
     /// own information: where the surfaces constrain a direction the depth outweighs ARKit's
     /// relative pose; where they leave it free (one wall, a corridor), ARKit's edge holds it.
-    func registeredOdometry(keyframes: [KeyframeDepth], poses: [Pose], travelled: [Double], threads: Int) -> [PoseGraph.Edge] {
+    func registeredOdometry(keyframes: [KeyframeDepth], poses: [Pose], travelled: [Double], threads: Int) -> (edges: [PoseGraph.Edge], tried: Int) {
         let registration = Registration(up: Self.up)
         let pairs = keyframes.indices.flatMap { j in (1...Self.registeredNeighbours).compactMap { d in j - d >= 0 ? (j - d, j) : nil } }
         let results = parallelMap(pairs.count, threads: threads) { p in
@@ -149,7 +149,7 @@ public struct Refiner {
             edges.append(PoseGraph.Edge(from: i, to: j, offset: corrected.translation - poses[i].translation, turn: r.correction.yaw,
                                         information: edgeInformation(r, yawFrom: 0), kind: .registered))
         }
-        return edges
+        return (edges, pairs.count)
     }
 
     /// How much the depth-consistency figure (mm) must improve for a correction to be kept:
@@ -171,6 +171,8 @@ public struct Refiner {
         /// Each keyframe's correction: yaw (radians) and refined position.
         public var yaws: [Double]
         public var loops: [LoopClosure]
+        /// Keyframes registered onto their neighbours: pairs tried and trusted.
+        public var neighboursRegistered: (tried: Int, trusted: Int)
         public var before: DepthConsistency, after: DepthConsistency
         /// Whether the correction was kept; when not, why.
         public var applied: Bool
@@ -197,7 +199,7 @@ public struct Refiner {
         }
         var poses = input, loops: [LoopClosure] = [], notes: [String] = []
         var solveFailed = false
-        let registered = registeredOdometry(keyframes: keyframes, poses: input, travelled: travelled, threads: threads)
+        let (registered, neighboursTried) = registeredOdometry(keyframes: keyframes, poses: input, travelled: travelled, threads: threads)
         graph.edges += registered
         if !registered.isEmpty {
             do { try graph.solve(); poses = input.indices.map(current) } catch { solveFailed = true }
@@ -304,7 +306,8 @@ public struct Refiner {
         }
         if !applied { poses = input; after = before }
         let yaws = applied ? graph.yaws : [Double](repeating: 0, count: input.count)
-        return KeyframeResult(poses: poses, yaws: yaws, loops: loops, before: before, after: after, applied: applied, notes: notes)
+        return KeyframeResult(poses: poses, yaws: yaws, loops: loops, neighboursRegistered: (neighboursTried, registered.count),
+                              before: before, after: after, applied: applied, notes: notes)
     }
 
     /// Why registration `r` of two keyframes `walked` metres of path apart is not trusted, or nil.

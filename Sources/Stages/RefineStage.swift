@@ -52,7 +52,7 @@ public enum RefineStage: Stage {
         let (trajectory, notes) = ScanTrajectory.poses(refined)
         var report = RefineReport(scan: context.shown(path, scan: path), refinement)
         report.notes = refinement.result.notes
-        let tum = ScanTrajectory.tumText(scan, trajectory, notes: ["refined by depthpose refine: " + (refinement.result.applied ? "\(report.acceptedLoops) loop closures" : "unchanged")] + notes)
+        let tum = ScanTrajectory.tumText(scan, trajectory, notes: ["refined by depthpose refine: " + (refinement.result.applied ? "\(report.neighbours.trusted) neighbour registrations, \(report.acceptedLoops) loop closures" : "unchanged")] + notes)
         let page = try RefinePage.html(report, refinement)
         let staged = try AtomicOutput.StagedDirectory(target: output)
         try AtomicOutput.write(tum, to: staged.staging + "/" + File.poses)
@@ -95,6 +95,8 @@ public struct RefineReport: Sendable, Codable {
     public var applied: Bool
     public var acceptedLoops: Int
     public var loopClosures: [LoopClosure]
+    /// Keyframes registered onto the two before each: pairs tried, and trusted (pose-graph edges).
+    public var neighbours: Neighbours
     public var depthConsistency: BeforeAfter
     /// How far the poses moved: largest and final position change (m), largest turn (°),
     /// and the final change per metre walked (%).
@@ -102,6 +104,7 @@ public struct RefineReport: Sendable, Codable {
     public var notes: [String] = []
 
     public struct BeforeAfter: Sendable, Codable { public var before: DepthConsistency, after: DepthConsistency }
+    public struct Neighbours: Sendable, Codable { public var tried: Int, trusted: Int }
     public struct Correction: Sendable, Codable {
         public var maximumMetres: Double, finalMetres: Double, maximumDegrees: Double, finalPercentOfPath: Double
         enum CodingKeys: String, CodingKey {
@@ -111,7 +114,7 @@ public struct RefineReport: Sendable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case version, scan, frames, keyframes, pathLength = "path_length_m", applied, acceptedLoops = "accepted_loops"
-        case loopClosures = "loop_closures", depthConsistency = "depth_consistency", correction, notes
+        case loopClosures = "loop_closures", neighbours = "neighbours_registered", depthConsistency = "depth_consistency", correction, notes
     }
 
     init(scan: String, _ r: ScanRefinement) {
@@ -119,6 +122,7 @@ public struct RefineReport: Sendable, Codable {
         frames = r.frames.count; keyframes = r.keyframes.count; pathLength = r.travelled.last ?? 0
         applied = r.result.applied; acceptedLoops = r.result.loops.filter(\.accepted).count
         loopClosures = r.result.loops
+        neighbours = Neighbours(tried: r.result.neighboursRegistered.tried, trusted: r.result.neighboursRegistered.trusted)
         depthConsistency = BeforeAfter(before: r.result.before, after: r.result.after)
         let moved = r.frames.map { length($0.refined.translation - $0.input.translation) }
         let turned = r.frames.map { KeyframeSelection.angleDegrees($0.input.rotation, $0.refined.rotation) }
@@ -129,8 +133,8 @@ public struct RefineReport: Sendable, Codable {
     /// The summary in words (the command's output).
     public var text: String {
         func mm(_ v: Double?) -> String { v.map { String(format: "%.1f mm", $0) } ?? "n/a" }
-        var s = String(format: "refine: %d frames, %d keyframes, path %.2f m; %d of %d loop closures trusted; %@\n", frames, keyframes, pathLength,
-                       acceptedLoops, loopClosures.count, applied ? "poses corrected" : "poses unchanged")
+        var s = String(format: "refine: %d frames, %d keyframes, path %.2f m; %d of %d neighbour registrations and %d of %d loop closures trusted; %@\n",
+                       frames, keyframes, pathLength, neighbours.trusted, neighbours.tried, acceptedLoops, loopClosures.count, applied ? "poses corrected" : "poses unchanged")
         s += "depth consistency (median distance between revisited surfaces): before \(mm(depthConsistency.before.medianMillimetres)), after \(mm(depthConsistency.after.medianMillimetres)) over \(depthConsistency.before.pairs) keyframe pairs\n"
         s += String(format: "correction: at most %.3f m and %.2f°, %.3f m at the end (%.2f%% of the path)\n", correction.maximumMetres, correction.maximumDegrees,
                     correction.finalMetres, correction.finalPercentOfPath)
@@ -147,6 +151,7 @@ enum RefinePage {
         var top = "<p>Scan <code>\(esc(r.scan))</code> · report version \(r.version) · <a href=\"\(RefineStage.File.json)\">JSON</a> · <a href=\"\(RefineStage.File.poses)\">refined poses (TUM)</a></p><table>"
         let rows: [(String, String)] = [
             ("frames / keyframes", "\(r.frames) / \(r.keyframes)"), ("path", String(format: "%.2f m", r.pathLength)),
+            ("neighbour registrations trusted", "\(r.neighbours.trusted) of \(r.neighbours.tried) tried"),
             ("loop closures trusted", "\(r.acceptedLoops) of \(r.loopClosures.count) tried"), ("result", r.applied ? "poses corrected" : "poses unchanged"),
             ("depth consistency before", mm(r.depthConsistency.before.medianMillimetres) + " (90%: \(mm(r.depthConsistency.before.p90Millimetres)))"),
             ("depth consistency after", mm(r.depthConsistency.after.medianMillimetres) + " (90%: \(mm(r.depthConsistency.after.p90Millimetres)))"),

@@ -13,7 +13,7 @@ struct RefineArguments: StageArguments {
     @Option(help: "Keyframes this many metres of path apart that see the same surfaces are a revisit (a loop closure candidate).") var loopTravel = defaults.loopMinimumTravel
     @Option(help: "A loop closure is trusted when this share of the surface points that land on the other visit's surface lie within 2.5 noise deviations of it after registration ...") var minFitness = defaults.minimumFitness
     @Option(help: "... their RMS distance is at most this many deviations of the depth noise (1 mm + 0.2% d + 0.15% d^2 each) ...") var maxRms = defaults.maximumRMS
-    @Option(help: "... and the surfaces hold every direction (smallest eigenvalue of the registration's normal equations per point).") var minConditioning = defaults.minimumConditioning
+    @Option(help: "... and the surfaces hold every direction at least weakly (smallest eigenvalue of the registration's normal equations per point).") var minConditioning = defaults.minimumConditioning
 
     var value: RefineStage.Options {
         var o = Self.defaults

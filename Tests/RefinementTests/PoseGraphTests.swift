@@ -47,4 +47,27 @@ final class PoseGraphTests: XCTestCase {
         XCTAssertLessThan(length(graph.positions[4] - graph.positions[0]), 0.005, "the loop's position holds")
         XCTAssertLessThan(graph.chiSquare(graph.edges.last!), 1, "the loop edge is met")
     }
+
+    /// An edge informs only the directions its information covers, off-diagonal included: a
+    /// registration that sees one wall whose normal is (1, 1, 0)/√2 in the world fixes the
+    /// position along that normal and leaves the rest to ARKit's looser edge. Fails if the
+    /// graph used only the diagonal, or read the information in another order than (x, y, z, yaw).
+    func testAnEdgeInformsOnlyTheDirectionsItsInformationCovers() throws {
+        let arkit = Vec3(1, 0, 0), registered = Vec3(1.02, 0.03, -0.01)
+        var graph = PoseGraph(up: Vec3(0, 1, 0), positions: [.zero, arkit])
+        graph.edges.append(.init(from: 0, to: 1, offset: arkit, turn: 0, sigmaPosition: 0.01, sigmaTurn: 0.01, isLoop: false))
+        let u = Vec3(1, 1, 0) / 2.0.squareRoot(), w = 1e8
+        var information = SIMD16<Double>()
+        for a in 0..<3 { for b in 0..<3 { information[a * 4 + b] = w * u[a] * u[b] } }
+        graph.edges.append(.init(from: 0, to: 1, offset: registered, turn: 0.01, information: information, kind: .registered))
+        try graph.solve()
+        // Along u the two edges are weighed 1e4 against 1e8; across it only ARKit's speaks.
+        let along = (1e4 * dot(u, arkit) + w * dot(u, registered)) / (1e4 + w)
+        XCTAssertEqual(dot(u, graph.positions[1]), along, accuracy: 1e-9)
+        let v = Vec3(1, -1, 0) / 2.0.squareRoot()
+        XCTAssertEqual(dot(v, graph.positions[1]), dot(v, arkit), accuracy: 1e-9)
+        XCTAssertEqual(graph.positions[1].z, 0, accuracy: 1e-9)
+        XCTAssertEqual(graph.yaws[1], 0, accuracy: 1e-9, "the registered edge says nothing of the turn")
+        XCTAssertLessThan(graph.chiSquare(graph.edges[1]), 1e-3 * w * 1e-4, "the registered edge is met along its normal")
+    }
 }

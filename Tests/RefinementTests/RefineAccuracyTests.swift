@@ -22,13 +22,16 @@ final class RefineAccuracyTests: XCTestCase {
         /// The depth-consistency figure at the true poses.
         var truthFigure: Double?
     }
-    private static let made = Locked<[Double: Refined]>([:])
+    /// The walks: lap after lap (`--revisit`, 12 m), or 0.9 of a lap (5.4 m, seed 3), whose end
+    /// sees a little of what its start saw and no loop closure can be trusted.
+    enum Walk: Hashable { case laps, openLap }
+    private static let made = Locked<[Walk: [Double: Refined]]>([:])
 
-    /// The scan with `drift` refined: refine's report, the errors before and after, the truth's figure.
-    static func refined(drift: Double) throws -> Refined {
-        if let r = made.with({ $0[drift] }) { return r }
-        let scan = try TestSupport.synthScan(frames: 300, seed: 1, width: 128, height: 96) { o in
-            o.fps = 7.5; o.revisit = true; o.drift = drift
+    /// The walk with `drift` refined: refine's report, the errors before and after, the truth's figure.
+    static func refined(drift: Double, walk: Walk = .laps) throws -> Refined {
+        if let r = made.with({ $0[walk]?[drift] }) { return r }
+        let scan = try TestSupport.synthScan(frames: walk == .laps ? 300 : 150, seed: walk == .laps ? 1 : 3, width: 128, height: 96) { o in
+            o.fps = 7.5; o.revisit = walk == .laps; o.drift = drift
         }
         let dir = TestSupport.temporaryDirectory("refine")
         _ = try TrajectoryStage.run(scan: scan, options: .init(), output: dir + "/input", context: StageContext(threads: 2))
@@ -36,7 +39,7 @@ final class RefineAccuracyTests: XCTestCase {
         let truth = try ScanRefinement.consistency(ScanOpener.open(scan, poseFile: scan + "/groundtruth.tum"), threads: 2)
         let r = Refined(report: s.report, before: try errors(scan, dir + "/input/trajectory.tum"), after: try errors(scan, dir + "/refined/trajectory.tum"),
                         truthFigure: truth.medianMillimetres)
-        made.with { $0[drift] = r }
+        made.with { $0[walk, default: [:]][drift] = r }
         return r
     }
 
@@ -70,6 +73,23 @@ final class RefineAccuracyTests: XCTestCase {
         let r = try Self.refined(drift: 0)
         let before = r.before, after = r.after
         XCTAssertLessThanOrEqual(after.ape, before.ape + 0.001, "APE \(before.ape) -> \(after.ape)")
+    }
+
+    /// Between loop closures, and where none can be trusted, the keyframes registered onto
+    /// their neighbours correct the drift (the pose graph's registered odometry), checked on
+    /// the few surfaces the walk sees twice: on 0.9 of a lap with drift 2%, APE falls to 0.4 of
+    /// the input's or less (measured 0.27) and RPE falls; without drift the poses stay as they
+    /// are, to the bit, because the figure does not improve beyond its noise.
+    func testRegisteredOdometryCorrectsAWalkWithoutATrustedLoop() throws {
+        let r = try Self.refined(drift: 0.02, walk: .openLap)
+        XCTAssertTrue(r.report.applied, "\(r.report.notes)")
+        XCTAssertEqual(r.report.acceptedLoops, 0, "no loop closure: the odometry alone corrects")
+        XCTAssertLessThanOrEqual(r.after.ape, 0.4 * r.before.ape, "APE \(r.before.ape) -> \(r.after.ape)")
+        XCTAssertLessThan(r.after.rpe, r.before.rpe, "RPE \(r.before.rpe) -> \(r.after.rpe)")
+        let still = try Self.refined(drift: 0, walk: .openLap)
+        XCTAssertFalse(still.report.applied, "\(still.report.notes)")
+        XCTAssertEqual(still.after.ape, still.before.ape)
+        XCTAssertTrue(still.report.notes.contains { $0.contains("no better than its noise allows") }, "\(still.report.notes)")
     }
 
     /// The reference-free figure tracks the true drift: on the same walk it grows with the
