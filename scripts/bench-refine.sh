@@ -11,41 +11,42 @@
 # `depthpose trajectory SCAN`'s trajectory.tum), refine's output and the peer's; median over
 # the runs. The peer's stage times (as run_system.py prints them) are medians too.
 # usage: scripts/bench-refine.sh [RUNS=3] [SCAN...]
-# SCAN: SCENE:FRAMES:DRIFT (SCENE room or apartment; DRIFT metres per metre, synth's --drift),
-#   or `small` (room:300:0.02, a few minutes a run). Default: room:1000:0.02 apartment:1000:0.02
+# SCAN: SCENE:FRAMES:DRIFT[:FPS] (SCENE room, walked lap after lap (`synth --revisit`), room-once,
+#   the same room walked once (0.9 of a lap: nothing revisited), or apartment; DRIFT metres per
+#   metre, synth's --drift; FPS default 30, the apartment's 60), or `small` (room:250:0.02:10,
+#   1.3 laps, a few minutes a run). Default: room:1000:0.02 apartment:1000:0.02
 #   (1,000 256x192 frames: the issue's size; the peer takes about 10 minutes a run on 2 cores).
-#   The room walk revisits places (`synth --revisit`) when the depthpose built has that option.
 #   Scans, their exports and trajectories are generated once (seed 3, with the colour video the
 #   peer's RGBD odometry needs) under $BENCH_DATA (default /tmp/depthpose-bench).
-# A depthpose without `refine` is the one absence tolerated: then only the input and peer rows are
-# measured (the peer half of the table), and the script says so.
 # Installs the mesh peer's venv (scripts/setup.sh --mesh-peer, Open3D 0.18.0; or set
 # DEPTHPOSE_MESH_PEER_PYTHON).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}; shift || true
 scans=("$@"); [ ${#scans[@]} -gt 0 ] || scans=(room:1000:0.02 apartment:1000:0.02)
-[ "${scans[*]}" = small ] && scans=(room:300:0.02)
+[ "${scans[*]}" = small ] && scans=(room:250:0.02:10)
 py=${DEPTHPOSE_MESH_PEER_PYTHON:-$(scripts/setup.sh --mesh-peer | tail -n 1)}
 swift build -c release 2>&1 | grep -v '^\[' || true
 dp=$PWD/.build/release/depthpose
-have_refine=0  # `refine` is in the build when `depthpose --help` lists it among the subcommands
-"$dp" --help 2>/dev/null | grep -qE '^ +refine( |$)' && have_refine=1
-revisit=""; "$dp" synth --help 2>/dev/null | grep -q -- '--revisit' && revisit=--revisit
 bench_data=${BENCH_DATA:-/tmp/depthpose-bench}
+# Without OpenCV the peer's make_fragments skips its keyframe loop closures inside a fragment.
+peer_kind=" (no OpenCV)"; "$py" -c 'import cv2' 2>/dev/null && peer_kind=" (with OpenCV)"
 tmp=$(mktemp -d /tmp/depthpose-bench-refine.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-# drift_scan SCENE FRAMES DRIFT: the scan's folder (generated when absent), with DIR-o3d (its
+# drift_scan SCENE FRAMES DRIFT [FPS]: the scan's folder (generated when absent), with DIR-o3d (its
 # export) and DIR-traj (its own trajectory) beside it.
 drift_scan() {
-  local scene=$1 frames=$2 drift=$3 args="--layout lz4 --color --seed 3 --drift $drift" name
+  local scene=$1 frames=$2 drift=$3 fps=$4 args="--layout lz4 --color --seed 3 --drift $drift" name
   case $scene in
-    room) args="$args $revisit"; name=room${revisit:+-revisit} ;;
-    apartment) args="$args --scene apartment --fps 60"; name=apartment ;;
-    *) echo "scene: room or apartment, not \"$scene\"" >&2; return 64 ;;
+    room) args="$args --revisit"; name=room-revisit; fps=${fps:-30} ;;
+    room-once) name=room; fps=${fps:-30} ;;
+    apartment) args="$args --scene apartment"; name=apartment; fps=${fps:-60} ;;
+    *) echo "scene: room, room-once or apartment, not \"$scene\"" >&2; return 64 ;;
   esac
+  args="$args --fps $fps"
   local dir=$bench_data/refine-$name-$frames-drift$drift
+  case "$scene:$fps" in room*:30|apartment:60) ;; *) dir=$dir-fps$fps ;; esac
   quiet() { "$@" >/dev/null 2>"$tmp/gen.err" || { cat "$tmp/gen.err" >&2; return 1; }; }  # progress hidden, errors shown
   [ -d "$dir" ] || quiet "$dp" synth --out "$dir" --frames "$frames" $args -j 2
   [ -d "$dir-o3d" ] || quiet "$dp" export "$dir" --format open3d --out "$dir-o3d" -j 2
@@ -69,38 +70,32 @@ col() { awk -v c="$1" '{print $c}'; }  # one column of rows
 
 rows=()
 for spec in "${scans[@]}"; do
-  IFS=: read -r scene frames drift <<<"$spec"
-  [ -n "$scene" ] && [ -n "$frames" ] && [ -n "$drift" ] || { echo "scan: SCENE:FRAMES:DRIFT, not \"$spec\"" >&2; exit 64; }
-  scan=$(drift_scan "$scene" "$frames" "$drift")
+  IFS=: read -r scene frames drift fps <<<"$spec"
+  [ -n "$scene" ] && [ -n "$frames" ] && [ -n "$drift" ] || { echo "scan: SCENE:FRAMES:DRIFT[:FPS], not \"$spec\"" >&2; exit 64; }
+  scan=$(drift_scan "$scene" "$frames" "$drift" "$fps")
   gt=$scan/groundtruth.tum; input=$scan-traj/trajectory.tum
-  label="$scene${revisit:+ (revisit)}, $frames frames, drift $drift"
+  label="$scene, $frames frames${fps:+ at $fps fps}, drift $drift"
   : >"$tmp/refine.runs"; : >"$tmp/peer.runs"; : >"$tmp/cloud.runs"
   for r in $(seq "$runs"); do
-    if [ "$have_refine" = 1 ]; then
-      rm -rf "$tmp/refine"
-      t=$(timed "$dp" refine "$scan" --out "$tmp/refine")
-      echo "$t $(metric ape "$gt" "$tmp/refine/trajectory.tum") $(metric rpe "$gt" "$tmp/refine/trajectory.tum")" >>"$tmp/refine.runs"
-      # the cloud stage on the same scan, for scale (the issue: refine within ~40x its time)
-      timed "$dp" cloud "$scan" --out "$tmp/cloud.ply" >>"$tmp/cloud.runs"; echo >>"$tmp/cloud.runs"
-    fi
+    rm -rf "$tmp/refine"
+    t=$(timed "$dp" refine "$scan" --out "$tmp/refine")
+    echo "$t $(metric ape "$gt" "$tmp/refine/trajectory.tum") $(metric rpe "$gt" "$tmp/refine/trajectory.tum")" >>"$tmp/refine.runs"
+    # the cloud stage on the same scan, for scale (the issue: refine within ~40x its time)
+    timed "$dp" cloud "$scan" --out "$tmp/cloud.ply" >>"$tmp/cloud.runs"; echo >>"$tmp/cloud.runs"
     t=$(timed "$py" scripts/peers/open3d_reconstruction.py "$scan-o3d" --out "$tmp/peer.tum" --timestamps "$input" --threads 2)
     stages=$(tail -n 1 "$tmp/out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["make"], d["register"], d["refine"])')
     echo "$t $(metric ape "$gt" "$tmp/peer.tum") $(metric rpe "$gt" "$tmp/peer.tum") $stages" >>"$tmp/peer.runs"
     # progress: wall, peak MiB, APE, RPE (and the peer's make, register, refine seconds)
-    echo "$label, run $r: peer $(tail -n 1 "$tmp/peer.runs")$([ "$have_refine" = 1 ] && echo "; refine $(tail -n 1 "$tmp/refine.runs")")" >&2
+    echo "$label, run $r: peer $(tail -n 1 "$tmp/peer.runs"); refine $(tail -n 1 "$tmp/refine.runs")" >&2
   done
   rows+=("$(printf '| %s | input (the scan'"'"'s poses) | %s | %s | | | |' "$label" "$(metric ape "$gt" "$input")" "$(metric rpe "$gt" "$input")")")
-  if [ "$have_refine" = 1 ]; then
-    rows+=("$(printf '| | depthpose refine | %s | %s | %s | %s | |' \
-      "$(col 3 <"$tmp/refine.runs" | median)" "$(col 4 <"$tmp/refine.runs" | median)" \
-      "$(col 1 <"$tmp/refine.runs" | median)" "$(col 2 <"$tmp/refine.runs" | median)")")
-    rows+=("$(printf '| | (depthpose cloud of the same scan, for scale) | | | %s | %s | |' \
-      "$(col 1 <"$tmp/cloud.runs" | median)" "$(col 2 <"$tmp/cloud.runs" | median)")")
-  else
-    rows+=("| | depthpose refine | (not in this build) | | | | |")
-  fi
-  rows+=("$(printf '| | Open3D reconstruction system | %s | %s | %s | %s | %.0f / %.0f / %.0f |' \
-    "$(col 3 <"$tmp/peer.runs" | median)" "$(col 4 <"$tmp/peer.runs" | median)" \
+  rows+=("$(printf '| | depthpose refine | %s | %s | %s | %s | |' \
+    "$(col 3 <"$tmp/refine.runs" | median)" "$(col 4 <"$tmp/refine.runs" | median)" \
+    "$(col 1 <"$tmp/refine.runs" | median)" "$(col 2 <"$tmp/refine.runs" | median)")")
+  rows+=("$(printf '| | (depthpose cloud of the same scan, for scale) | | | %s | %s | |' \
+    "$(col 1 <"$tmp/cloud.runs" | median)" "$(col 2 <"$tmp/cloud.runs" | median)")")
+  rows+=("$(printf '| | Open3D reconstruction system%s | %s | %s | %s | %s | %.0f / %.0f / %.0f |' \
+    "$peer_kind" "$(col 3 <"$tmp/peer.runs" | median)" "$(col 4 <"$tmp/peer.runs" | median)" \
     "$(col 1 <"$tmp/peer.runs" | median)" "$(col 2 <"$tmp/peer.runs" | median)" \
     "$(col 5 <"$tmp/peer.runs" | median)" "$(col 6 <"$tmp/peer.runs" | median)" "$(col 7 <"$tmp/peer.runs" | median)")")
 done
@@ -109,4 +104,3 @@ echo "medians of $runs runs; APE: translation RMSE, SE(3)-aligned; RPE: translat
 echo "| scan | trajectory | APE (mm) | RPE (mm) | wall (s) | peak (MiB) | make / register / refine (s) |"
 echo "|---|---|---:|---:|---:|---:|---|"
 printf '%s\n' "${rows[@]}"
-[ "$have_refine" = 1 ] || echo "depthpose refine: not in $dp; the input and the peer alone were measured"
