@@ -21,16 +21,13 @@ public struct RevisitPairs {
     /// within 0.3 m under the poses given.
     public static func overlap(source: KeyframeDepth, sourcePose: Pose, target: KeyframeDepth, targetPose: Pose) -> Double {
         let relative = targetPose.inverse * sourcePose
-        let k = target.intrinsics
         var total = 0, landed = 0
         for c in stride(from: 0, to: source.points.count, by: 4) where source.normals[c] != .zero {
             total += 1
             let p = source.points[c]
             let q = relative.apply(Vec3(Double(p.x), Double(p.y), Double(p.z)))
-            guard q.z < -0.05 else { continue }
-            let (u, v, _) = k.project(q)
-            guard u > -0.5, u < Double(target.width) - 0.5, v > -0.5, v < Double(target.height) - 0.5 else { continue }
-            let t = target.points[Int(v.rounded()) * target.width + Int(u.rounded())]
+            guard let cell = target.cell(for: q) else { continue }
+            let t = target.points[cell]
             guard t.z < 0 else { continue }
             let d = q - Vec3(Double(t.x), Double(t.y), Double(t.z))
             if dot(d, d) < 0.09 { landed += 1 }
@@ -86,16 +83,12 @@ public struct DepthConsistency: Sendable, Codable, Equatable {
     /// surface under the poses given; nil with fewer than `minimumPoints` on it.
     public static func pairDistance(source: KeyframeDepth, sourcePose: Pose, target: KeyframeDepth, targetPose: Pose) -> Double? {
         let relative = targetPose.inverse * sourcePose
-        let k = target.intrinsics
         var distances: [Double] = []
         distances.reserveCapacity(source.points.count)
         for c in source.points.indices where source.normals[c] != .zero {
             let p = source.points[c]
             let q = relative.apply(Vec3(Double(p.x), Double(p.y), Double(p.z)))
-            guard q.z < -0.05 else { continue }
-            let (u, v, _) = k.project(q)
-            guard u > -0.5, u < Double(target.width) - 0.5, v > -0.5, v < Double(target.height) - 0.5 else { continue }
-            let cell = Int(v.rounded()) * target.width + Int(u.rounded())
+            guard let cell = target.cell(for: q) else { continue }
             let n = target.normals[cell]
             guard n != .zero else { continue }
             let t = target.points[cell]

@@ -67,6 +67,16 @@ public struct KeyframeDepth: Sendable {
         self.points = points; self.normals = normals
     }
 
+    /// The grid cell a camera-frame point `q` projects into (KinectFusion's projective
+    /// association: the nearest cell, no search); nil behind the camera (closer than 5 cm) or
+    /// outside the grid.
+    @inline(__always) public func cell(for q: Vec3) -> Int? {
+        guard q.z < -0.05 else { return nil }
+        let (u, v, _) = intrinsics.project(q)
+        guard u > -0.5, u < Double(width) - 0.5, v > -0.5, v < Double(height) - 0.5 else { return nil }
+        return Int(v.rounded()) * width + Int(u.rounded())
+    }
+
     /// How many grid cells have a point and a normal.
     public var surfacePoints: Int { normals.reduce(0) { $0 + ($1 == .zero ? 0 : 1) } }
 }

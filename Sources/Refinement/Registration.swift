@@ -133,17 +133,13 @@ public struct Registration {
                          targetPose: Pose, target: KeyframeDepth, gate: Double)
         -> (h: [Double], g: [Double], weights: Double, inView: Int, count: Int, inliers: Int, squares: Double, normalizedSquares: Double)? {
         let turn = Matrix3.rotation(axis: up, angle: yaw)
-        let k = target.intrinsics, w = target.width, hgt = target.height
         var h = [Double](repeating: 0, count: 16), g = [Double](repeating: 0, count: 4)
         var count = 0, inView = 0, inliers = 0, squares = 0.0, normalizedSquares = 0.0, weights = 0.0
         let gate2 = gate * gate
         for (p0, n0) in zip(points, normals) {
             let p = turn * (p0 - centre) + centre + shift
             let q = toTarget.apply(p)
-            guard q.z < -0.05 else { continue }
-            let (u, v, _) = k.project(q)
-            guard u > -0.5, u < Double(w) - 0.5, v > -0.5, v < Double(hgt) - 0.5 else { continue }
-            let cell = Int(v.rounded()) * w + Int(u.rounded())
+            guard let cell = target.cell(for: q) else { continue }
             let tn = target.normals[cell]
             guard tn != .zero else { continue }
             inView += 1
