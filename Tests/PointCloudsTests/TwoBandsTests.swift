@@ -34,7 +34,10 @@ final class TwoBandsTests: XCTestCase {
         }
         // the fast thread (0) took the larger share once the speeds were known
         XCTAssertGreaterThan(top[frames - 1].count, height * 5 / 8)
+        // Fixed halves end 0.67 of the longer time apart; balanced, nearly together. The gate
+        // sits between them at 0.4, not tighter: the speeds are measured on the clock, and on a
+        // machine busy with other work (two Open3D runs) the ends came 0.25 apart once.
         let (a, b) = ends.with { ($0[0], $0[1]) }
-        XCTAssertLessThan(abs(a - b), 0.25 * max(a, b), "threads ended at \(a) and \(b) s")
+        XCTAssertLessThan(abs(a - b), 0.4 * max(a, b), "threads ended at \(a) and \(b) s")
     }
 }
