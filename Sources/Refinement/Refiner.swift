@@ -22,13 +22,16 @@ public struct RefineOptions: Sendable, Codable, Equatable {
     /// smallest eigenvalue per point; one flat wall gives 0). The edge carries information
     /// only in the directions the surfaces constrain well (`Refiner.informativeDirection`).
     public var minimumConditioning = 0.01
+    /// Besides the poses, write the refined cloud and mesh (the `cloud` and `mesh` stages'
+    /// defaults, on the refined poses).
+    public var cloud = false, mesh = false
 
     public init() {}
 
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case keyframeSpacing = "keyframe_spacing", keyframeTurnDegrees = "keyframe_turn_degrees", maximumKeyframes = "maximum_keyframes"
         case loopMinimumTravel = "loop_minimum_travel", minimumFitness = "minimum_fitness", maximumRMS = "maximum_rms"
-        case minimumConditioning = "minimum_conditioning"
+        case minimumConditioning = "minimum_conditioning", cloud, mesh
     }
 
     /// Why these options cannot be used, or nil.

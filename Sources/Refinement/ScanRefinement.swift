@@ -112,8 +112,10 @@ public enum PosedScanOpener {
     }
 
     static func key(_ scan: any Scan, _ options: RefineOptions) -> String {
-        [scan.path, scan.poseFileNote ?? "", (try? String(decoding: JSONEncoder().encode(options), as: UTF8.self)) ?? ""].joined(separator: "\n")
+        var method = options
+        method.cloud = false; method.mesh = false  // what else is written does not change the poses
+        return [scan.path, scan.poseFileNote ?? "", (try? String(decoding: JSONEncoder().encode(method), as: UTF8.self)) ?? ""].joined(separator: "\n")
     }
 
-    static let note = "poses refined by depthpose refine (loop closures from the depth)"
+    static let note = "poses refined by depthpose refine (registered from the depth)"
 }

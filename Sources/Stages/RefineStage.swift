@@ -22,19 +22,30 @@ public enum RefineStage: Stage {
         as trajectory's), report.json and report.html (the path before and after, the loop closures with their frames \
         and corrections, the correction along the path and over time, the depth-consistency figure before and after). \
         Where nothing can be trusted (no revisit, a failed registration, a scan too short) the poses stay as they were \
-        and the report says why. Use the result with cloud, mesh or export --poses OUT/trajectory.tum, or --refine.
+        and the report says why. With --cloud and --mesh, also cloud.ply and mesh.ply on the refined poses (the cloud and \
+        mesh stages' defaults). Use the result with cloud, mesh or export --poses OUT/trajectory.tum, or --refine.
         """
 
     /// The files in the output folder.
     public enum File {
         public static let poses = "trajectory.tum", json = "report.json", page = "report.html"
+        /// With `cloud` and `mesh`: the refined cloud and mesh.
+        public static let cloud = "cloud.ply", mesh = "mesh.ply"
     }
 
     public struct Summary: StageSummary {
         public var report: RefineReport
         public var output: String
+        /// The refined cloud's and mesh's summaries, when they were asked for.
+        public var cloud: CloudStage.Summary?, mesh: MeshStage.Summary?
         public func encode(to encoder: any Encoder) throws { try report.encode(to: encoder) }
-        public var text: String { report.text + "written: \(output)/" + [File.poses, File.json, File.page].joined(separator: ", ") + "\n" }
+        public var text: String {
+            var files = [File.poses, File.json, File.page]
+            var extra = ""
+            if let cloud { files.append(File.cloud); extra += "cloud: \(cloud.cloud.points) points\n" }
+            if let mesh { files.append(File.mesh); extra += "mesh: \(mesh.mesh.vertices) vertices, \(mesh.mesh.triangles) triangles\n" }
+            return report.text + extra + "written: \(output)/" + files.joined(separator: ", ") + "\n"
+        }
     }
 
     public static func run(scan path: String, options: Options, output: String, context: StageContext) throws -> Summary {
@@ -58,9 +69,20 @@ public enum RefineStage: Stage {
         try AtomicOutput.write(tum, to: staged.staging + "/" + File.poses)
         try AtomicOutput.write(try JSONOutput.encode(report), to: staged.staging + "/" + File.json)
         try AtomicOutput.write(page, to: staged.staging + "/" + File.page)
+        // The cloud and mesh on the refined poses, as `--poses trajectory.tum` makes them (the
+        // same bytes as `--refine`), staged with the rest: all of them or none.
+        var cloud: CloudStage.Summary?, mesh: MeshStage.Summary?
+        if options.cloud {
+            var o = CloudStage.Options(); o.poses = staged.staging + "/" + File.poses
+            cloud = try CloudStage.run(scan: path, options: o, output: staged.staging + "/" + File.cloud, context: context)
+        }
+        if options.mesh {
+            var o = MeshStage.Options(); o.poses = staged.staging + "/" + File.poses
+            mesh = try MeshStage.run(scan: path, options: o, output: staged.staging + "/" + File.mesh, context: context)
+        }
         try staged.commit()
         earlier[RefinedConsistency.self] = RefinedConsistency(scan: path, figures: .init(poses: refinement.result.before, refined: refinement.result.after))
-        return Summary(report: report, output: context.finalPath(output))
+        return Summary(report: report, output: context.finalPath(output), cloud: cloud, mesh: mesh)
     }
 
     public static func findings(_ summary: Summary) -> StageFindings {

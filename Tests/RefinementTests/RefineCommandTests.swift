@@ -5,18 +5,25 @@ import Trajectories
 /// `refine` and `--refine` through the built binary.
 final class RefineCommandTests: XCTestCase {
     /// refine's trajectory.tum given back as --poses gives the same cloud as --refine, to the
-    /// byte; refine writes its three files.
+    /// byte; refine writes its three files, and with --cloud --mesh the same cloud and the
+    /// same mesh as `cloud --refine` and `mesh --refine`.
     func testRefineThenPosesEqualsRefineFlag() throws {
         let scan = try TestSupport.synthScan(frames: 200, seed: 4, width: 128, height: 96) { o in o.fps = 5; o.revisit = true; o.drift = 0.02 }
         let dir = TestSupport.temporaryDirectory("refine-cli")
-        let r = try TestSupport.depthpose("refine", scan, "--out", dir + "/refine")
+        let r = try TestSupport.depthpose("refine", scan, "--out", dir + "/refine", "--cloud", "--mesh")
         XCTAssertEqual(r.status, 0, r.stderr)
-        for f in ["trajectory.tum", "report.json", "report.html"] { XCTAssertTrue(FileManager.default.fileExists(atPath: dir + "/refine/" + f), f) }
+        for f in ["trajectory.tum", "report.json", "report.html", "cloud.ply", "mesh.ply"] {
+            XCTAssertTrue(FileManager.default.fileExists(atPath: dir + "/refine/" + f), f)
+        }
+        let m = try TestSupport.depthpose("mesh", scan, "--out", dir + "/m.ply", "--refine")
+        XCTAssertEqual(m.status, 0, m.stderr)
+        XCTAssertEqual(TestSupport.read(dir + "/refine/mesh.ply"), TestSupport.read(dir + "/m.ply"), "refine --mesh is mesh --refine")
         XCTAssertTrue(r.stdout.contains("poses corrected"), r.stdout)
         let a = try TestSupport.depthpose("cloud", scan, "--out", dir + "/a.ply", "--poses", dir + "/refine/trajectory.tum")
         let b = try TestSupport.depthpose("cloud", scan, "--out", dir + "/b.ply", "--refine")
         XCTAssertEqual(a.status, 0, a.stderr); XCTAssertEqual(b.status, 0, b.stderr)
         XCTAssertEqual(TestSupport.read(dir + "/a.ply"), TestSupport.read(dir + "/b.ply"))
+        XCTAssertEqual(TestSupport.read(dir + "/refine/cloud.ply"), TestSupport.read(dir + "/b.ply"), "refine --cloud is cloud --refine")
         XCTAssertNotEqual(TestSupport.read(dir + "/a.ply"), try { () throws -> [UInt8] in
             _ = try TestSupport.depthpose("cloud", scan, "--out", dir + "/c.ply"); return TestSupport.read(dir + "/c.ply") }(), "refined poses move the cloud")
     }
