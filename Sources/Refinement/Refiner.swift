@@ -136,12 +136,16 @@ public struct Refiner {
     /// Edges from registering each keyframe onto the ones just before it, with registration's
     /// own information: where the surfaces constrain a direction the depth outweighs ARKit's
     /// relative pose; where they leave it free (one wall, a corridor), ARKit's edge holds it.
-    func registeredOdometry(keyframes: [KeyframeDepth], poses: [Pose], travelled: [Double], threads: Int) -> (edges: [PoseGraph.Edge], tried: Int) {
+    /// `progress` counts the keyframes registered.
+    func registeredOdometry(keyframes: [KeyframeDepth], poses: [Pose], travelled: [Double], threads: Int,
+                            progress: ProgressMeter? = nil) -> (edges: [PoseGraph.Edge], tried: Int) {
         let registration = Registration(up: Self.up)
         let pairs = keyframes.indices.flatMap { j in (1...Self.registeredNeighbours).compactMap { d in j - d >= 0 ? (j - d, j) : nil } }
         let results = parallelMap(pairs.count, threads: threads) { p in
-            registration.register(source: keyframes[pairs[p].1], sourcePose: poses[pairs[p].1], target: keyframes[pairs[p].0], targetPose: poses[pairs[p].0])
+            defer { if p % 64 == 63 { progress?.advance(to: pairs[p].1) } }
+            return registration.register(source: keyframes[pairs[p].1], sourcePose: poses[pairs[p].1], target: keyframes[pairs[p].0], targetPose: poses[pairs[p].0])
         }
+        progress?.advance(to: keyframes.count)
         var edges: [PoseGraph.Edge] = []
         for ((i, j), result) in zip(pairs, results) {
             guard let r = result, r.fitness >= options.minimumFitness, r.normalizedRMS <= options.maximumRMS else { continue }
@@ -185,7 +189,6 @@ public struct Refiner {
     /// Refines the keyframes' `poses` (`travelled`: path length at each, metres).
     /// `progress` counts the keyframes registered.
     public func refine(keyframes: [KeyframeDepth], poses input: [Pose], travelled: [Double], threads: Int, progress: ProgressMeter? = nil) -> KeyframeResult {
-        progress?.phase("loop closures"); progress?.expect(keyframes.count)
         defer { progress?.phase(nil) }
         let registration = Registration(up: Self.up)
         let revisits = RevisitPairs(minimumTravel: options.loopMinimumTravel)
@@ -202,7 +205,9 @@ public struct Refiner {
         }
         var poses = input, loops: [LoopClosure] = [], notes: [String] = []
         var solveFailed = false
-        let (registered, neighboursTried) = registeredOdometry(keyframes: keyframes, poses: input, travelled: travelled, threads: threads)
+        progress?.phase("neighbours"); progress?.expect(keyframes.count)
+        let (registered, neighboursTried) = registeredOdometry(keyframes: keyframes, poses: input, travelled: travelled, threads: threads, progress: progress)
+        progress?.phase("loop closures"); progress?.expect(keyframes.count)
         graph.edges += registered
         if !registered.isEmpty {
             do { try graph.solve(); poses = input.indices.map(current) } catch { solveFailed = true }
