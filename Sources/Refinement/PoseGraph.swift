@@ -6,7 +6,8 @@ import LinearAlgebra
 /// ARKit measured them against gravity. Node 0 is held (the world's gauge).
 ///
 /// An edge i → j says where j is seen from i: `offset` = R_up(−yaw_i)·(t_j − t_i) and
-/// `turn` = yaw_j − yaw_i, with a standard deviation for each. Solved by Gauss-Newton on the
+/// `turn` = yaw_j − yaw_i, with its information (a 4×4 matrix: a registration that sees one
+/// wall informs only the distance to it and the turn). Solved by Gauss-Newton on the
 /// dense normal equations (LAPACK's Cholesky: a few hundred keyframes make a matrix of at
 /// most a few thousand rows, a banded one plus the loop closures).
 public struct PoseGraph: Sendable {
