@@ -306,6 +306,8 @@ public struct Refiner {
                 if a > b - Self.significantImprovement(b) {
                     applied = false
                     notes.append(String(format: "the corrected poses made the depth agree no better than its noise allows (%.1f mm against %.1f mm): poses unchanged", a, b))
+                } else if accepted == 0 {
+                    notes.append("corrected by the neighbour registrations alone, checked on \(before.pairs) revisited keyframe pair\(before.pairs == 1 ? "" : "s")")
                 }
             } else {
                 // Registered odometry alone, with nothing revisited to check it against, is not trusted.

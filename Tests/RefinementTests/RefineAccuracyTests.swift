@@ -84,6 +84,7 @@ final class RefineAccuracyTests: XCTestCase {
         let r = try Self.refined(drift: 0.02, walk: .openLap)
         XCTAssertTrue(r.report.applied, "\(r.report.notes)")
         XCTAssertEqual(r.report.acceptedLoops, 0, "no loop closure: the odometry alone corrects")
+        XCTAssertTrue(r.report.notes.contains { $0.contains("neighbour registrations alone") }, "the report says so: \(r.report.notes)")
         XCTAssertLessThanOrEqual(r.after.ape, 0.4 * r.before.ape, "APE \(r.before.ape) -> \(r.after.ape)")
         XCTAssertLessThan(r.after.rpe, r.before.rpe, "RPE \(r.before.rpe) -> \(r.after.rpe)")
         let still = try Self.refined(drift: 0, walk: .openLap)
