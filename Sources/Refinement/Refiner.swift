@@ -136,6 +136,16 @@ public struct Refiner {
         return out
     }
 
+    /// The relation registration `r` of keyframe `j` onto keyframe `i` measured, as a graph
+    /// edge: `poses` and `yaws` are the keyframes' poses and graph yaws it was registered from
+    /// (yaws against the input's rotation).
+    func edge(_ i: Int, _ j: Int, _ r: RegistrationResult, poses: [Pose], yaws: [Double], kind: PoseGraph.Edge.Kind) -> PoseGraph.Edge {
+        let corrected = r.correction.applied(to: poses[j], up: Self.up)
+        let offset: Vec3 = Matrix3.rotation(axis: Self.up, angle: -yaws[i]) * (corrected.translation - poses[i].translation)
+        return PoseGraph.Edge(from: i, to: j, offset: offset, turn: yaws[j] + r.correction.yaw - yaws[i],
+                              information: edgeInformation(r, yawFrom: yaws[i]), kind: kind)
+    }
+
     /// Edges from registering each keyframe onto the ones just before it, with registration's
     /// own information: where the surfaces constrain a direction the depth outweighs ARKit's
     /// relative pose; where they leave it free (one wall, a corridor), ARKit's edge holds it.
@@ -149,15 +159,10 @@ public struct Refiner {
             return registration.register(source: keyframes[pairs[p].1], sourcePose: poses[pairs[p].1], target: keyframes[pairs[p].0], targetPose: poses[pairs[p].0])
         }
         progress?.advance(to: keyframes.count)
-        var edges: [PoseGraph.Edge] = []
-        for ((i, j), result) in zip(pairs, results) {
-            guard let r = result, r.fitness >= options.minimumFitness, r.normalizedRMS <= options.maximumRMS else { continue }
-            // between neighbours ARKit drifts by millimetres: a larger correction is a wrong match
-            let walked = travelled[j] - travelled[i]
-            guard r.correction.metres <= 0.02 + 0.05 * walked, r.correction.degrees <= 1 + 1.5 * walked else { continue }
-            let corrected = r.correction.applied(to: poses[j], up: Self.up)
-            edges.append(PoseGraph.Edge(from: i, to: j, offset: corrected.translation - poses[i].translation, turn: r.correction.yaw,
-                                        information: edgeInformation(r, yawFrom: 0), kind: .registered))
+        let unturned = [Double](repeating: 0, count: poses.count)
+        let edges = zip(pairs, results).compactMap { ij, result -> PoseGraph.Edge? in
+            guard let r = result, trust(r, walked: travelled[ij.1] - travelled[ij.0], kind: .registered) == nil else { return nil }
+            return edge(ij.0, ij.1, r, poses: poses, yaws: unturned, kind: .registered)
         }
         return (edges, pairs.count)
     }
@@ -256,15 +261,10 @@ public struct Refiner {
                 }
                 loop.correctionMetres = r.correction.metres; loop.correctionDegrees = r.correction.degrees
                 loop.fitness = r.fitness; loop.rmsMillimetres = r.rms * 1000; loop.conditioning = r.conditioning
-                loop.rejected = trust(r, walked: walked)
+                loop.rejected = trust(r, walked: walked, kind: .loop)
                 loops.append(loop)
                 guard loop.rejected == nil else { continue }
-                // The measured relation, in the graph's terms (yaw against the input's rotation).
-                let corrected = r.correction.applied(to: poses[j], up: Self.up)
-                let yawI = graph.yaws[i], yawJ = graph.yaws[j] + r.correction.yaw
-                let offset: Vec3 = Matrix3.rotation(axis: Self.up, angle: -yawI) * (corrected.translation - poses[i].translation)
-                let edge = PoseGraph.Edge(from: i, to: j, offset: offset, turn: yawJ - yawI, information: edgeInformation(r, yawFrom: yawI), kind: .loop)
-                pending.append((loops.count - 1, edge, r.correction, poses[j].translation))
+                pending.append((loops.count - 1, edge(i, j, r, poses: poses, yaws: graph.yaws, kind: .loop), r.correction, poses[j].translation))
             }
             settle(quorum: Self.quorum)
             progress?.advance(to: j + 1)
@@ -324,13 +324,17 @@ public struct Refiner {
     }
 
     /// Why registration `r` of two keyframes `walked` metres of path apart is not trusted, or nil.
-    func trust(_ r: RegistrationResult, walked: Double) -> String? {
+    /// A loop closure must hold every direction at least weakly; a neighbour registration
+    /// need not (its edge informs only the directions it fixes). Drift beyond 5% of the path
+    /// and 1.5°/m, plus 10 cm and 3° for a loop (2 cm and 1° between neighbours, where ARKit
+    /// drifts by millimetres), is no drift ARKit has: a wrong match.
+    func trust(_ r: RegistrationResult, walked: Double, kind: PoseGraph.Edge.Kind) -> String? {
+        let isLoop = kind == .loop
         if r.fitness < options.minimumFitness { return String(format: "fitness %.2f below %.2f", r.fitness, options.minimumFitness) }
         if r.normalizedRMS > options.maximumRMS { return String(format: "RMS %.2f noise deviations above %.2f", r.normalizedRMS, options.maximumRMS) }
-        if r.conditioning < options.minimumConditioning { return String(format: "the surfaces leave a direction free (conditioning %.3f)", r.conditioning) }
-        // Drift beyond 5% of the path (or 10 cm) and 1.5°/m (or 3°) is no drift ARKit has: a wrong match.
-        if r.correction.metres > 0.1 + 0.05 * walked { return String(format: "correction %.2f m too large for %.1f m of path", r.correction.metres, walked) }
-        if r.correction.degrees > 3 + 1.5 * walked { return String(format: "correction %.1f° too large for %.1f m of path", r.correction.degrees, walked) }
+        if isLoop && r.conditioning < options.minimumConditioning { return String(format: "the surfaces leave a direction free (conditioning %.3f)", r.conditioning) }
+        if r.correction.metres > (isLoop ? 0.1 : 0.02) + 0.05 * walked { return String(format: "correction %.2f m too large for %.1f m of path", r.correction.metres, walked) }
+        if r.correction.degrees > (isLoop ? 3 : 1) + 1.5 * walked { return String(format: "correction %.1f° too large for %.1f m of path", r.correction.degrees, walked) }
         return nil
     }
 
