@@ -34,7 +34,6 @@ goes to WORK/run_system.log (shown on failure). Written for depthpose.
 import argparse
 import csv
 import json
-import math
 import os
 import re
 import resource
@@ -45,6 +44,8 @@ import tempfile
 import time
 
 import numpy as np
+
+from rpg_cases import quat_xyzw  # beside this script: numpy only
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SYSTEM = os.path.join(HERE, "open3d_reconstruction_system", "reconstruction_system")
@@ -112,25 +113,6 @@ def read_log_first_pose(path):
         return np.array([[float(x) for x in lines[r].split()] for r in range(1, 5)])
     except ValueError:
         fail(f"{path}: lines 2-5: not a 4x4 matrix of numbers")
-
-
-def quaternion(r):
-    """Unit quaternion (x, y, z, w), w >= 0, of a rotation matrix (Shepperd's method)."""
-    t = np.trace(r)
-    if t > 0:
-        s = 2 * math.sqrt(1 + t)
-        q = [(r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, s / 4]
-    elif r[0, 0] > r[1, 1] and r[0, 0] > r[2, 2]:
-        s = 2 * math.sqrt(1 + r[0, 0] - r[1, 1] - r[2, 2])
-        q = [s / 4, (r[0, 1] + r[1, 0]) / s, (r[0, 2] + r[2, 0]) / s, (r[2, 1] - r[1, 2]) / s]
-    elif r[1, 1] > r[2, 2]:
-        s = 2 * math.sqrt(1 + r[1, 1] - r[0, 0] - r[2, 2])
-        q = [(r[0, 1] + r[1, 0]) / s, s / 4, (r[1, 2] + r[2, 1]) / s, (r[0, 2] - r[2, 0]) / s]
-    else:
-        s = 2 * math.sqrt(1 + r[2, 2] - r[0, 0] - r[1, 1])
-        q = [(r[0, 2] + r[2, 0]) / s, (r[1, 2] + r[2, 1]) / s, s / 4, (r[1, 0] - r[0, 1]) / s]
-    q = np.array(q) / np.linalg.norm(q)
-    return -q if q[3] < 0 else q
 
 
 def stage_seconds(log):
@@ -255,7 +237,7 @@ def main():
                  "# timestamp tx ty tz qx qy qz qw"]
         for t, pose in zip(written, poses):
             m = anchor @ pose @ flip
-            q = quaternion(m[:3, :3])
+            q = quat_xyzw(m[None, :3, :3])[0]
             lines.append(t + " " + " ".join("%.9f" % v for v in (*m[:3, 3], *q)))
         out = os.path.abspath(a.out)
         staged = out + ".partial"
