@@ -92,7 +92,7 @@ let package = Package(
         .target(name: "VoxelFusion", dependencies: ["Execution", "Geometry", "ScanFormats", "CPrefetch", "CRowPack", algorithms],
                 swiftSettings: optimisedInDebug),
         // Pose refinement from the depth: keyframes, 4-DoF projective ICP, loop closures, a 4-DoF pose graph.
-        .target(name: "Refinement", dependencies: ["Execution", "Statistics", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion"],
+        .target(name: "Refinement", dependencies: ["Execution", "Statistics", "Geometry", "LinearAlgebra", "ScanFormats", "Video", "VoxelFusion"],
                 swiftSettings: optimisedInDebug),
         .target(name: "PointClouds", dependencies: ["Diagnostics", "Execution", "FileIO", "TextNumbers", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion", "Video", "Refinement", algorithms],
                 swiftSettings: optimisedInDebug),

@@ -12,12 +12,19 @@ public struct KeyframeDepth: Sendable {
     /// The depth frame this grid was taken from.
     public let frame: Int
     public let width: Int, height: Int
-    /// The grid's intrinsics: the frame's, scaled so grid cell (i, j) is pixel (i·s, j·s).
+    /// The grid's intrinsics: the frame's, scaled so grid cell (i, j) is the centre of
+    /// pixel block (i·s ..< i·s + s, j·s ..< j·s + s).
     public let intrinsics: Intrinsics
+    /// The frame's own intrinsics (its depth pixels', and `luma`'s).
+    public let pixelIntrinsics: Intrinsics
     /// Camera-frame points (x, y, z); z = 0 where the pixel was filtered out.
     public var points: [SIMD3<Float>]
     /// Unit normals facing the camera; zero where the neighbours do not make a surface.
     public var normals: [SIMD3<Float>]
+    /// The keyframe's brightness and its brightness edges, when the scan has colour
+    /// (`KeyframeLuma`, `KeyframeEdges`): the photometric term of neighbour registrations.
+    public var luma: KeyframeLuma?
+    public var edges: KeyframeEdges?
 
     /// The grid of `depth` (metres, 0 = none; `width`×`height` full-resolution pixels) in
     /// `stride`×`stride` blocks, each the mean of its pixels within three noise deviations
@@ -28,6 +35,7 @@ public struct KeyframeDepth: Sendable {
     public init(frame: Int, stride s: Int, fullWidth: Int, fullHeight: Int, intrinsics k: Intrinsics,
                 depth: (Int) -> Float, flyingPixelThreshold: Float) {
         self.frame = frame
+        pixelIntrinsics = k
         width = fullWidth / s; height = fullHeight / s
         // Cell (i, j) is the block's centre, pixel (i·s + (s−1)/2, j·s + (s−1)/2).
         let half = Double(s - 1) / 2
@@ -123,13 +131,17 @@ public final class KeyframeCollector: @unchecked Sendable {  // `grids` behind i
     let stride: Int
     let filters: PixelFilters
     let intrinsics: (Int) -> Intrinsics
+    let lumas: [Int: KeyframeLuma]
     let grids = Locked<[Int: KeyframeDepth]>([:])
 
-    /// `intrinsics`: frame number → the frame's intrinsics at the depth resolution.
-    public init(frames: [Int], depthWidth: Int, depthHeight: Int, filters: PixelFilters, intrinsics: @escaping (Int) -> Intrinsics) {
+    /// `intrinsics`: frame number → the frame's intrinsics at the depth resolution; `lumas`:
+    /// the keyframes' brightness at the depth resolution by frame number, where the scan has
+    /// colour (their edges are found on the filtered depth).
+    public init(frames: [Int], depthWidth: Int, depthHeight: Int, filters: PixelFilters, intrinsics: @escaping (Int) -> Intrinsics,
+                lumas: [Int: KeyframeLuma] = [:]) {
         self.frames = Set(frames)
         stride = Self.stride(width: depthWidth, height: depthHeight)
-        self.filters = filters; self.intrinsics = intrinsics
+        self.filters = filters; self.intrinsics = intrinsics; self.lumas = lumas
     }
 
     /// The grid step that gives about 64×48 cells (every 4th pixel of a 256×192 frame).
@@ -144,11 +156,17 @@ public final class KeyframeCollector: @unchecked Sendable {  // `grids` behind i
             let millimetres = batch.format == .uint16Millimetres ? batch.millimetres(k) : nil
             let metres = millimetres == nil ? batch.metres(k) : nil
             let lo = filters.minDepth, hi = filters.maxDepth, minConfidence = filters.minConfidence
-            let grid = KeyframeDepth(frame: index, stride: stride, fullWidth: w, fullHeight: h, intrinsics: intrinsics(index), depth: { p in
+            let depth = { (p: Int) -> Float in
                 let d = millimetres.map { Float($0[p]) * 0.001 } ?? metres![p]
                 guard d.isFinite, d >= lo, d <= hi, confidence.map({ $0[p] >= minConfidence }) ?? true else { return 0 }
                 return d
-            }, flyingPixelThreshold: filters.flyingPixelThreshold)
+            }
+            var grid = KeyframeDepth(frame: index, stride: stride, fullWidth: w, fullHeight: h, intrinsics: intrinsics(index), depth: depth,
+                                     flyingPixelThreshold: filters.flyingPixelThreshold)
+            if let luma = lumas[index], luma.width == w, luma.height == h {
+                grid.luma = luma
+                grid.edges = KeyframeEdges(luma: luma, stride: stride, intrinsics: intrinsics(index), depth: depth)
+            }
             grids.with { $0[index] = grid }
         }
     }

@@ -22,6 +22,9 @@ public struct RefineOptions: Sendable, Codable, Equatable {
     /// smallest eigenvalue per point; one flat wall gives 0). The edge carries information
     /// only in the directions the surfaces constrain well (`Refiner.informativeDirection`).
     public var minimumConditioning = 0.01
+    /// Register neighbouring keyframes by their brightness too, where the scan has colour
+    /// frames (`Registration`'s photometric term): texture fixes what flat walls leave free.
+    public var color = true
     /// Besides the poses, write the refined cloud and mesh (the `cloud` and `mesh` stages'
     /// defaults, on the refined poses).
     public var cloud = false, mesh = false
@@ -31,7 +34,7 @@ public struct RefineOptions: Sendable, Codable, Equatable {
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case keyframeSpacing = "keyframe_spacing", keyframeTurnDegrees = "keyframe_turn_degrees", maximumKeyframes = "maximum_keyframes"
         case loopMinimumTravel = "loop_minimum_travel", minimumFitness = "minimum_fitness", maximumRMS = "maximum_rms"
-        case minimumConditioning = "minimum_conditioning", cloud, mesh
+        case minimumConditioning = "minimum_conditioning", color, cloud, mesh
     }
 
     /// Why these options cannot be used, or nil.
@@ -102,11 +105,12 @@ public struct Refiner {
     /// Registered odometry: each keyframe is registered onto this many keyframes before it.
     static let registeredNeighbours = 2
     /// Registration's information assumes every grid point's noise independent; the depth's
-    /// errors are not quite (smoothing, the grid's sampling, the surfaces' curvature): the
-    /// covariance is scaled up by this much. On generated scans at 256×192 (the revisiting
-    /// room of 250 and 1,000 frames, the apartment) 1, 3 and 10 gave APE within 1.2 mm of one
-    /// another, 3 the lowest on the 250-frame room; at the true poses the information is then
-    /// conservative (median χ² below 1).
+    /// errors are not quite (smoothing, the grid's sampling, the surfaces' curvature), nor are
+    /// the brightness differences along one edge: the covariance is scaled up by this much.
+    /// On generated scans at 256×192 (the revisiting room of 250 and 1,000 frames, the
+    /// apartment) 1, 3 and 10 gave APE within 1.2 mm of one another by the depth alone, 3 the
+    /// lowest on the 250-frame room, and within 0.2 mm with the brightness term (its factor
+    /// alone varied); at the true poses the information is then conservative (median χ² below 1).
     static let registeredInflation = 3.0
     /// A direction (eigenvector of the normal equations) whose eigenvalue per unit weight is
     /// below this carries no information into the graph: ICP slides along such a direction by
@@ -115,11 +119,13 @@ public struct Refiner {
     /// χ² of several hundred).
     static let informativeDirection = 0.03
 
-    /// Registration `r`'s information as a graph edge's: in the directions the surfaces
-    /// constrain, reordered to the graph's (x, y, z, yaw), the position turned into the
-    /// `from` node's yawed frame (`yawFrom`), and inflated.
+    /// Registration `r`'s information as a graph edge's: the depth's in the directions the
+    /// surfaces constrain, plus the brightness term's (which texture gives in any direction),
+    /// reordered to the graph's (x, y, z, yaw), the position turned into the `from` node's
+    /// yawed frame (`yawFrom`), and inflated.
     func edgeInformation(_ r: RegistrationResult, yawFrom: Double) -> SIMD16<Double> {
-        let info = r.constrainedInformation(minimum: Self.informativeDirection), order = [1, 2, 3, 0]  // registration's order is (yaw, x, y, z)
+        let info = r.constrainedInformation(minimum: Self.informativeDirection) + r.photometricInformation
+        let order = [1, 2, 3, 0]  // registration's order is (yaw, x, y, z)
         let back = Matrix3.rotation(axis: Self.up, angle: -yawFrom)
         var a = SIMD16<Double>()  // the map from the correction (x, y, z, yaw) to the residual
         for row in 0..<3 { for col in 0..<3 { a[row * 4 + col] = back[row, col] } }
@@ -156,7 +162,8 @@ public struct Refiner {
         let pairs = keyframes.indices.flatMap { j in (1...Self.registeredNeighbours).compactMap { d in j - d >= 0 ? (j - d, j) : nil } }
         let results = parallelMap(pairs.count, threads: threads) { p in
             defer { if p % 64 == 63 { progress?.advance(to: pairs[p].1) } }
-            return registration.register(source: keyframes[pairs[p].1], sourcePose: poses[pairs[p].1], target: keyframes[pairs[p].0], targetPose: poses[pairs[p].0])
+            return registration.register(source: keyframes[pairs[p].1], sourcePose: poses[pairs[p].1], target: keyframes[pairs[p].0], targetPose: poses[pairs[p].0],
+                                         photometric: options.color)
         }
         progress?.advance(to: keyframes.count)
         let unturned = [Double](repeating: 0, count: poses.count)

@@ -45,6 +45,12 @@ public struct RegistrationResult: Sendable {
     public var information: SIMD16<Double>
     /// The sum of the correspondences' weights in `information` (its scale per point).
     public var weightSum: Double
+    /// The brightness term's share (`Registration.register(photometric:)`): its normal
+    /// equations at the result (same order as `information`; zero without it), the edge points
+    /// it used, and their RMS brightness difference after registration (levels).
+    public var photometricInformation = SIMD16<Double>()
+    public var photometricPoints = 0
+    public var photometricRMS = 0.0
 
     /// `information` in the directions the surfaces constrain: directions whose eigenvalue per
     /// unit weight (as `conditioning`) is below `minimum` carry none. There projective ICP
@@ -87,8 +93,11 @@ public struct Registration {
     public init(up: Vec3) { self.up = up }
 
     /// Registers `source` (at world pose `sourcePose`) onto `target` (at `targetPose`, held).
-    /// Nil when too few points correspond at some level.
-    public func register(source: KeyframeDepth, sourcePose: Pose, target: KeyframeDepth, targetPose: Pose) -> RegistrationResult? {
+    /// Nil when too few points correspond at some level. With `photometric`, and where the
+    /// source has brightness edges and the target a brightness image, the finest level also
+    /// asks each edge point to land where the target sees its brightness (`photometricEquations`).
+    public func register(source: KeyframeDepth, sourcePose: Pose, target: KeyframeDepth, targetPose: Pose,
+                         photometric: Bool = false) -> RegistrationResult? {
         // The source's surface points and normals in the world, once.
         var points: [Vec3] = [], normals: [Vec3] = []
         points.reserveCapacity(source.points.count); normals.reserveCapacity(source.points.count)
@@ -99,11 +108,23 @@ public struct Registration {
         guard points.count >= Self.minimumCorrespondences else { return nil }
         let centre = sourcePose.translation
         let toTarget = targetPose.inverse
+        // The source's brightness edges in the world, when both sides have brightness.
+        var edges: [SIMD4<Double>] = []
+        if photometric, let e = source.edges, target.luma != nil, e.points.count >= Self.minimumCorrespondences {
+            edges = e.points.map { p in
+                let w = sourcePose.apply(Vec3(Double(p.x), Double(p.y), Double(p.z)))
+                return SIMD4(w.x, w.y, w.z, Double(p.w))
+            }
+        }
         var yaw = 0.0, shift = Vec3.zero
-        for level in Self.levels {
+        for (l, level) in Self.levels.enumerated() {
             for _ in 0..<level.steps {
-                guard let normal = normalEquations(points, normals, centre: centre, yaw: yaw, shift: shift, toTarget: toTarget,
+                guard var normal = normalEquations(points, normals, centre: centre, yaw: yaw, shift: shift, toTarget: toTarget,
                                                    targetPose: targetPose, target: target, gate: level.gate) else { return nil }
+                // brightness at the finest level only: its reach is a pixel or two
+                if l == Self.levels.count - 1, !edges.isEmpty {
+                    if let p = photometricEquations(edges, centre: centre, yaw: yaw, shift: shift, toTarget: toTarget, targetPose: targetPose, target: target) { for k in 0..<16 { normal.h[k] += p.h[k] }; for k in 0..<4 { normal.g[k] += p.g[k] } }
+                }
                 guard let step = Self.solve(normal.h, normal.g) else { return nil }
                 // compose: turn by step[0] about the same centre, then shift
                 shift = Matrix3.rotation(axis: up, angle: step[0]) * shift + Vec3(step[1], step[2], step[3])
@@ -117,10 +138,76 @@ public struct Registration {
         for r in 0..<4 { for c in 0..<4 { scaled[r, c] = final.h[r * 4 + c] / max(final.weights, .leastNonzeroMagnitude) } }
         let conditioning = (try? LAPACK.symmetricEigen(scaled).values.first) ?? 0
         let n = Double(max(1, final.inliers))
-        return RegistrationResult(correction: YawShift(yaw: yaw, translation: shift), fitness: Double(final.inliers) / Double(max(1, final.inView)),
-                                  rms: final.inliers > 0 ? (final.squares / n).squareRoot() : .infinity,
-                                  normalizedRMS: final.inliers > 0 ? (final.normalizedSquares / n).squareRoot() : .infinity,
-                                  inliers: final.inliers, conditioning: conditioning, information: SIMD16(final.h), weightSum: final.weights)
+        var result = RegistrationResult(correction: YawShift(yaw: yaw, translation: shift), fitness: Double(final.inliers) / Double(max(1, final.inView)),
+                                        rms: final.inliers > 0 ? (final.squares / n).squareRoot() : .infinity,
+                                        normalizedRMS: final.inliers > 0 ? (final.normalizedSquares / n).squareRoot() : .infinity,
+                                        inliers: final.inliers, conditioning: conditioning, information: SIMD16(final.h), weightSum: final.weights)
+        if !edges.isEmpty, let p = photometricEquations(edges, centre: centre, yaw: yaw, shift: shift, toTarget: toTarget, targetPose: targetPose, target: target) {
+            result.photometricInformation = SIMD16(p.h)
+            result.photometricPoints = p.count
+            result.photometricRMS = p.rms
+        }
+        return result
+    }
+
+    /// The brightness term's normal equations at one correction.
+    struct Photometric {
+        var h: [Double], g: [Double]
+        /// Edge points used, and their RMS brightness difference (levels).
+        var count: Int, rms: Double
+    }
+
+    /// The normal equations of the brightness term at the correction (yaw, shift): each of the
+    /// source's edge points (world position and brightness) is projected into the target's
+    /// brightness image, and the difference of the two brightnesses is minimised (direct
+    /// image alignment, as RGB-D odometry does; here in the four drift directions). Its
+    /// Jacobian is the target's brightness gradient through the projection. Points hidden in
+    /// the target (its depth there nearer by more than the gate) and points off its image
+    /// are left out. The brightness noise is measured, not assumed: 1.4826 × the median
+    /// absolute difference (at least a level), with Huber's weight at 1.5 of it and points
+    /// beyond 4 of it dropped (occlusions, reflections). Nil below `minimumCorrespondences`.
+    func photometricEquations(_ edges: [SIMD4<Double>], centre: Vec3, yaw: Double, shift: Vec3, toTarget: Pose, targetPose: Pose,
+                              target: KeyframeDepth) -> Photometric? {
+        guard let luma = target.luma else { return nil }
+        let turn = Matrix3.rotation(axis: up, angle: yaw)
+        let k = target.pixelIntrinsics, fx = k.fx, fy = k.fy, cx = k.cx, cy = k.cy
+        var residuals: [Double] = [], jacobians: [SIMD4<Double>] = []
+        residuals.reserveCapacity(edges.count); jacobians.reserveCapacity(edges.count)
+        for e in edges {
+            let p = turn * (Vec3(e.x, e.y, e.z) - centre) + centre + shift
+            let q = toTarget.apply(p)
+            let d = -q.z
+            guard d > 0.05 else { continue }
+            let u = q.x / d * fx + cx, v = -q.y / d * fy + cy
+            guard let sample = luma.sample(u, v) else { continue }
+            // hidden behind a nearer surface of the target
+            if let cell = target.cell(for: q) {
+                let tz = target.points[cell].z
+                if tz < 0 && Double(-tz) < d - 3 * Self.noise(d) - 0.01 { continue }
+            }
+            // d(u, v)/dq, then the gradient as a world direction
+            let du = Vec3(fx / d, 0, fx * q.x / (d * d)), dv = Vec3(0, -fy / d, -fy * q.y / (d * d))
+            let gw = targetPose.rotation * (sample.gx * du + sample.gy * dv)
+            residuals.append(sample.value - e.w)
+            jacobians.append(SIMD4(dot(gw, cross(up, p - centre)), gw.x, gw.y, gw.z))
+        }
+        guard residuals.count >= Self.minimumCorrespondences else { return nil }
+        let magnitudes = residuals.map { abs($0) }.sorted()
+        let sigma = max(1, 1.4826 * magnitudes[magnitudes.count / 2])
+        var h = [Double](repeating: 0, count: 16), g = [Double](repeating: 0, count: 4)
+        var count = 0, squares = 0.0
+        for (r, j) in zip(residuals, jacobians) {
+            let z = abs(r) / sigma
+            guard z < 4 else { continue }
+            let weight = (z < 1.5 ? 1 : 1.5 / z) / (sigma * sigma)
+            for a in 0..<4 {
+                g[a] -= weight * j[a] * r
+                for b in 0..<4 { h[a * 4 + b] += weight * j[a] * j[b] }
+            }
+            count += 1; squares += r * r
+        }
+        guard count >= Self.minimumCorrespondences else { return nil }
+        return Photometric(h: h, g: g, count: count, rms: (squares / Double(count)).squareRoot())
     }
 
     /// The Gauss-Newton normal equations (4×4 row-major `h`, right side `g`) at the

@@ -28,6 +28,8 @@ public struct ScanRefinement: Sendable {
         var grids: [KeyframeDepth]
         var poses: [Pose]
         var keyTravelled: [Double]
+        /// Why the colour frames were not used, when the scan has them.
+        var colourNote: String?
     }
 
     static func keyframes(_ scan: any Scan, options: RefineOptions, filters: PixelFilters, threads: Int, progress: ProgressMeter?) throws -> Keyframes {
@@ -42,8 +44,20 @@ public struct ScanRefinement: Sendable {
         for f in posed { all[f.frame] = f.pose }
         let chosen = KeyframeSelection.select(poses: all, spacing: options.keyframeSpacing, turnDegrees: options.keyframeTurnDegrees, limit: options.maximumKeyframes)
         let intrinsics = Dictionary(uniqueKeysWithValues: chosen.map { ($0, scan.frameInfo($0).intrinsics) })
-        let collector = KeyframeCollector(frames: chosen, depthWidth: scan.depthLayout.width, depthHeight: scan.depthLayout.height,
-                                          filters: filters, intrinsics: { intrinsics[$0]! })
+        let width = scan.depthLayout.width, height = scan.depthLayout.height
+        // The keyframes' brightness first (the colour frames decoded once, up to the last
+        // keyframe's): their edges are then found on the depth as it is decoded.
+        var lumas: [Int: KeyframeLuma] = [:], colourNote: String?
+        if options.color, let source = scan.colourSource {
+            progress?.phase("colour")
+            let video = Dictionary(chosen.map { (scan.videoFrame(forDepthFrame: $0), $0) }, uniquingKeysWith: { a, _ in a })
+            let read = try KeyframeLuma.read(source, frames: video.keys.sorted(), width: width, height: height, threads: 2 * max(1, threads))
+            for (v, image) in read.images { lumas[video[v]!] = image }
+            if let problem = read.problem { colourNote = "colour not used: \(problem)" }
+            progress?.phase("refine")
+        }
+        let collector = KeyframeCollector(frames: chosen, depthWidth: width, depthHeight: height,
+                                          filters: filters, intrinsics: { intrinsics[$0]! }, lumas: lumas)
         progress?.expect(count)
         try scan.forEachDepthBatch(threads: threads, confidence: scan.hasConfidenceMaps, onFrame: collector.hook()) { batch in
             progress?.advance(to: batch.firstIndex + batch.count)
@@ -52,14 +66,15 @@ public struct ScanRefinement: Sendable {
         let used = chosen.filter { grids[$0] != nil }
         let index = Dictionary(uniqueKeysWithValues: posed.enumerated().map { ($0.element.frame, $0.offset) })
         return Keyframes(posed: posed, travelled: travelled, frames: used, grids: used.map { grids[$0]! }, poses: used.map { all[$0]! },
-                         keyTravelled: used.map { travelled[index[$0]!] })
+                         keyTravelled: used.map { travelled[index[$0]!] }, colourNote: colourNote)
     }
 
     /// Refines `scan`'s poses; depth read on `threads` threads with the cloud's pixel filters.
     public static func run(_ scan: any Scan, options: RefineOptions, filters: PixelFilters = PixelFilters(), threads: Int,
                            progress: ProgressMeter? = nil) throws -> ScanRefinement {
         let k = try keyframes(scan, options: options, filters: filters, threads: threads, progress: progress)
-        let result = Refiner(options: options).refine(keyframes: k.grids, poses: k.poses, travelled: k.keyTravelled, threads: threads, progress: progress)
+        var result = Refiner(options: options).refine(keyframes: k.grids, poses: k.poses, travelled: k.keyTravelled, threads: threads, progress: progress)
+        if let note = k.colourNote { result.notes.append(note) }
         // Unchanged means unchanged to the bit: the blend is skipped, not run with zero corrections.
         let refined = result.applied ? Refiner.interpolate(frames: k.posed, travelled: k.travelled, keyframes: k.frames, input: k.poses, refined: result.poses, yaws: result.yaws)
                                      : k.posed.map(\.pose)
@@ -70,7 +85,9 @@ public struct ScanRefinement: Sendable {
     /// refine's keyframes and revisit pairs: what `trajectory` reports without refining.
     public static func consistency(_ scan: any Scan, options: RefineOptions = RefineOptions(), filters: PixelFilters = PixelFilters(),
                                    threads: Int) throws -> DepthConsistency {
-        let k = try keyframes(scan, options: options, filters: filters, threads: threads, progress: nil)
+        var o = options
+        o.color = false  // the figure is of the depth alone
+        let k = try keyframes(scan, options: o, filters: filters, threads: threads, progress: nil)
         let pairs = DepthConsistency.pairs(keyframes: k.grids, poseSets: [k.poses], travelled: k.keyTravelled,
                                            minimumTravel: options.loopMinimumTravel, threads: threads)
         return DepthConsistency.measure(keyframes: k.grids, poses: k.poses, pairs: pairs, threads: threads)

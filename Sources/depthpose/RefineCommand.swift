@@ -15,6 +15,8 @@ struct RefineArguments: StageArguments {
     @Option(help: "... their RMS distance is at most this many deviations of the depth noise (1 mm + 0.2% d + 0.15% d^2 each) ...") var maxRms = defaults.maximumRMS
     @Option(help: "... and the surfaces hold every direction at least weakly (smallest eigenvalue of the registration's normal equations per point).") var minConditioning = defaults.minimumConditioning
 
+    @Flag(inversion: .prefixedNo, help: "Register neighbouring keyframes by the brightness of the scan's colour frames (rgb.mp4, ScanNet++ rgb.mkv, image files) too, where it has them: texture fixes what flat walls leave free.")
+    var color = defaults.color
     @Flag(help: "Also write the refined cloud, OUT/cloud.ply (the cloud command's defaults).") var cloud = defaults.cloud
     @Flag(help: "Also write the refined mesh, OUT/mesh.ply (the mesh command's defaults).") var mesh = defaults.mesh
 
@@ -22,7 +24,7 @@ struct RefineArguments: StageArguments {
         var o = Self.defaults
         o.keyframeSpacing = keyframeSpacing; o.keyframeTurnDegrees = keyframeTurn; o.maximumKeyframes = maxKeyframes
         o.loopMinimumTravel = loopTravel; o.minimumFitness = minFitness; o.maximumRMS = maxRms; o.minimumConditioning = minConditioning
-        o.cloud = cloud; o.mesh = mesh
+        o.color = color; o.cloud = cloud; o.mesh = mesh
         return o
     }
 }
