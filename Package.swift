@@ -91,7 +91,7 @@ let package = Package(
         // The per-sample kernels: back-projection, voxel tables, fusion.
         .target(name: "VoxelFusion", dependencies: ["Execution", "Geometry", "ScanFormats", "CPrefetch", "CRowPack", algorithms],
                 swiftSettings: optimisedInDebug),
-        // Pose refinement from the depth: keyframes, 4-DoF projective ICP, loop closures, a 4-DoF pose graph.
+        // Pose refinement from the depth (and the colour frames' brightness): keyframes, 4-DoF projective ICP, loop closures, a 4-DoF pose graph.
         .target(name: "Refinement", dependencies: ["Execution", "Statistics", "Geometry", "LinearAlgebra", "ScanFormats", "Video", "VoxelFusion"],
                 swiftSettings: optimisedInDebug),
         .target(name: "PointClouds", dependencies: ["Diagnostics", "Execution", "FileIO", "TextNumbers", "Geometry", "LinearAlgebra", "ScanFormats", "VoxelFusion", "Video", "Refinement", algorithms],
@@ -140,7 +140,7 @@ let package = Package(
         .testTarget(name: "LinearAlgebraTests", dependencies: ["LinearAlgebra", "CLazyLoad"]),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry", "LinearAlgebra", "Synthesis"]),
         .testTarget(name: "ScanFormatsTests", dependencies: ["ScanFormats", "Synthesis", "Codecs", "PointClouds", "Gestures", "Trajectories", "Stages", "TestSupport"]),
-        .testTarget(name: "RefinementTests", dependencies: ["Refinement", "Execution", "ScanFormats", "Synthesis", "Trajectories", "Geometry", "Stages", "TestSupport"]),
+        .testTarget(name: "RefinementTests", dependencies: ["Refinement", "Execution", "ScanFormats", "Synthesis", "Trajectories", "Geometry", "Stages", "Video", "TestSupport"]),
         .testTarget(name: "SynthesisTests", dependencies: ["Synthesis", "ScanFormats", "TestSupport"]),
         .testTarget(name: "VoxelFusionTests", dependencies: ["VoxelFusion", "CRowPack", "Execution", "Geometry", "ScanFormats", "Synthesis"]),
         .testTarget(name: "PointCloudsTests", dependencies: ["PointClouds", "VoxelFusion", "Execution", "LinearAlgebra", "Synthesis", "ScanFormats", "Codecs", "Geometry", "Video", "TestSupport"]),

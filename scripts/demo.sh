@@ -37,7 +37,7 @@ $dp bench decode "$out/synth-room" --runs 5 | tee "$out/bench-decode.txt"
 $dp bench cloud "$out/synth-room" --runs 3 | tee "$out/bench-cloud.txt"
 $dp trajectory "$out/synth-room" --out "$out/synth-room-trajectory" --reference "$out/synth-room/groundtruth.tum" | tee "$out/synth-room.trajectory.txt"
 echo "== refine: a room walked twice with 2% drift, its poses corrected from its own depth"
-$dp synth --out "$out/synth-revisit" --frames 300 --fps 7.5 --width 128 --height 96 --drift 0.02 --revisit > /dev/null
+$dp synth --out "$out/synth-revisit" --frames 300 --fps 7.5 --width 128 --height 96 --drift 0.02 --revisit --color > /dev/null
 $dp refine "$out/synth-revisit" --out "$out/synth-revisit-refined" | tee "$out/synth-revisit.refine.txt"
 $dp trajectory "$out/synth-revisit" --out "$out/synth-revisit-trajectory" > /dev/null
 for poses in "$out/synth-revisit-trajectory" "$out/synth-revisit-refined"; do

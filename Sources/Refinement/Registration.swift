@@ -163,8 +163,9 @@ public struct Registration {
     /// image alignment, as RGB-D odometry does; here in the four drift directions). Its
     /// Jacobian is the target's brightness gradient through the projection. Points hidden in
     /// the target (its depth there nearer by more than the gate) and points off its image
-    /// are left out. The brightness noise is measured, not assumed: 1.4826 × the median
-    /// absolute difference (at least a level), with Huber's weight at 1.5 of it and points
+    /// are left out. A change of exposure between the frames is taken out as the median
+    /// difference. The brightness noise is measured, not assumed: 1.4826 × the median
+    /// absolute difference left (at least a level), with Huber's weight at 1.5 of it and points
     /// beyond 4 of it dropped (occlusions, reflections). Nil below `minimumCorrespondences`.
     func photometricEquations(_ edges: [SIMD4<Double>], centre: Vec3, yaw: Double, shift: Vec3, toTarget: Pose, targetPose: Pose,
                               target: KeyframeDepth) -> Photometric? {
@@ -192,6 +193,9 @@ public struct Registration {
             jacobians.append(SIMD4(dot(gw, cross(up, p - centre)), gw.x, gw.y, gw.z))
         }
         guard residuals.count >= Self.minimumCorrespondences else { return nil }
+        // the two frames' exposures may differ: their median difference is taken out
+        let offset = residuals.sorted()[residuals.count / 2]
+        for i in residuals.indices { residuals[i] -= offset }
         let magnitudes = residuals.map { abs($0) }.sorted()
         let sigma = max(1, 1.4826 * magnitudes[magnitudes.count / 2])
         var h = [Double](repeating: 0, count: 16), g = [Double](repeating: 0, count: 4)

@@ -1,6 +1,7 @@
 import XCTest
 import TestSupport
 import Trajectories
+import Video
 
 /// `refine` and `--refine` through the built binary.
 final class RefineCommandTests: XCTestCase {
@@ -48,5 +49,31 @@ final class RefineCommandTests: XCTestCase {
         XCTAssertNotEqual(r.status, 0)
         XCTAssertTrue(r.stderr.contains(dir), r.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/out"))
+    }
+    /// Colour that cannot be laid over the depth: a video of another aspect ratio is not
+    /// used, with a note, and the poses are those of the depth alone (`--no-color`); a colour
+    /// video that is not one fails with its path, and nothing is written.
+    func testColourThatDoesNotFitIsLeftOutAndBrokenColourRefused() throws {
+        let scan = try TestSupport.synthScan(frames: 120, seed: 4, width: 64, height: 48) { o in o.fps = 5; o.revisit = true; o.drift = 0.02; o.colour = true }
+        let dir = TestSupport.temporaryDirectory("refine-colour")
+        let video = scan + "/rgb.mp4"
+        try FileManager.default.removeItem(atPath: video)
+        let writer = try VideoWriter(path: video, width: 64, height: 64, framesPerSecond: 5)
+        for _ in 0..<120 { try writer.write(y: [UInt8](repeating: 100, count: 64 * 64), u: [UInt8](repeating: 128, count: 32 * 32), v: [UInt8](repeating: 128, count: 32 * 32)) }
+        try writer.finish()
+        let r = try TestSupport.depthpose("refine", scan, "--out", dir + "/with")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("colour not used") && r.stdout.contains("64x64"), r.stdout)
+        let depthAlone = try TestSupport.depthpose("refine", scan, "--out", dir + "/without", "--no-color")
+        XCTAssertEqual(depthAlone.status, 0, depthAlone.stderr)
+        XCTAssertFalse(depthAlone.stdout.contains("colour not used"), depthAlone.stdout)
+        let a = try TrajectoryFiles.read(dir + "/with/trajectory.tum", format: .tum), b = try TrajectoryFiles.read(dir + "/without/trajectory.tum", format: .tum)
+        XCTAssertEqual(a.poses, b.poses)
+
+        try Data("not a video".utf8).write(to: URL(fileURLWithPath: video))
+        let broken = try TestSupport.depthpose("refine", scan, "--out", dir + "/broken")
+        XCTAssertNotEqual(broken.status, 0)
+        XCTAssertTrue(broken.stderr.contains(video), broken.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/broken"))
     }
 }

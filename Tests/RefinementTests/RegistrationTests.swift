@@ -72,11 +72,13 @@ final class RegistrationTests: XCTestCase {
         return KeyframeLuma(width: k.width, height: k.height, levels: levels)
     }
 
-    /// The textured wall seen from `c`: its depth grid with its brightness and edges.
-    static func texturedWall(cameraAt c: Vec3) -> KeyframeDepth {
+    /// The textured wall seen from `c` (its exposure `brighter` levels up): its depth grid
+    /// with its brightness and edges.
+    static func texturedWall(cameraAt c: Vec3, brighter: Float = 0) -> KeyframeDepth {
         let d = Float(2 + c.z)
         var g = grid { _, _ in d }
-        g.luma = wallBrightness(cameraAt: c)
+        let luma = wallBrightness(cameraAt: c)
+        g.luma = KeyframeLuma(width: luma.width, height: luma.height, levels: (0..<luma.width * luma.height).map { Float(luma.level($0 % luma.width, $0 / luma.width)) + brighter })
         g.edges = KeyframeEdges(luma: g.luma!, stride: 4, intrinsics: k, depth: { _ in d })
         return g
     }
@@ -87,10 +89,15 @@ final class RegistrationTests: XCTestCase {
     /// term (measured 1.5 and 0.2 mm), while the depth alone leaves them as they were. What is
     /// left is the one motion a flat wall seen head on shows alike in its image, a turn and a
     /// slide together (measured 0.026°), which only the wall's depth across its width holds.
-    /// The brightness term's information covers the two slides.
+    /// The brightness term's information covers the two slides. A change of exposure (the
+    /// source 25 levels brighter) changes none of this.
     func testATexturedWallFixesTheSlideTheDepthLeavesFree() throws {
+        for brighter: Float in [0, 25] { try texturedWallCase(brighter: brighter) }
+    }
+
+    func texturedWallCase(brighter: Float) throws {
         let truth = Vec3(0.03, 0.02, 0.1), error = Vec3(0.008, -0.006, 0.004)
-        let source = Self.texturedWall(cameraAt: truth), target = Self.texturedWall(cameraAt: .zero)
+        let source = Self.texturedWall(cameraAt: truth, brighter: brighter), target = Self.texturedWall(cameraAt: .zero)
         XCTAssertGreaterThan(try XCTUnwrap(source.edges).points.count, 100, "the checker's edges")
         let registration = Registration(up: Vec3(0, 1, 0))
         let given = Pose(rotation: .identity, translation: truth + error)
