@@ -72,7 +72,8 @@ public struct RegistrationResult: Sendable {
 /// Projective point-to-plane ICP in the four drift degrees of freedom (`YawShift`): each
 /// source point is projected into the target keyframe's grid (KinectFusion's association,
 /// no search) and its distance to the target's tangent plane is minimised, coarse to fine
-/// (correspondences accepted within 30, 15, 6, then 3 cm). Gauss-Newton on 4 unknowns,
+/// (correspondences accepted within 30, 15, 6, then 3 cm of the target's tangent plane, and
+/// along it within that and two of the grid's cells' footprint). Gauss-Newton on 4 unknowns,
 /// solved by LAPACK's Cholesky.
 public struct Registration {
     /// Correspondence gates, metres, and Gauss-Newton steps at each.
@@ -237,10 +238,15 @@ public struct Registration {
             let tp = target.points[cell]
             let tpc = Vec3(Double(tp.x), Double(tp.y), Double(tp.z)), tnc = Vec3(Double(tn.x), Double(tn.y), Double(tn.z))
             let d = q - tpc
-            guard dot(d, d) < gate2 else { continue }
+            let r = dot(tnc, d)
+            // within the gate of the target's plane, and beside its cell: the nearest cell's
+            // point lies up to a cell's footprint away along the surface (z / fx of the grid:
+            // 10 cm at 5 m on a 64×48 grid), more where the surface is seen obliquely
+            let along = dot(d, d) - r * r, slant = max(0.3, abs(dot(tnc, tpc)) / length(tpc))
+            let reach = gate + 2 * -tpc.z / (target.intrinsics.fx * slant)
+            guard r * r < gate2, along < reach * reach else { continue }
             let nw = targetPose.rotation * tnc
             guard dot(nw, turn * n0) > Self.normalAgreement else { continue }
-            let r = dot(tnc, d)
             // a pixel's noise, twice: a grid cell's mean has less, so the inlier gate and the
             // RMS test are lenient and the information conservative (median χ² below 1 at the truth)
             let sigma = Self.noise(-tpc.z) * 2.0.squareRoot(), z = abs(r) / sigma
