@@ -57,6 +57,14 @@ public struct Pose: Equatable, Sendable {
     /// Transforms a point.
     public func apply(_ p: Vec3) -> Vec3 { rotation * p + translation }
 
+    /// Whether a 4×4 matrix's last row is a rigid transform's (0, 0, 0, 1), to `tolerance` as
+    /// the rotation is (`rigidityProblem`): apps write their matrices in float32, and a 1
+    /// computed there comes back as 0.99999994 (most of a real 3D Scanner App export's frame
+    /// JSONs).
+    public static func isRigidLastRow(_ row: SIMD4<Double>, tolerance: Double = 1e-3) -> Bool {
+        max(abs(row.x), abs(row.y), abs(row.z), abs(row.w - 1)) <= tolerance
+    }
+
     /// Why this pose is not a usable rigid transform, or nil when it is: non-finite
     /// values, a rotation that is not orthonormal within `tolerance`, or a reflection.
     public func rigidityProblem(tolerance: Double = 1e-3) -> String? {

@@ -24,7 +24,7 @@ public struct Matrix4: Equatable, Sendable {
     /// The rigid transform this matrix is, or nil when it is none: the last row differs from
     /// (0, 0, 0, 1) by more than `tolerance`, or the block is no rotation (`Pose.rigidityProblem`).
     public func rigidPose(tolerance: Double = 1e-3) -> Pose? {
-        guard max(abs(row.x), abs(row.y), abs(row.z), abs(corner - 1)) <= tolerance else { return nil }
+        guard Pose.isRigidLastRow(SIMD4(row.x, row.y, row.z, corner), tolerance: tolerance) else { return nil }
         let pose = Pose(rotation: block, translation: column)
         return pose.rigidityProblem(tolerance: tolerance) == nil ? pose : nil
     }

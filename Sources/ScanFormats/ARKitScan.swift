@@ -238,7 +238,7 @@ public final class ARKitScan: DepthBinScan {
             let pose = Pose(columnMajor4x4: v)
             var problem = pose.rigidityProblem()
             let lastRow = SIMD4(v[3], v[7], v[11], v[15])
-            let affine = lastRow == SIMD4(0, 0, 0, 1)
+            let affine = Pose.isRigidLastRow(lastRow)
             if problem == nil, !affine {
                 problem = "last row is (\(v[3]), \(v[7]), \(v[11]), \(v[15])); expected (0, 0, 0, 1)"
             }

@@ -194,7 +194,7 @@ public final class MultiScanScan: Scan {
         let pose = Pose(columnMajor4x4: m)
         var problem = pose.rigidityProblem()
         let lastRow = SIMD4(m[3], m[7], m[11], m[15])
-        if problem == nil, lastRow != SIMD4(0, 0, 0, 1) {
+        if problem == nil, !Pose.isRigidLastRow(lastRow) {
             problem = "last row is (\(m[3]), \(m[7]), \(m[11]), \(m[15])); expected (0, 0, 0, 1) of a column-major camera-to-world matrix"
         }
         let k = try numbers("intrinsics", count: 9).map { Matrix3(columnMajor: $0) }
@@ -204,7 +204,7 @@ public final class MultiScanScan: Scan {
                 throw .malformed(here, "\"timestamp\" is \"\(quoted(String(e.value.prefix(60))))\"; expected nanoseconds")
             }
         }
-        return CameraRecord(pose: pose, poseProblem: problem, lastRow: lastRow == SIMD4(0, 0, 0, 1) ? nil : lastRow, k: k, time: time)
+        return CameraRecord(pose: pose, poseProblem: problem, lastRow: Pose.isRigidLastRow(lastRow) ? nil : lastRow, k: k, time: time)
     }
 
     /// Unreadable lines named one by one in the problems; the others are counted in one.

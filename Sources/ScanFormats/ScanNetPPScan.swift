@@ -67,7 +67,7 @@ public final class ScanNetPPScan: DepthBinScan {
             }
             let pose = Self.arkitPose(fromOpenCVRows: rows)
             var problem = pose.rigidityProblem()
-            if problem == nil, rows[3] != [0, 0, 0, 1] { problem = "last row is \(rows[3]); expected [0, 0, 0, 1]" }
+            if problem == nil, !Pose.isRigidLastRow(SIMD4(rows[3][0], rows[3][1], rows[3][2], rows[3][3])) { problem = "last row is \(rows[3]); expected [0, 0, 0, 1]" }
             if let problem { problems.append(ScanProblem(.error, "\(Self.poseFile): \(quoted(key))", "pose \(problem); its frame counts as having no pose")) }
             var k: Intrinsics?
             if let kr = Self.matrix(e["intrinsic"], 3) {

@@ -256,7 +256,7 @@ public final class Scanner3DScan: Scan {
         }
         let pose = Pose(rowMajor: m)
         var poseProblem = pose.rigidityProblem()
-        if poseProblem == nil, m[12] != 0 || m[13] != 0 || m[14] != 0 || m[15] != 1 {
+        if poseProblem == nil, !Pose.isRigidLastRow(SIMD4(m[12], m[13], m[14], m[15])) {
             poseProblem = "bottom row is (\(m[12]), \(m[13]), \(m[14]), \(m[15])); expected (0, 0, 0, 1) of a row-major camera-to-world matrix"
         }
         var problems: [ScanProblem] = []

@@ -175,6 +175,21 @@ final class Scanner3DScanTests: XCTestCase {
         XCTAssertTrue(scan.problems.contains { $0.location == "frame_00003.json:3" && $0.message.contains("bottom row") }, "\(scan.problems)")
     }
 
+    /// The app writes its matrices in float32: the corner of a real export's frame JSONs is
+    /// often 0.9999999403953552 (and the rotation off by as much). Such a pose is the rigid
+    /// transform it stands for. (Regression: an exact comparison refused 413 of the 436
+    /// poses of a real corridor walk.)
+    func testAFloat32CornerIsOne() throws {
+        let dir = try TestSupport.synthScan(layout: .scanner3d, frames: 3)
+        var float32 = Self.handPose
+        float32[15] = 0.9999999403953552; float32[0] = 5.960464477539063e-08
+        TestSupport.writeText(Self.frameJSON(pose: float32), dir + "/frame_00001.json")
+        let scan = try Scanner3DScan(path: dir)
+        let pose = try XCTUnwrap(scan.frameInfo(1).pose, "\(scan.problems)")
+        XCTAssertEqual(pose.translation, Vec3(1, 2, 3))
+        XCTAssertFalse(scan.problems.contains { $0.location.hasPrefix("frame_00001.json") }, "\(scan.problems)")
+    }
+
     func testDepthOfTheWrongSizeNamesTheFile() throws {
         let dir = try TestSupport.synthScan(layout: .scanner3d, frames: 5)
         let small = [UInt16](repeating: 1000, count: 32 * 24)
