@@ -154,10 +154,11 @@ public struct Refiner {
 
     /// Edges from registering each keyframe onto the ones just before it, with registration's
     /// own information: where the surfaces constrain a direction the depth outweighs ARKit's
-    /// relative pose; where they leave it free (one wall, a corridor), ARKit's edge holds it.
-    /// `progress` counts the keyframes registered.
+    /// relative pose; where they leave it free (one wall, a corridor), ARKit's edge holds it,
+    /// unless the brightness fixes it. With the pairs tried, and how many of the edges used
+    /// the brightness term. `progress` counts the keyframes registered.
     func registeredOdometry(keyframes: [KeyframeDepth], poses: [Pose], travelled: [Double], threads: Int,
-                            progress: ProgressMeter? = nil) -> (edges: [PoseGraph.Edge], tried: Int) {
+                            progress: ProgressMeter? = nil) -> (edges: [PoseGraph.Edge], tried: Int, byBrightness: Int) {
         let registration = Registration(up: Self.up)
         let pairs = keyframes.indices.flatMap { j in (1...Self.registeredNeighbours).compactMap { d in j - d >= 0 ? (j - d, j) : nil } }
         let results = parallelMap(pairs.count, threads: threads) { p in
@@ -167,11 +168,12 @@ public struct Refiner {
         }
         progress?.advance(to: keyframes.count)
         let unturned = [Double](repeating: 0, count: poses.count)
-        let edges = zip(pairs, results).compactMap { ij, result -> PoseGraph.Edge? in
+        let trusted = zip(pairs, results).compactMap { ij, result -> (i: Int, j: Int, r: RegistrationResult)? in
             guard let r = result, trust(r, walked: travelled[ij.1] - travelled[ij.0], kind: .registered) == nil else { return nil }
-            return edge(ij.0, ij.1, r, poses: poses, yaws: unturned, kind: .registered)
+            return (ij.0, ij.1, r)
         }
-        return (edges, pairs.count)
+        return (trusted.map { edge($0.i, $0.j, $0.r, poses: poses, yaws: unturned, kind: .registered) }, pairs.count,
+                trusted.filter { $0.r.photometricPoints > 0 }.count)
     }
 
     /// How much the depth-consistency figure (mm) must improve for a correction to be kept:
@@ -193,8 +195,9 @@ public struct Refiner {
         /// Each keyframe's correction: yaw (radians) and refined position.
         public var yaws: [Double]
         public var loops: [LoopClosure]
-        /// Keyframes registered onto their neighbours: pairs tried and trusted.
-        public var neighboursRegistered: (tried: Int, trusted: Int)
+        /// Keyframes registered onto their neighbours: pairs tried and trusted, and of those
+        /// trusted, how many by their brightness too.
+        public var neighboursRegistered: (tried: Int, trusted: Int, byBrightness: Int)
         public var before: DepthConsistency, after: DepthConsistency
         /// Whether the correction was kept; when not, why.
         public var applied: Bool
@@ -221,7 +224,7 @@ public struct Refiner {
         var poses = input, loops: [LoopClosure] = [], notes: [String] = []
         var solveFailed = false
         progress?.phase("neighbours"); progress?.expect(keyframes.count)
-        let (registered, neighboursTried) = registeredOdometry(keyframes: keyframes, poses: input, travelled: travelled, threads: threads, progress: progress)
+        let (registered, neighboursTried, byBrightness) = registeredOdometry(keyframes: keyframes, poses: input, travelled: travelled, threads: threads, progress: progress)
         progress?.phase("loop closures"); progress?.expect(keyframes.count)
         graph.edges += registered
         if !registered.isEmpty {
@@ -326,7 +329,7 @@ public struct Refiner {
         }
         if !applied { poses = input; after = before }
         let yaws = applied ? graph.yaws : [Double](repeating: 0, count: input.count)
-        return KeyframeResult(poses: poses, yaws: yaws, loops: loops, neighboursRegistered: (neighboursTried, registered.count),
+        return KeyframeResult(poses: poses, yaws: yaws, loops: loops, neighboursRegistered: (neighboursTried, registered.count, byBrightness),
                               before: before, after: after, applied: applied, notes: notes)
     }
 

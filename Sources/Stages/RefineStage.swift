@@ -126,7 +126,12 @@ public struct RefineReport: Sendable, Codable {
     public var notes: [String] = []
 
     public struct BeforeAfter: Sendable, Codable { public var before: DepthConsistency, after: DepthConsistency }
-    public struct Neighbours: Sendable, Codable { public var tried: Int, trusted: Int }
+    /// Neighbour registrations tried and trusted, and of those trusted, how many used the
+    /// brightness term (0 without colour frames or with `--no-color`).
+    public struct Neighbours: Sendable, Codable {
+        public var tried: Int, trusted: Int, byBrightness: Int
+        enum CodingKeys: String, CodingKey { case tried, trusted, byBrightness = "by_brightness" }
+    }
     public struct Correction: Sendable, Codable {
         public var maximumMetres: Double, finalMetres: Double, maximumDegrees: Double, finalPercentOfPath: Double
         enum CodingKeys: String, CodingKey {
@@ -144,7 +149,8 @@ public struct RefineReport: Sendable, Codable {
         frames = r.frames.count; keyframes = r.keyframes.count; pathLength = r.travelled.last ?? 0
         applied = r.result.applied; acceptedLoops = r.result.loops.filter(\.accepted).count
         loopClosures = r.result.loops
-        neighbours = Neighbours(tried: r.result.neighboursRegistered.tried, trusted: r.result.neighboursRegistered.trusted)
+        neighbours = Neighbours(tried: r.result.neighboursRegistered.tried, trusted: r.result.neighboursRegistered.trusted,
+                                byBrightness: r.result.neighboursRegistered.byBrightness)
         depthConsistency = BeforeAfter(before: r.result.before, after: r.result.after)
         let moved = r.frames.map { length($0.refined.translation - $0.input.translation) }
         let turned = r.frames.map { KeyframeSelection.angleDegrees($0.input.rotation, $0.refined.rotation) }
@@ -155,8 +161,9 @@ public struct RefineReport: Sendable, Codable {
     /// The summary in words (the command's output).
     public var text: String {
         func mm(_ v: Double?) -> String { v.map { String(format: "%.1f mm", $0) } ?? "n/a" }
-        var s = String(format: "refine: %d frames, %d keyframes, path %.2f m; %d of %d neighbour registrations and %d of %d loop closures trusted; %@\n",
-                       frames, keyframes, pathLength, neighbours.trusted, neighbours.tried, acceptedLoops, loopClosures.count, applied ? "poses corrected" : "poses unchanged")
+        var s = String(format: "refine: %d frames, %d keyframes, path %.2f m; %d of %d neighbour registrations (%d by brightness too) and %d of %d loop closures trusted; %@\n",
+                       frames, keyframes, pathLength, neighbours.trusted, neighbours.tried, neighbours.byBrightness, acceptedLoops, loopClosures.count,
+                       applied ? "poses corrected" : "poses unchanged")
         s += "depth consistency (median distance between revisited surfaces): before \(mm(depthConsistency.before.medianMillimetres)), after \(mm(depthConsistency.after.medianMillimetres)) over \(depthConsistency.before.pairs) keyframe pairs\n"
         s += String(format: "correction: at most %.3f m and %.2f°, %.3f m at the end (%.2f%% of the path)\n", correction.maximumMetres, correction.maximumDegrees,
                     correction.finalMetres, correction.finalPercentOfPath)
@@ -173,7 +180,7 @@ enum RefinePage {
         var top = "<p>Scan <code>\(esc(r.scan))</code> · report version \(r.version) · <a href=\"\(RefineStage.File.json)\">JSON</a> · <a href=\"\(RefineStage.File.poses)\">refined poses (TUM)</a></p><table>"
         let rows: [(String, String)] = [
             ("frames / keyframes", "\(r.frames) / \(r.keyframes)"), ("path", String(format: "%.2f m", r.pathLength)),
-            ("neighbour registrations trusted", "\(r.neighbours.trusted) of \(r.neighbours.tried) tried"),
+            ("neighbour registrations trusted", "\(r.neighbours.trusted) of \(r.neighbours.tried) tried, \(r.neighbours.byBrightness) by brightness too"),
             ("loop closures trusted", "\(r.acceptedLoops) of \(r.loopClosures.count) tried"), ("result", r.applied ? "poses corrected" : "poses unchanged"),
             ("depth consistency before", mm(r.depthConsistency.before.medianMillimetres) + " (90%: \(mm(r.depthConsistency.before.p90Millimetres)))"),
             ("depth consistency after", mm(r.depthConsistency.after.medianMillimetres) + " (90%: \(mm(r.depthConsistency.after.p90Millimetres)))"),

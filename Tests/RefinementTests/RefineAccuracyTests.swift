@@ -89,7 +89,7 @@ final class RefineAccuracyTests: XCTestCase {
     /// Between loop closures, and where none can be trusted, the keyframes registered onto
     /// their neighbours correct the drift (the pose graph's registered odometry), checked on
     /// the few surfaces the walk sees twice: on 0.9 of a lap with drift 2%, APE falls to 0.4 of
-    /// the input's or less (measured 0.27) and RPE falls; without drift the poses stay as they
+    /// the input's or less (measured 0.22, by the depth alone) and RPE falls; without drift the poses stay as they
     /// are, to the bit, because the figure does not improve beyond its noise.
     func testRegisteredOdometryCorrectsAWalkWithoutATrustedLoop() throws {
         let r = try Self.refined(drift: 0.02, walk: .openLap, color: false)
@@ -106,13 +106,15 @@ final class RefineAccuracyTests: XCTestCase {
 
     /// With the colour video, neighbouring keyframes are registered by their brightness too:
     /// the texture fixes the slides along walls that the depth leaves to ARKit, so on the same
-    /// 0.9 lap with drift 2% APE falls to a tenth of the input's or less (measured 1.9 mm of
-    /// 53.7), under half of the depth alone's (14.5), and RPE below the depth alone's. Without
+    /// 0.9 lap with drift 2% APE falls to a tenth of the input's or less (measured 2.3 mm of
+    /// 53.7), under half of the depth alone's (11.8), and RPE below the depth alone's. Without
     /// drift the poses stay as they are, to the bit.
     func testBrightnessFixesWhatTheDepthLeavesFree() throws {
         let depthAlone = try Self.refined(drift: 0.02, walk: .openLap, color: false)
         let r = try Self.refined(drift: 0.02, walk: .openLap, color: true)
         XCTAssertTrue(r.report.applied, "\(r.report.notes)")
+        XCTAssertEqual(depthAlone.report.neighbours.byBrightness, 0)
+        XCTAssertGreaterThan(r.report.neighbours.byBrightness, r.report.neighbours.trusted / 2, "the report counts the registrations by brightness")
         XCTAssertLessThanOrEqual(r.after.ape, 0.1 * r.before.ape, "APE \(r.before.ape) -> \(r.after.ape)")
         XCTAssertLessThan(r.after.ape, 0.5 * depthAlone.after.ape, "APE \(r.after.ape) against the depth alone's \(depthAlone.after.ape)")
         XCTAssertLessThan(r.after.rpe, depthAlone.after.rpe, "RPE \(r.after.rpe) against the depth alone's \(depthAlone.after.rpe)")
