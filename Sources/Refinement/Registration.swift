@@ -51,6 +51,11 @@ public struct RegistrationResult: Sendable {
     public var photometricInformation = SIMD16<Double>()
     public var photometricPoints = 0
     public var photometricRMS = 0.0
+    /// With the brightness term, how much the depth disagrees with the result: the χ² (4
+    /// degrees of freedom, the depth's noise) of the step the depth alone would take from it.
+    /// Near 1 when the two agree; large where the brightness misleads (reflections on a glossy
+    /// floor, colour out of step with the depth), in the directions the depth can judge.
+    public var brightnessDisagreement = 0.0
 
     /// `information` in the directions the surfaces constrain: directions whose eigenvalue per
     /// unit weight (as `conditioning`) is below `minimum` carry none. There projective ICP
@@ -147,6 +152,8 @@ public struct Registration {
             result.photometricInformation = SIMD16(p.h)
             result.photometricPoints = p.count
             result.photometricRMS = p.rms
+            // how far the depth alone would pull away from here, in its own noise: gᵀ H⁻¹ g
+            if let step = Self.solve(final.h, final.g) { result.brightnessDisagreement = (0..<4).reduce(0) { $0 + step[$1] * final.g[$1] } }
         }
         return result
     }

@@ -42,7 +42,20 @@ public struct ScanRefinement: Sendable {
         }
         var all = [Pose?](repeating: nil, count: count)
         for f in posed { all[f.frame] = f.pose }
-        let chosen = KeyframeSelection.select(poses: all, spacing: options.keyframeSpacing, turnDegrees: options.keyframeTurnDegrees, limit: options.maximumKeyframes)
+        // Colour images on a subset of the frames (3D Scanner App: every third): keyframes are
+        // chosen among the frames that have one, so neighbouring keyframes can be registered by
+        // their brightness, when those are at least a fifth of the posed frames.
+        var candidates = all
+        if options.color, case let .images(images)? = scan.colourSource {
+            let coloured = Set(images.map(\.frame))
+            let withColour = posed.filter { coloured.contains(scan.videoFrame(forDepthFrame: $0.frame)) }
+            if withColour.count < posed.count && withColour.count * 5 >= posed.count {
+                candidates = [Pose?](repeating: nil, count: count)
+                for f in withColour { candidates[f.frame] = f.pose }
+            }
+        }
+        let chosen = KeyframeSelection.select(poses: candidates, spacing: options.keyframeSpacing, turnDegrees: options.keyframeTurnDegrees,
+                                              limit: options.maximumKeyframes)
         let intrinsics = Dictionary(uniqueKeysWithValues: chosen.map { ($0, scan.frameInfo($0).intrinsics) })
         let width = scan.depthLayout.width, height = scan.depthLayout.height
         // The keyframes' brightness first (the colour frames decoded once, up to the last
@@ -74,6 +87,18 @@ public struct ScanRefinement: Sendable {
                            progress: ProgressMeter? = nil) throws -> ScanRefinement {
         let k = try keyframes(scan, options: options, filters: filters, threads: threads, progress: progress)
         var result = Refiner(options: options).refine(keyframes: k.grids, poses: k.poses, travelled: k.keyTravelled, threads: threads, progress: progress)
+        if options.color && k.grids.contains(where: { $0.edges != nil }) {
+            // The brightness is checked against the depth alone on the revisited surfaces: real
+            // video (reflections on a glossy floor, blur) can mislead it where synth's cannot.
+            var depthOnly = options
+            depthOnly.color = false
+            let alone = Refiner(options: depthOnly).refine(keyframes: k.grids, poses: k.poses, travelled: k.keyTravelled, threads: threads, progress: progress)
+            if let note = Refiner.preferred(alone, over: result, keyframes: k.grids, input: k.poses, travelled: k.keyTravelled,
+                                            minimumTravel: options.loopMinimumTravel, threads: threads) {
+                result = alone
+                result.notes.append(note)
+            }
+        }
         if let note = k.colourNote { result.notes.append(note) }
         // Unchanged means unchanged to the bit: the blend is skipped, not run with zero corrections.
         let refined = result.applied ? Refiner.interpolate(frames: k.posed, travelled: k.travelled, keyframes: k.frames, input: k.poses, refined: result.poses, yaws: result.yaws)

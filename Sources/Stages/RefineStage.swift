@@ -126,11 +126,12 @@ public struct RefineReport: Sendable, Codable {
     public var notes: [String] = []
 
     public struct BeforeAfter: Sendable, Codable { public var before: DepthConsistency, after: DepthConsistency }
-    /// Neighbour registrations tried and trusted, and of those trusted, how many used the
-    /// brightness term (0 without colour frames or with `--no-color`).
+    /// Neighbour registrations tried and trusted, of those trusted how many used the
+    /// brightness term (0 without colour frames or with `--no-color`), and the pairs whose
+    /// brightness contradicted their depth (registered by the depth alone).
     public struct Neighbours: Sendable, Codable {
-        public var tried: Int, trusted: Int, byBrightness: Int
-        enum CodingKeys: String, CodingKey { case tried, trusted, byBrightness = "by_brightness" }
+        public var tried: Int, trusted: Int, byBrightness: Int, brightnessDisagreed: Int
+        enum CodingKeys: String, CodingKey { case tried, trusted, byBrightness = "by_brightness", brightnessDisagreed = "brightness_disagreed" }
     }
     public struct Correction: Sendable, Codable {
         public var maximumMetres: Double, finalMetres: Double, maximumDegrees: Double, finalPercentOfPath: Double
@@ -149,8 +150,8 @@ public struct RefineReport: Sendable, Codable {
         frames = r.frames.count; keyframes = r.keyframes.count; pathLength = r.travelled.last ?? 0
         applied = r.result.applied; acceptedLoops = r.result.loops.filter(\.accepted).count
         loopClosures = r.result.loops
-        neighbours = Neighbours(tried: r.result.neighboursRegistered.tried, trusted: r.result.neighboursRegistered.trusted,
-                                byBrightness: r.result.neighboursRegistered.byBrightness)
+        let n = r.result.neighboursRegistered
+        neighbours = Neighbours(tried: n.tried, trusted: n.trusted, byBrightness: n.byBrightness, brightnessDisagreed: n.brightnessDisagreed)
         depthConsistency = BeforeAfter(before: r.result.before, after: r.result.after)
         let moved = r.frames.map { length($0.refined.translation - $0.input.translation) }
         let turned = r.frames.map { KeyframeSelection.angleDegrees($0.input.rotation, $0.refined.rotation) }
