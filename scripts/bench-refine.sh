@@ -18,14 +18,17 @@
 #   (1,000 256x192 frames: the issue's size; the peer takes about 10 minutes a run on 2 cores).
 #   Scans, their exports and trajectories are generated once (seed 3, with the colour video the
 #   peer's RGBD odometry needs) under $BENCH_DATA (default /tmp/depthpose-bench).
-# Installs the mesh peer's venv (scripts/setup.sh --mesh-peer, Open3D 0.18.0; or set
-# DEPTHPOSE_MESH_PEER_PYTHON).
+# refine runs as it does by default (with the scan's colour frames) and with --no-color (the depth
+# alone). Installs the mesh peer's venv (scripts/setup.sh --mesh-peer, Open3D 0.18.0; or set
+# DEPTHPOSE_MESH_PEER_PYTHON). PEER=none leaves the peer out: refine's and the cloud's rows only,
+# in minutes (the peer takes about 10 to 35 minutes a 1,000-frame run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}; shift || true
 scans=("$@"); [ ${#scans[@]} -gt 0 ] || scans=(room:1000:0.02 apartment:1000:0.02)
 [ "${scans[*]}" = small ] && scans=(room:250:0.02:10)
-py=${DEPTHPOSE_MESH_PEER_PYTHON:-$(scripts/setup.sh --mesh-peer | tail -n 1)}
+with_peer=1; [ "${PEER:-}" = none ] && with_peer=0
+py=python3; [ "$with_peer" = 1 ] && py=${DEPTHPOSE_MESH_PEER_PYTHON:-$(scripts/setup.sh --mesh-peer | tail -n 1)}
 swift build -c release 2>&1 | grep -v '^\[' || true
 dp=$PWD/.build/release/depthpose
 bench_data=${BENCH_DATA:-/tmp/depthpose-bench}
@@ -75,26 +78,33 @@ for spec in "${scans[@]}"; do
   scan=$(drift_scan "$scene" "$frames" "$drift" "$fps")
   gt=$scan/groundtruth.tum; input=$scan-traj/trajectory.tum
   label="$scene, $frames frames${fps:+ at $fps fps}, drift $drift"
-  : >"$tmp/refine.runs"; : >"$tmp/peer.runs"; : >"$tmp/cloud.runs"
+  : >"$tmp/refine.runs"; : >"$tmp/alone.runs"; : >"$tmp/peer.runs"; : >"$tmp/cloud.runs"
   for r in $(seq "$runs"); do
-    rm -rf "$tmp/refine"
-    t=$(timed "$dp" refine "$scan" --out "$tmp/refine")
-    echo "$t $(metric ape "$gt" "$tmp/refine/trajectory.tum") $(metric rpe "$gt" "$tmp/refine/trajectory.tum")" >>"$tmp/refine.runs"
+    for mode in refine alone; do  # refine as it is by default (with the colour frames), and by the depth alone
+      rm -rf "$tmp/refine"
+      t=$(timed "$dp" refine "$scan" --out "$tmp/refine" $([ $mode = alone ] && echo --no-color))
+      echo "$t $(metric ape "$gt" "$tmp/refine/trajectory.tum") $(metric rpe "$gt" "$tmp/refine/trajectory.tum")" >>"$tmp/$mode.runs"
+    done
     # the cloud stage on the same scan, for scale (the issue: refine within ~40x its time)
     timed "$dp" cloud "$scan" --out "$tmp/cloud.ply" >>"$tmp/cloud.runs"; echo >>"$tmp/cloud.runs"
-    t=$(timed "$py" scripts/peers/open3d_reconstruction.py "$scan-o3d" --out "$tmp/peer.tum" --timestamps "$input" --threads 2)
-    stages=$(tail -n 1 "$tmp/out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["make"], d["register"], d["refine"])')
-    echo "$t $(metric ape "$gt" "$tmp/peer.tum") $(metric rpe "$gt" "$tmp/peer.tum") $stages" >>"$tmp/peer.runs"
+    if [ "$with_peer" = 1 ]; then
+      t=$(timed "$py" scripts/peers/open3d_reconstruction.py "$scan-o3d" --out "$tmp/peer.tum" --timestamps "$input" --threads 2)
+      stages=$(tail -n 1 "$tmp/out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["make"], d["register"], d["refine"])')
+      echo "$t $(metric ape "$gt" "$tmp/peer.tum") $(metric rpe "$gt" "$tmp/peer.tum") $stages" >>"$tmp/peer.runs"
+    fi
     # progress: wall, peak MiB, APE, RPE (and the peer's make, register, refine seconds)
-    echo "$label, run $r: peer $(tail -n 1 "$tmp/peer.runs"); refine $(tail -n 1 "$tmp/refine.runs")" >&2
+    echo "$label, run $r: peer $(tail -n 1 "$tmp/peer.runs"); refine $(tail -n 1 "$tmp/refine.runs"); by the depth alone $(tail -n 1 "$tmp/alone.runs")" >&2
   done
   rows+=("$(printf '| %s | input (the scan'"'"'s poses) | %s | %s | | | |' "$label" "$(metric ape "$gt" "$input")" "$(metric rpe "$gt" "$input")")")
   rows+=("$(printf '| | depthpose refine | %s | %s | %s | %s | |' \
     "$(col 3 <"$tmp/refine.runs" | median)" "$(col 4 <"$tmp/refine.runs" | median)" \
     "$(col 1 <"$tmp/refine.runs" | median)" "$(col 2 <"$tmp/refine.runs" | median)")")
+  rows+=("$(printf '| | depthpose refine --no-color | %s | %s | %s | %s | |' \
+    "$(col 3 <"$tmp/alone.runs" | median)" "$(col 4 <"$tmp/alone.runs" | median)" \
+    "$(col 1 <"$tmp/alone.runs" | median)" "$(col 2 <"$tmp/alone.runs" | median)")")
   rows+=("$(printf '| | (depthpose cloud of the same scan, for scale) | | | %s | %s | |' \
     "$(col 1 <"$tmp/cloud.runs" | median)" "$(col 2 <"$tmp/cloud.runs" | median)")")
-  rows+=("$(printf '| | Open3D reconstruction system%s | %s | %s | %s | %s | %.0f / %.0f / %.0f |' \
+  [ "$with_peer" = 1 ] && rows+=("$(printf '| | Open3D reconstruction system%s | %s | %s | %s | %s | %.0f / %.0f / %.0f |' \
     "$peer_kind" "$(col 3 <"$tmp/peer.runs" | median)" "$(col 4 <"$tmp/peer.runs" | median)" \
     "$(col 1 <"$tmp/peer.runs" | median)" "$(col 2 <"$tmp/peer.runs" | median)" \
     "$(col 5 <"$tmp/peer.runs" | median)" "$(col 6 <"$tmp/peer.runs" | median)" "$(col 7 <"$tmp/peer.runs" | median)")")
