@@ -93,7 +93,7 @@ for spec in "${scans[@]}"; do
       echo "$t $(metric ape "$gt" "$tmp/peer.tum") $(metric rpe "$gt" "$tmp/peer.tum") $stages" >>"$tmp/peer.runs"
     fi
     # progress: wall, peak MiB, APE, RPE (and the peer's make, register, refine seconds)
-    echo "$label, run $r: peer $(tail -n 1 "$tmp/peer.runs"); refine $(tail -n 1 "$tmp/refine.runs"); by the depth alone $(tail -n 1 "$tmp/alone.runs")" >&2
+    echo "$label, run $r:$([ "$with_peer" = 1 ] && echo " peer $(tail -n 1 "$tmp/peer.runs");") refine $(tail -n 1 "$tmp/refine.runs"); by the depth alone $(tail -n 1 "$tmp/alone.runs")" >&2
   done
   rows+=("$(printf '| %s | input (the scan'"'"'s poses) | %s | %s | | | |' "$label" "$(metric ape "$gt" "$input")" "$(metric rpe "$gt" "$input")")")
   rows+=("$(printf '| | depthpose refine | %s | %s | %s | %s | |' \
