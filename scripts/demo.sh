@@ -46,9 +46,9 @@ for poses in "$out/synth-revisit-trajectory" "$out/synth-revisit-refined"; do
 done
 echo "== gestures: a scan with 5 gestures, and one that walks up to a wall (no gestures)"
 $dp synth --out "$out/synth-gestures" --frames 900 --gestures 5 --seed 11 > /dev/null
-$dp gestures "$out/synth-gestures" --out "$out/synth-gestures/gestures.json" | tee "$out/gestures.txt"
+$dp gestures "$out/synth-gestures" --out "$out/synth-gestures.gestures.json" | tee "$out/gestures.txt"
 $dp synth --out "$out/synth-wall" --frames 600 --confounder wall --seed 11 > /dev/null
-$dp gestures "$out/synth-wall" --out "$out/synth-wall/gestures.json" | tee -a "$out/gestures.txt"
+$dp gestures "$out/synth-wall" --out "$out/synth-wall.gestures.json" | tee -a "$out/gestures.txt"
 echo "== real ARKit trajectories (Notebooks-data/real): a phone on a motion stage, and a hand-held logger file"
 real=Notebooks-data/real
 $dp trajectory $real/arexp-case0/arkit.tum --out "$out/real-arexp-trajectory" --reference $real/arexp-case0/groundtruth.tum --alignment none | tee "$out/real-arexp.trajectory.txt"

@@ -196,7 +196,7 @@ public final class NightlyRunner: Sendable {
         guard lstat(dir, &st) == 0 else { return true }
         guard (st.st_mode & S_IFMT) == S_IFDIR else { return false }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { !$0.hasPrefix(".") }
-        return names.isEmpty || (try? RunRecord.read(dir + "/" + RunRecord.fileName)) != nil
+        return names.isEmpty || RunRecord.isRecord(dir + "/" + RunRecord.fileName)
     }
 
     /// Starts `depthpose run` for one scan; `done` is called when it has been accounted for.
@@ -206,7 +206,7 @@ public final class NightlyRunner: Sendable {
         let logPath = workDir + "/logs/" + scan.name + ".log"
         let path = describe(scan.path)
         guard Self.isOwnOutput(dir) else {
-            record(ScanSummary(failed: scan.name, path: path, error: "\(dir) exists and was not written by depthpose (no run.json): left untouched; move it away or choose another --out"))
+            record(ScanSummary(failed: scan.name, path: path, error: "\(dir) exists and was not written by depthpose (no depthpose run.json in it): left untouched; move it away or choose another --out"))
             done()
             return
         }

@@ -74,6 +74,16 @@ public struct RunRecord: Sendable, Codable {
         try c.encode(metrics, forKey: .metrics); try c.encode(warnings, forKey: .warnings)
     }
 
+    /// Whether `path` holds a run record of any depthpose version: a JSON object naming the
+    /// depthpose that wrote it and its stages, whether or not this version can read all of it
+    /// (a newer depthpose records options an older one did not have). A batch writes over its
+    /// own older outputs, never over anyone else's.
+    public static func isRecord(_ path: String) -> Bool {
+        guard let data = FileManager.default.contents(atPath: path),
+              let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return false }
+        return object["depthpose"] is String && object["stages"] is [Any]
+    }
+
     /// Reads a record written by `run`.
     public static func read(_ path: String) throws -> RunRecord {
         guard let data = FileManager.default.contents(atPath: path) else { throw IOError.missing(path: path, what: "run record") }

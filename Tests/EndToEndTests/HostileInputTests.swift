@@ -68,6 +68,30 @@ final class HostileInputTests: XCTestCase {
         XCTAssertEqual(s.scans.first { $0.name == "b" }!.status, .ok)
     }
 
+    /// A scan's output folder from an older depthpose (its run.json lacks options added
+    /// since: here `cloud.refine` and `poses_name`, as every record from before `--poses` and
+    /// `--refine` does) is the batch's own: it is run again there. (Regression: it counted as
+    /// someone else's folder, so after an upgrade a nightly over the same OUT failed every scan.)
+    func testNightlyWritesOverItsOwnOlderOutputs() throws {
+        let root = TestSupport.temporaryDirectory("older")
+        try synth(root + "/ds/a")
+        XCTAssertEqual(try depthpose(["nightly", root + "/ds", "--out", root + "/out"]).status, 0)
+        let record = root + "/out/a/run.json"
+        var object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(TestSupport.read(record))) as? [String: Any])
+        var options = try XCTUnwrap(object["options"] as? [String: Any]), cloud = try XCTUnwrap(options["cloud"] as? [String: Any])
+        cloud.removeValue(forKey: "refine"); options["cloud"] = cloud
+        options.removeValue(forKey: "poses_name")
+        object["options"] = options
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: record))
+        XCTAssertThrowsError(try RunRecord.read(record), "this version cannot read all of it")
+        TestSupport.writeText("changed", root + "/ds/a/notes.txt")  // the scan changed: it runs again
+        let r = try depthpose(["nightly", root + "/ds", "--out", root + "/out"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let s = try JSONDecoder().decode(NightlySummary.self, from: Data(TestSupport.read(root + "/out/summary.json")))
+        XCTAssertEqual(s.scans.first { $0.name == "a" }?.status, .ok, "\(s.scans.first { $0.name == "a" }?.error ?? "")")
+        XCTAssertNoThrow(try RunRecord.read(record), "the record is this version's again")
+    }
+
     /// A cloud with its preview and view is one set of outputs: when the view cannot be
     /// written (here a folder stands where it goes), the PLY and the preview written beside
     /// it are removed, and the error names the file. The old code left both behind; `mesh`
