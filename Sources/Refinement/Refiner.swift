@@ -102,11 +102,10 @@ public struct Refiner {
         return length(moved(a.correction, a.centre) - moved(b.correction, b.centre)) <= agreementMetres
     }
 
-    /// Registered odometry: each keyframe is registered onto this many keyframes before it ...
+    /// Registered odometry: each keyframe is registered onto this many keyframes before it
+    /// (where colour comes on a subset of the frames, keyframes are chosen among those frames:
+    /// `ScanRefinement`).
     static let registeredNeighbours = 2
-    /// ... and, when none of those has brightness but it has, onto the nearest keyframe among
-    /// this many before it that has (colour frames on a subset of the frames).
-    static let brightnessNeighbourReach = 4
     /// Registration's information assumes every grid point's noise independent; the depth's
     /// errors are not quite (smoothing, the grid's sampling, the surfaces' curvature), nor are
     /// the brightness differences along one edge: the covariance is scaled up by this much.
@@ -166,17 +165,7 @@ public struct Refiner {
     func registeredOdometry(keyframes: [KeyframeDepth], poses: [Pose], travelled: [Double], threads: Int,
                             progress: ProgressMeter? = nil) -> (edges: [PoseGraph.Edge], tried: Int, byBrightness: Int, brightnessDisagreed: Int) {
         let registration = Registration(up: Self.up)
-        var pairs = keyframes.indices.flatMap { j in (1...Self.registeredNeighbours).compactMap { d in j - d >= 0 ? (j - d, j) : nil } }
-        if options.color {
-            // colour on a subset of the frames (3D Scanner App: every third): a keyframe with
-            // brightness whose neighbours have none is also registered onto the nearest one that has
-            for j in keyframes.indices where keyframes[j].edges != nil {
-                let near = max(0, j - Self.brightnessNeighbourReach)..<j
-                guard !near.suffix(Self.registeredNeighbours).contains(where: { keyframes[$0].luma != nil }),
-                      let i = near.last(where: { keyframes[$0].luma != nil }) else { continue }
-                pairs.append((i, j))
-            }
-        }
+        let pairs = keyframes.indices.flatMap { j in (1...Self.registeredNeighbours).compactMap { d in j - d >= 0 ? (j - d, j) : nil } }
         var disagreed = 0
         let results = parallelMap(pairs.count, threads: threads) { p -> (RegistrationResult?, Bool) in
             defer { if p % 64 == 63 { progress?.advance(to: pairs[p].1) } }
